@@ -1,0 +1,89 @@
+// attributiond: the attrib daemon. Role `head` accepts JobEnded messages, attributes
+// each job and writes the verdict to the archive and to Slurm.
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+
+#include "attrib/collectors/registry.h"
+#include "config.h"
+#include "head_daemon.h"
+#include "slurmdbd_accounting.h"
+
+namespace {
+
+attrib::Result<std::vector<std::unique_ptr<attrib::collectors::Collector>>> make_collectors(
+    const attrib::config::Config& config) {
+  std::vector<std::unique_ptr<attrib::collectors::Collector>> out;
+  for (const auto& c : config.collectors) {
+    auto collector = attrib::collectors::create_collector(c.kind, c.options);
+    if (!collector)
+      return attrib::Error{collector.error().code,
+                           config.path + ":" + std::to_string(c.line) + ": collector '" + c.kind + "': " +
+                               collector.error().message};
+    out.push_back(std::move(*collector));
+  }
+  return out;
+}
+
+int fail(const attrib::Error& error) {
+  spdlog::critical("{} [{}]", error.message, error.code);
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"attributiond: failure attribution for Slurm GPU clusters"};
+  std::string config_path = "/etc/attrib/attrib.yaml";
+  std::string role = "head";
+  bool check_only = false;
+  bool reference = false;
+  app.add_option("-c,--config", config_path, "configuration file")->capture_default_str();
+  app.add_option("--role", role, "daemon role")->check(CLI::IsMember({"head"}))->capture_default_str();
+  app.add_flag("--check", check_only, "validate the configuration, rule pack and collectors, then exit");
+  app.add_flag("--config-reference", reference, "print every configuration key as Markdown and exit");
+  CLI11_PARSE(app, argc, argv);
+
+  if (reference) {
+    std::cout << attrib::config::reference_markdown() << "\n" << attrib::collectors::options_reference_markdown();
+    return 0;
+  }
+  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%f %^%l%$ %v");
+
+  auto config = attrib::config::load(config_path);
+  if (!config) return fail(config.error());
+  auto pack = attrib::rules::load_rule_pack({config->rules_pack_dir, {config->rules_site_dirs.begin(),
+                                                                        config->rules_site_dirs.end()}});
+  if (!pack) return fail(pack.error());
+  auto collectors = make_collectors(*config);
+  if (!collectors) return fail(collectors.error());
+  spdlog::info("rule pack {} {} from {}", attrib::rules::pack_version(**pack), attrib::rules::pack_hash(**pack),
+               config->rules_pack_dir);
+  if (check_only) {
+    std::printf("%s: configuration, rule pack and %zu collector(s) OK\n", config_path.c_str(), collectors->size());
+    return 0;
+  }
+  auto store = attrib::head::JobStore::open(config->head.database);
+  if (!store) return fail(store.error());
+
+  // Block the stop signals in every thread; the main thread waits for them below.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  attrib::head::HeadDaemon daemon(*config, std::move(*store), *pack, std::move(*collectors),
+                                  [] { return std::make_unique<attrib::head::SlurmdbdAccounting>(); });
+  if (auto s = daemon.start(); !s) return fail(s.error());
+  spdlog::info("attributiond (head) ready for cluster {}", config->cluster);
+
+  int signal_number = 0;
+  sigwait(&stop_signals, &signal_number);
+  spdlog::info("signal {}: stopping", signal_number);
+  daemon.stop();
+  return 0;
+}

@@ -1,0 +1,135 @@
+#include "attribution.h"
+
+#include <map>
+
+#include <spdlog/spdlog.h>
+
+#include "attrib/rules/comment.h"
+#include "slurmdbd_client.h"
+
+namespace attrib::head {
+namespace {
+
+constexpr TimeUs kSecond = 1000000;
+
+// Every event the verdict mentions, each once (archived beside the verdict).
+std::vector<Event> verdict_events(const Verdict& verdict) {
+  std::map<std::string, Event> by_id;
+  if (verdict.root_cause) by_id.emplace(verdict.root_cause->event.id, verdict.root_cause->event);
+  for (const auto& s : verdict.symptoms) by_id.emplace(s.event.id, s.event);
+  for (const auto& e : verdict.unexplained) by_id.emplace(e.id, e);
+  std::vector<Event> out;
+  for (auto& [id, e] : by_id) out.push_back(std::move(e));
+  return out;
+}
+
+Outcome reschedule(JobStore& store, const QueuedJob& job, TimeUs next, const std::string& why) {
+  if (auto s = store.reschedule(job.key, next, why); !s)
+    spdlog::error("job {}: cannot reschedule: {}", job.key.second, s.error().message);
+  return Outcome::Rescheduled;
+}
+
+// Writes the verdict's segment into the job's Comment, keeping the user's text, and reads
+// it back: slurmdbd answers success for modifications it did not store in some cases.
+Status write_and_verify_comment(Accounting& accounting, const JobKey& key, const std::string& segment) {
+  auto before = accounting.read_job(key.first, key.second);
+  if (!before) return before.error();
+  std::string merged = merge_comment(before->comment, segment);
+  if (merged == before->comment) return ok_status();  // written by an earlier attempt
+  if (auto s = accounting.write_comment(key.first, key.second, merged); !s) return s;
+  auto after = accounting.read_job(key.first, key.second);
+  if (!after) return after.error();
+  if (after->comment != merged)
+    return Error{"COMMENT_E_VERIFY", "slurmdbd kept '" + after->comment + "' instead of the verdict comment"};
+  return ok_status();
+}
+
+}  // namespace
+
+JobFacts merge_facts(const v1::JobEnded& hook, const std::optional<JobRecordFacts>& record,
+                     const std::vector<std::string>& hook_nodes, const std::string& default_cluster) {
+  JobFacts facts;
+  if (record) facts = record->facts;
+  facts.job_id = hook.job_id();
+  facts.cluster = hook.cluster().empty() ? default_cluster : hook.cluster();
+  // The hook's node list is authoritative: the accounting record can lag behind it.
+  if (!hook_nodes.empty()) facts.nodes = hook_nodes;
+  if (!record) {
+    facts.state = hook.state().empty() ? "UNKNOWN" : hook.state();
+    facts.exit_code = hook.exit_code();
+    facts.signal = hook.signal();
+    if (hook.start_time_us() > 0) facts.start = hook.start_time_us();
+    if (hook.end_time_us() > 0) facts.end = hook.end_time_us();
+  }
+  return facts;
+}
+
+Verdict attribute_window(const AttributionContext& context, const JobFacts& facts, TimeUs fallback_time) {
+  TimeUs end = facts.end.value_or(fallback_time);
+  TimeUs start = facts.start.value_or(end);
+  TimeUs window_start = start - context.config.window_lead_s * kSecond;
+  TimeUs window_end = end + context.config.window_grace_s * kSecond;
+
+  rules::Extractor extractor(context.pack);
+  std::vector<Coverage> coverage;
+  for (const std::string& node : facts.nodes) {
+    collectors::CollectRequest request{facts.job_id, node, window_start, window_end};
+    for (const auto& collector : context.collectors) {
+      auto reported = collector->collect(request, [&](const LogLine& line) { extractor.feed(line); });
+      coverage.insert(coverage.end(), reported.begin(), reported.end());
+    }
+  }
+  std::vector<Event> events = extractor.finish();
+  for (Coverage& c : coverage) {
+    c.events = 0;
+    for (const Event& e : events)
+      if (e.node == c.node && e.source == c.source) c.events += 1;
+  }
+  return rules::correlate(*context.pack, facts, std::move(events), std::move(coverage));
+}
+
+Outcome attribute_once(const AttributionContext& context, Accounting& accounting, const QueuedJob& job, TimeUs now) {
+  const auto& [cluster, job_id] = job.key;
+  std::string segment;
+  if (job.verdict_json) {
+    // Archived by an earlier attempt: only the comment is left to write.
+    segment = nlohmann::json::parse(*job.verdict_json).value("comment", "");
+  } else {
+    std::optional<JobRecordFacts> record;
+    auto read = accounting.read_job(cluster, job_id);
+    bool waited_too_long = now - job.received > context.config.scope_max_wait_s * kSecond;
+    if (read && read->final) {
+      record = *read;
+    } else if (!waited_too_long) {
+      std::string why = read ? "accounting record not final yet" : read.error().message;
+      TimeUs delay = (read || read.error().code == kAccountingNotFound)
+                         ? context.config.scope_poll_interval_ms * 1000
+                         : context.config.retry_backoff_s * kSecond;
+      return reschedule(context.store, job, now + delay, why);
+    } else {
+      spdlog::warn("job {}: no final accounting record after {} s; attributing from the hook's facts", job_id,
+                   context.config.scope_max_wait_s);
+      if (read) record = *read;
+    }
+    JobFacts facts = merge_facts(job.request, record, expand_hostlist(job.request.node_list()),
+                                 context.default_cluster);
+    Verdict verdict = attribute_window(context, facts, job.request.hook_time_us() ? job.request.hook_time_us() : now);
+    if (auto s = context.store.archive(job.key, verdict, verdict_events(verdict), now); !s)
+      return reschedule(context.store, job, now + context.config.retry_backoff_s * kSecond, s.error().message);
+    spdlog::info("job {}: {} ({})", job_id, verdict.domain, verdict.comment);
+    segment = verdict.comment;
+  }
+
+  if (context.config.write_comment) {
+    if (auto s = write_and_verify_comment(accounting, job.key, segment); !s)
+      return reschedule(context.store, job, now + context.config.retry_backoff_s * kSecond,
+                        "comment not written: " + s.error().message);
+  }
+  if (auto s = context.store.mark_done(job.key, now); !s) {
+    spdlog::error("job {}: cannot mark done: {}", job_id, s.error().message);
+    return Outcome::Rescheduled;
+  }
+  return Outcome::Done;
+}
+
+}  // namespace attrib::head

@@ -1,0 +1,33 @@
+// The head's gRPC API: accept JobEnded (durably, before answering) and serve verdicts.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "attrib/v1/attrib.grpc.pb.h"
+#include "job_store.h"
+
+namespace attrib::head {
+
+class AttributionService final : public v1::Attribution::Service {
+ public:
+  // on_enqueued wakes the workers; it must not block.
+  AttributionService(JobStore& store, std::string default_cluster, std::function<void()> on_enqueued);
+
+  grpc::Status SubmitJobEnded(grpc::ServerContext* context, const v1::JobEnded* request,
+                              v1::SubmitResponse* response) override;
+  grpc::Status GetVerdict(grpc::ServerContext* context, const v1::GetVerdictRequest* request,
+                          v1::GetVerdictResponse* response) override;
+
+ private:
+  JobStore& store_;
+  std::string default_cluster_;
+  std::function<void()> on_enqueued_;
+};
+
+// Shared by the RPC and the spool drain: queue one job; returns whether it was new.
+Result<bool> accept_job(JobStore& store, v1::JobEnded request, const std::string& default_cluster, TimeUs now);
+
+TimeUs wall_clock_us();
+
+}  // namespace attrib::head

@@ -1,0 +1,197 @@
+#include "config.h"
+
+#include <fstream>
+#include <functional>
+#include <sstream>
+
+namespace attrib::config {
+namespace {
+
+enum class Type { String, Int, Bool, StringList, CollectorList };
+
+struct Key {
+  const char* path;        // dotted path in the YAML file
+  Type type;
+  const char* default_value;
+  const char* help;
+  std::function<void(Config&, const YAML::Node&)> apply;
+};
+
+const char* type_name(Type t) {
+  switch (t) {
+    case Type::String: return "string";
+    case Type::Int: return "integer";
+    case Type::Bool: return "boolean";
+    case Type::StringList: return "list of strings";
+    case Type::CollectorList: return "list of collectors";
+  }
+  return "?";
+}
+
+// The one table of configuration keys. Defaults here are the documented ones.
+const std::vector<Key>& keys() {
+  static const std::vector<Key> table = {
+      {"cluster", Type::String, "", "Slurm ClusterName; used when a hook does not report one. Required.",
+       [](Config& c, const YAML::Node& n) { c.cluster = n.as<std::string>(); }},
+      {"head.listen", Type::StringList, "[unix:///run/attrib/attributiond.sock]",
+       "gRPC listen addresses of the head daemon: unix:///path or host:port.",
+       [](Config& c, const YAML::Node& n) { c.head.listen = n.as<std::vector<std::string>>(); }},
+      {"head.database", Type::String, "/var/lib/attrib/attrib.db",
+       "SQLite file holding the durable job queue and the verdict archive.",
+       [](Config& c, const YAML::Node& n) { c.head.database = n.as<std::string>(); }},
+      {"head.spool_dir", Type::String, "/var/spool/attrib",
+       "Directory where attrib-epilog leaves jobs when the daemon is unreachable; drained at start and periodically.",
+       [](Config& c, const YAML::Node& n) { c.head.spool_dir = n.as<std::string>(); }},
+      {"head.spool_scan_interval_s", Type::Int, "5", "Seconds between spool directory scans.",
+       [](Config& c, const YAML::Node& n) { c.head.spool_scan_interval_s = n.as<int>(); }},
+      {"head.workers", Type::Int, "2", "Jobs attributed concurrently.",
+       [](Config& c, const YAML::Node& n) { c.head.workers = n.as<int>(); }},
+      {"head.scope_poll_interval_ms", Type::Int, "1000",
+       "How often to re-read a job's accounting record while slurmdbd has not finalised it (it lags the hook by seconds).",
+       [](Config& c, const YAML::Node& n) { c.head.scope_poll_interval_ms = n.as<int>(); }},
+      {"head.scope_max_wait_s", Type::Int, "600",
+       "After this long without a final accounting record the job is attributed from the hook's facts alone "
+       "(state UNKNOWN), so no accepted job waits forever.",
+       [](Config& c, const YAML::Node& n) { c.head.scope_max_wait_s = n.as<int>(); }},
+      {"head.retry_backoff_s", Type::Int, "5", "Delay before retrying a job whose attribution step failed (e.g. slurmdbd down).",
+       [](Config& c, const YAML::Node& n) { c.head.retry_backoff_s = n.as<int>(); }},
+      {"head.window_lead_s", Type::Int, "300", "Evidence window starts this many seconds before the job start.",
+       [](Config& c, const YAML::Node& n) { c.head.window_lead_s = n.as<int>(); }},
+      {"head.window_grace_s", Type::Int, "60", "Evidence window ends this many seconds after the job end.",
+       [](Config& c, const YAML::Node& n) { c.head.window_grace_s = n.as<int>(); }},
+      {"head.write_comment", Type::Bool, "true",
+       "Write the verdict into the job's Comment through slurmdbd (the user's own text is kept).",
+       [](Config& c, const YAML::Node& n) { c.head.write_comment = n.as<bool>(); }},
+      {"epilog.server", Type::String, "unix:///run/attrib/attributiond.sock",
+       "Address attrib-epilog sends JobEnded to.",
+       [](Config& c, const YAML::Node& n) { c.epilog.server = n.as<std::string>(); }},
+      {"epilog.deadline_ms", Type::Int, "1000",
+       "Deadline for the epilog's RPC; on expiry the job is spooled instead. Keep it short: hooks must not block.",
+       [](Config& c, const YAML::Node& n) { c.epilog.deadline_ms = n.as<int>(); }},
+      {"epilog.spool_dir", Type::String, "/var/spool/attrib",
+       "Where attrib-epilog spools a job when the daemon is unreachable (same directory as head.spool_dir on the head node).",
+       [](Config& c, const YAML::Node& n) { c.epilog.spool_dir = n.as<std::string>(); }},
+      {"rules.pack_dir", Type::String, "/usr/share/attrib/rules", "The shipped rule pack.",
+       [](Config& c, const YAML::Node& n) { c.rules_pack_dir = n.as<std::string>(); }},
+      {"rules.site_dirs", Type::StringList, "[]", "Site rule directories, loaded after the pack.",
+       [](Config& c, const YAML::Node& n) { c.rules_site_dirs = n.as<std::vector<std::string>>(); }},
+      {"collectors", Type::CollectorList, "[]",
+       "Evidence sources the head reads for each allocated node: a list of {kind: <collector>, options: {...}}. "
+       "See docs/collectors.md for each kind's options.",
+       [](Config& c, const YAML::Node& n) {
+         for (const auto& item : n) c.collectors.push_back({item["kind"].as<std::string>(),
+                                                            item["options"] ? item["options"] : YAML::Node(YAML::NodeType::Map),
+                                                            item.Mark().line + 1});
+       }},
+  };
+  return table;
+}
+
+std::string where(const std::string& path, const YAML::Node& node) {
+  return path + ":" + std::to_string(node.Mark().line + 1);
+}
+
+bool has_type(const YAML::Node& node, Type type) {
+  try {
+    switch (type) {
+      case Type::String: return node.IsScalar();
+      case Type::Int: node.as<int>(); return node.IsScalar();
+      case Type::Bool: node.as<bool>(); return node.IsScalar();
+      case Type::StringList: node.as<std::vector<std::string>>(); return node.IsSequence();
+      case Type::CollectorList:
+        if (!node.IsSequence()) return false;
+        for (const auto& item : node) {
+          if (!item.IsMap() || !item["kind"] || !item["kind"].IsScalar()) return false;
+          for (const auto& kv : item) {
+            auto k = kv.first.as<std::string>();
+            if (k != "kind" && k != "options") return false;
+          }
+          if (item["options"] && !item["options"].IsMap()) return false;
+        }
+        return true;
+    }
+  } catch (const YAML::Exception&) {
+    return false;
+  }
+  return false;
+}
+
+// Walks the document; every leaf must be a declared key.
+Status validate(const YAML::Node& node, const std::string& prefix, const std::string& file) {
+  for (const auto& kv : node) {
+    std::string name = kv.first.as<std::string>();
+    std::string dotted = prefix.empty() ? name : prefix + "." + name;
+    const Key* declared = nullptr;
+    bool is_section = false;
+    for (const Key& key : keys()) {
+      if (dotted == key.path) declared = &key;
+      if (std::string(key.path).rfind(dotted + ".", 0) == 0) is_section = true;
+    }
+    if (declared != nullptr) {
+      if (!has_type(kv.second, declared->type))
+        return Error{"CONFIG_E_TYPE", where(file, kv.second) + ": " + dotted + ": expected " +
+                                          type_name(declared->type)};
+      continue;
+    }
+    if (is_section && kv.second.IsMap()) {
+      if (auto s = validate(kv.second, dotted, file); !s) return s;
+      continue;
+    }
+    return Error{"CONFIG_E_UNKNOWN_KEY", where(file, kv.first) + ": unknown key '" + dotted + "'"};
+  }
+  return ok_status();
+}
+
+// Recursive on purpose: assigning yaml-cpp nodes (node = node[part]) rewrites the
+// referenced node instead of rebinding the handle.
+YAML::Node find(const YAML::Node& node, const std::string& dotted) {
+  auto dot = dotted.find('.');
+  std::string head = dotted.substr(0, dot);
+  if (!node.IsMap() || !node[head]) return YAML::Node();
+  if (dot == std::string::npos) return node[head];
+  return find(node[head], dotted.substr(dot + 1));
+}
+
+}  // namespace
+
+Result<Config> parse(const std::string& yaml_text, const std::string& path_for_errors) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::ParserException& e) {
+    return Error{"CONFIG_E_YAML", path_for_errors + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg};
+  }
+  if (root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
+  if (!root.IsMap()) return Error{"CONFIG_E_YAML", path_for_errors + ": the top level must be a mapping"};
+  if (auto s = validate(root, "", path_for_errors); !s) return s.error();
+
+  Config config;
+  config.path = path_for_errors;
+  for (const Key& key : keys()) {
+    YAML::Node value = find(root, key.path);
+    if (!value || value.IsNull()) value.reset(YAML::Load(key.default_value));  // reset: rebind, not assign
+    if (value && !value.IsNull()) key.apply(config, value);
+  }
+  if (config.cluster.empty()) return Error{"CONFIG_E_REQUIRED", path_for_errors + ": 'cluster' is required"};
+  if (config.head.workers < 1) return Error{"CONFIG_E_VALUE", path_for_errors + ": head.workers must be >= 1"};
+  return config;
+}
+
+Result<Config> load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Error{"CONFIG_E_OPEN", "cannot read configuration file " + path};
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse(text.str(), path);
+}
+
+std::string reference_markdown() {
+  std::string out = "| key | type | default | meaning |\n|---|---|---|---|\n";
+  for (const Key& key : keys()) {
+    out += std::string("| `") + key.path + "` | " + type_name(key.type) + " | `" + key.default_value + "` | " +
+           key.help + " |\n";
+  }
+  return out;
+}
+
+}  // namespace attrib::config

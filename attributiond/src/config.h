@@ -1,0 +1,59 @@
+// attrib's configuration file (/etc/attrib/attrib.yaml): one file for the head daemon,
+// node agents and the epilog hook, each reading its own section. Every key is declared
+// once in the table in config.cpp, which drives validation (unknown keys and wrong types
+// are errors naming file:line) and the generated reference (attributiond --config-reference).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "attrib/rules/result.h"
+
+namespace attrib::config {
+
+struct CollectorConfig {
+  std::string kind;
+  YAML::Node options;  // validated by the collector registry
+  int line = 0;        // for error messages
+};
+
+struct HeadConfig {
+  std::vector<std::string> listen;
+  std::string database;
+  std::string spool_dir;
+  int spool_scan_interval_s = 5;
+  int workers = 2;
+  int scope_poll_interval_ms = 1000;
+  int scope_max_wait_s = 600;
+  int retry_backoff_s = 5;
+  int window_lead_s = 300;
+  int window_grace_s = 60;
+  bool write_comment = true;
+};
+
+// Defaults repeat the table's so the epilog can still spool with an unreadable config.
+struct EpilogConfig {
+  std::string server = "unix:///run/attrib/attributiond.sock";
+  int deadline_ms = 1000;
+  std::string spool_dir = "/var/spool/attrib";
+};
+
+struct Config {
+  std::string path;
+  std::string cluster;
+  HeadConfig head;
+  EpilogConfig epilog;
+  std::string rules_pack_dir;
+  std::vector<std::string> rules_site_dirs;
+  std::vector<CollectorConfig> collectors;
+};
+
+Result<Config> load(const std::string& path);
+Result<Config> parse(const std::string& yaml_text, const std::string& path_for_errors);
+
+// Markdown table of every key with its default and meaning.
+std::string reference_markdown();
+
+}  // namespace attrib::config

@@ -1,0 +1,127 @@
+#include "head_daemon.h"
+
+#include <filesystem>
+
+#include <spdlog/spdlog.h>
+
+#include "spool.h"
+
+namespace attrib::head {
+namespace {
+
+// gRPC does not create the socket's directory nor remove a stale socket left by a crash.
+Status prepare_listen_address(const std::string& address) {
+  static const std::string kUnix = "unix://";
+  if (address.rfind(kUnix, 0) != 0) return ok_status();
+  std::filesystem::path path = address.substr(kUnix.size());
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  if (ec) return Error{"LISTEN_E_DIR", "cannot create " + path.parent_path().string() + ": " + ec.message()};
+  std::filesystem::remove(path, ec);
+  return ok_status();
+}
+
+}  // namespace
+
+HeadDaemon::HeadDaemon(config::Config config, std::unique_ptr<JobStore> store,
+                       std::shared_ptr<const rules::RulePack> pack,
+                       std::vector<std::unique_ptr<collectors::Collector>> collectors, AccountingFactory accounting)
+    : config_(std::move(config)),
+      store_(std::move(store)),
+      pack_(std::move(pack)),
+      collectors_(std::move(collectors)),
+      accounting_factory_(std::move(accounting)) {}
+
+HeadDaemon::~HeadDaemon() { stop(); }
+
+Status HeadDaemon::start() {
+  service_ = std::make_unique<AttributionService>(*store_, config_.cluster, [this] { wake(); });
+  grpc::ServerBuilder builder;
+  std::vector<int> ports(config_.head.listen.size(), 0);
+  for (size_t i = 0; i < config_.head.listen.size(); ++i) {
+    if (auto s = prepare_listen_address(config_.head.listen[i]); !s) return s;
+    builder.AddListeningPort(config_.head.listen[i], grpc::InsecureServerCredentials(), &ports[i]);
+  }
+  builder.RegisterService(service_.get());
+  server_ = builder.BuildAndStart();
+  for (size_t i = 0; i < ports.size(); ++i)
+    if (!server_ || ports[i] == 0) return Error{"LISTEN_E_BIND", "cannot listen on " + config_.head.listen[i]};
+  for (const auto& address : config_.head.listen) spdlog::info("listening on {}", address);
+
+  std::error_code ec;
+  std::filesystem::create_directories(config_.head.spool_dir, ec);
+  drain_spool();  // jobs that ended while we were down come first
+  threads_.emplace_back([this] { spool_loop(); });
+  for (int i = 0; i < config_.head.workers; ++i) threads_.emplace_back([this] { worker_loop(); });
+  return ok_status();
+}
+
+void HeadDaemon::stop() {
+  if (stopping_.exchange(true)) return;
+  if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  wake();
+  for (auto& t : threads_) t.join();
+  threads_.clear();
+}
+
+void HeadDaemon::wake() {
+  std::lock_guard lock(mutex_);
+  wakeup_.notify_all();
+}
+
+void HeadDaemon::drain_spool() {
+  for (const auto& file : spool::list(config_.head.spool_dir)) {
+    auto message = spool::read(file);
+    if (!message) {
+      spdlog::error("spool: {}; moved to bad/", message.error().message);
+      if (auto s = spool::quarantine(file); !s) spdlog::error("spool: {}", s.error().message);
+      continue;
+    }
+    auto queued = accept_job(*store_, *message, config_.cluster, wall_clock_us());
+    if (!queued) {
+      spdlog::error("spool: job {} not queued, will retry: {}", message->job_id(), queued.error().message);
+      continue;  // the file stays until the queue has the job
+    }
+    spdlog::info("spool: job {} {}", message->job_id(), *queued ? "queued" : "already known");
+    std::error_code ec;
+    std::filesystem::remove(file, ec);
+    if (*queued) wake();
+  }
+}
+
+void HeadDaemon::spool_loop() {
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    wakeup_.wait_for(lock, std::chrono::seconds(config_.head.spool_scan_interval_s));
+    if (stopping_) break;
+    lock.unlock();
+    drain_spool();
+    lock.lock();
+  }
+}
+
+void HeadDaemon::worker_loop() {
+  std::unique_ptr<Accounting> accounting = accounting_factory_();
+  AttributionContext context{config_.head, config_.cluster, pack_, collectors_, *store_};
+  while (!stopping_) {
+    std::optional<QueuedJob> job;
+    {
+      std::unique_lock lock(mutex_);
+      auto next = store_->next_due(wall_clock_us(), busy_);
+      if (!next) spdlog::error("queue: {}", next.error().message);
+      if (next && next->has_value()) {
+        job = std::move(**next);
+        busy_.insert(job->key);
+      } else {
+        // Poll at the scope interval: rescheduled jobs become due without a wake-up.
+        wakeup_.wait_for(lock, std::chrono::milliseconds(std::min(config_.head.scope_poll_interval_ms, 1000)));
+        continue;
+      }
+    }
+    attribute_once(context, *accounting, *job, wall_clock_us());
+    std::lock_guard lock(mutex_);
+    busy_.erase(job->key);
+  }
+}
+
+}  // namespace attrib::head

@@ -1,0 +1,55 @@
+// The head role: gRPC server, spool drain and attribution workers over one JobStore.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "accounting.h"
+#include "attribution.h"
+#include "attribution_service.h"
+
+namespace attrib::head {
+
+using AccountingFactory = std::function<std::unique_ptr<Accounting>()>;
+
+class HeadDaemon {
+ public:
+  HeadDaemon(config::Config config, std::unique_ptr<JobStore> store, std::shared_ptr<const rules::RulePack> pack,
+             std::vector<std::unique_ptr<collectors::Collector>> collectors, AccountingFactory accounting);
+  ~HeadDaemon();
+
+  // Binds the listen addresses, drains the spool once and starts the workers.
+  Status start();
+  // Stops accepting, lets workers finish their current job, joins every thread.
+  void stop();
+
+ private:
+  void worker_loop();
+  void spool_loop();
+  void drain_spool();
+  void wake();
+
+  config::Config config_;
+  std::unique_ptr<JobStore> store_;
+  std::shared_ptr<const rules::RulePack> pack_;
+  std::vector<std::unique_ptr<collectors::Collector>> collectors_;
+  AccountingFactory accounting_factory_;
+  std::unique_ptr<AttributionService> service_;
+  std::unique_ptr<grpc::Server> server_;
+
+  std::mutex mutex_;
+  std::condition_variable wakeup_;
+  std::set<JobKey> busy_;
+  std::atomic<bool> stopping_{false};
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace attrib::head

@@ -1,0 +1,181 @@
+#include "job_store.h"
+
+namespace attrib::head {
+namespace {
+
+// Append-only: never edit a shipped migration, add a new one.
+const std::vector<std::string> kMigrations = {
+    R"sql(
+CREATE TABLE jobs (
+  cluster         TEXT NOT NULL,
+  job_id          TEXT NOT NULL,
+  status          TEXT NOT NULL CHECK (status IN ('queued', 'archived', 'done')),
+  request         BLOB NOT NULL,            -- attrib.v1.JobEnded as received
+  received_us     INTEGER NOT NULL,
+  attempts        INTEGER NOT NULL DEFAULT 0,
+  next_attempt_us INTEGER NOT NULL DEFAULT 0,
+  last_error      TEXT NOT NULL DEFAULT '',
+  verdict_json    TEXT,                     -- verdict v1, set once when archived
+  domain          TEXT,
+  archived_us     INTEGER,
+  done_us         INTEGER,
+  PRIMARY KEY (cluster, job_id)
+);
+CREATE INDEX jobs_due ON jobs (status, next_attempt_us, received_us);
+CREATE TABLE events (
+  cluster   TEXT NOT NULL,
+  job_id    TEXT NOT NULL,
+  event_id  TEXT NOT NULL,
+  kind      TEXT NOT NULL,
+  rule      TEXT NOT NULL,
+  node      TEXT NOT NULL,
+  source    TEXT NOT NULL,
+  time_us   INTEGER,
+  seq       INTEGER NOT NULL,
+  trusted   INTEGER NOT NULL,
+  line      TEXT NOT NULL,
+  fields    TEXT NOT NULL,
+  count     INTEGER NOT NULL,
+  PRIMARY KEY (cluster, job_id, event_id),
+  FOREIGN KEY (cluster, job_id) REFERENCES jobs (cluster, job_id)
+);
+CREATE TABLE coverage (
+  cluster  TEXT NOT NULL,
+  job_id   TEXT NOT NULL,
+  node     TEXT NOT NULL,
+  source   TEXT NOT NULL,
+  status   TEXT NOT NULL,
+  lines    INTEGER NOT NULL,
+  events   INTEGER NOT NULL,
+  detail   TEXT NOT NULL,
+  PRIMARY KEY (cluster, job_id, node, source),
+  FOREIGN KEY (cluster, job_id) REFERENCES jobs (cluster, job_id)
+);
+)sql",
+};
+
+Error db_error(const db::Statement& stmt) { return Error{"DB_E_STEP", stmt.error()}; }
+
+}  // namespace
+
+Result<std::unique_ptr<JobStore>> JobStore::open(const std::string& path) {
+  auto db = db::Database::open(path);
+  if (!db) return db.error();
+  if (auto s = db->migrate(kMigrations); !s) return s.error();
+  return std::unique_ptr<JobStore>(new JobStore(std::move(*db)));
+}
+
+Result<bool> JobStore::enqueue(const v1::JobEnded& request, const std::string& cluster, TimeUs now) {
+  std::string bytes;
+  if (!request.SerializeToString(&bytes)) return Error{"QUEUE_E_ENCODE", "cannot encode JobEnded"};
+  std::lock_guard lock(mutex_);
+  auto stmt = db_.prepare(
+      "INSERT OR IGNORE INTO jobs (cluster, job_id, status, request, received_us, next_attempt_us) "
+      "VALUES (?, ?, 'queued', ?, ?, ?)");
+  stmt.bind(1, cluster).bind(2, request.job_id()).bind_blob(3, bytes).bind(4, now).bind(5, now);
+  if (auto s = stmt.run(); !s) return s.error();
+  auto changes = db_.prepare("SELECT changes()");
+  if (!changes.step()) return db_error(changes);
+  return changes.int_at(0) > 0;
+}
+
+Result<std::optional<QueuedJob>> JobStore::next_due(TimeUs now, const std::set<JobKey>& busy) {
+  std::lock_guard lock(mutex_);
+  auto stmt = db_.prepare(
+      "SELECT cluster, job_id, request, attempts, received_us, verdict_json FROM jobs "
+      "WHERE status IN ('queued', 'archived') AND next_attempt_us <= ? "
+      "ORDER BY next_attempt_us, received_us, job_id");
+  stmt.bind(1, now);
+  while (stmt.step()) {
+    JobKey key{stmt.text_at(0), stmt.text_at(1)};
+    if (busy.count(key) != 0) continue;
+    QueuedJob job;
+    job.key = key;
+    if (!job.request.ParseFromString(stmt.text_at(2)))
+      return Error{"QUEUE_E_DECODE", "queued request for job " + key.second + " is corrupt"};
+    job.attempts = static_cast<int>(stmt.int_at(3));
+    job.received = stmt.int_at(4);
+    if (!stmt.is_null(5)) job.verdict_json = stmt.text_at(5);
+    return std::optional<QueuedJob>(std::move(job));
+  }
+  if (!stmt.error().empty()) return db_error(stmt);
+  return std::optional<QueuedJob>();
+}
+
+Status JobStore::reschedule(const JobKey& key, TimeUs next_attempt, const std::string& error) {
+  std::lock_guard lock(mutex_);
+  auto stmt = db_.prepare(
+      "UPDATE jobs SET attempts = attempts + 1, next_attempt_us = ?, last_error = ? "
+      "WHERE cluster = ? AND job_id = ?");
+  stmt.bind(1, next_attempt).bind(2, error).bind(3, key.first).bind(4, key.second);
+  return stmt.run();
+}
+
+Status JobStore::archive(const JobKey& key, const Verdict& verdict, const std::vector<Event>& events,
+                         TimeUs now) {
+  std::lock_guard lock(mutex_);
+  db::Transaction tx(db_);
+  auto update = db_.prepare(
+      "UPDATE jobs SET status = 'archived', verdict_json = ?, domain = ?, archived_us = ?, last_error = '' "
+      "WHERE cluster = ? AND job_id = ? AND verdict_json IS NULL");
+  update.bind(1, to_json(verdict).dump()).bind(2, verdict.domain).bind(3, now).bind(4, key.first).bind(5, key.second);
+  if (auto s = update.run(); !s) return s;
+  auto changes = db_.prepare("SELECT changes()");
+  if (!changes.step() || changes.int_at(0) == 0) return ok_status();  // archived before: keep the first
+
+  for (const Event& e : events) {
+    auto ins = db_.prepare(
+        "INSERT INTO events (cluster, job_id, event_id, kind, rule, node, source, time_us, seq, trusted, "
+        "line, fields, count) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    ins.bind(1, key.first).bind(2, key.second).bind(3, e.id).bind(4, e.kind).bind(5, e.rule).bind(6, e.node)
+        .bind(7, e.source);
+    if (e.time) ins.bind(8, *e.time); else ins.bind_null(8);
+    ins.bind(9, static_cast<int64_t>(e.seq)).bind(10, int64_t{e.trusted}).bind(11, e.line)
+        .bind(12, e.fields.dump()).bind(13, static_cast<int64_t>(e.count));
+    if (auto s = ins.run(); !s) return s;
+  }
+  for (const Coverage& c : verdict.coverage) {
+    auto ins = db_.prepare(
+        "INSERT OR REPLACE INTO coverage (cluster, job_id, node, source, status, lines, events, detail) "
+        "VALUES (?,?,?,?,?,?,?,?)");
+    ins.bind(1, key.first).bind(2, key.second).bind(3, c.node).bind(4, c.source).bind(5, to_string(c.status))
+        .bind(6, static_cast<int64_t>(c.lines)).bind(7, static_cast<int64_t>(c.events)).bind(8, c.detail);
+    if (auto s = ins.run(); !s) return s;
+  }
+  return tx.commit();
+}
+
+Status JobStore::mark_done(const JobKey& key, TimeUs now) {
+  std::lock_guard lock(mutex_);
+  auto stmt = db_.prepare(
+      "UPDATE jobs SET status = 'done', done_us = ?, last_error = '' "
+      "WHERE cluster = ? AND job_id = ? AND status = 'archived'");
+  stmt.bind(1, now).bind(2, key.first).bind(3, key.second);
+  return stmt.run();
+}
+
+Result<std::optional<JobRecord>> JobStore::lookup(const JobKey& key) {
+  std::lock_guard lock(mutex_);
+  auto stmt = db_.prepare(
+      "SELECT status, attempts, last_error, verdict_json FROM jobs WHERE cluster = ? AND job_id = ?");
+  stmt.bind(1, key.first).bind(2, key.second);
+  if (!stmt.step()) {
+    if (!stmt.error().empty()) return db_error(stmt);
+    return std::optional<JobRecord>();
+  }
+  JobRecord record;
+  record.status = stmt.text_at(0);
+  record.attempts = static_cast<int>(stmt.int_at(1));
+  record.last_error = stmt.text_at(2);
+  if (!stmt.is_null(3)) record.verdict_json = stmt.text_at(3);
+  return std::optional<JobRecord>(std::move(record));
+}
+
+Result<int64_t> JobStore::pending_count() {
+  std::lock_guard lock(mutex_);
+  auto stmt = db_.prepare("SELECT count(*) FROM jobs WHERE status != 'done'");
+  if (!stmt.step()) return db_error(stmt);
+  return stmt.int_at(0);
+}
+
+}  // namespace attrib::head

@@ -1,0 +1,63 @@
+// The head daemon's durable state in one SQLite file: the job queue (every accepted
+// JobEnded is written here before the RPC returns) and the verdict archive.
+//
+// A job row moves queued -> archived (verdict, events and coverage stored) -> done
+// (comment written to slurmdbd and read back). Every step is idempotent, so a daemon
+// killed at any point resumes from the row's state and attributes each job once.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "attrib/rules/result.h"
+#include "attrib/rules/verdict.h"
+#include "attrib/v1/attrib.pb.h"
+#include "sqlite.h"
+
+namespace attrib::head {
+
+using JobKey = std::pair<std::string, std::string>;  // (cluster, job_id)
+
+struct QueuedJob {
+  JobKey key;
+  v1::JobEnded request;
+  int attempts = 0;
+  TimeUs received = 0;
+  std::optional<std::string> verdict_json;  // set once archived; the comment may still be pending
+};
+
+struct JobRecord {
+  std::string status;  // queued | archived | done
+  int attempts = 0;
+  std::string last_error;
+  std::optional<std::string> verdict_json;
+};
+
+class JobStore {
+ public:
+  static Result<std::unique_ptr<JobStore>> open(const std::string& path);
+
+  // Durably queues the job. Returns false (and changes nothing) when it is already known.
+  Result<bool> enqueue(const v1::JobEnded& request, const std::string& cluster, TimeUs now);
+  // The oldest job that is due and not in `busy`.
+  Result<std::optional<QueuedJob>> next_due(TimeUs now, const std::set<JobKey>& busy);
+  Status reschedule(const JobKey& key, TimeUs next_attempt, const std::string& error);
+  // Stores the verdict, its events and coverage; a job archived once keeps its first verdict.
+  Status archive(const JobKey& key, const Verdict& verdict, const std::vector<Event>& events, TimeUs now);
+  Status mark_done(const JobKey& key, TimeUs now);
+  Result<std::optional<JobRecord>> lookup(const JobKey& key);
+  Result<int64_t> pending_count();
+
+ private:
+  explicit JobStore(db::Database db) : db_(std::move(db)) {}
+  std::mutex mutex_;  // one connection, shared by the RPC threads and the workers
+  db::Database db_;
+};
+
+}  // namespace attrib::head

@@ -1,0 +1,72 @@
+// attrib-show <jobid>: a job's verdict from attributiond, readable or as verdict v1 JSON.
+// Exit codes: 0 verdict shown, 1 job known but not attributed yet, 2 unknown job or error.
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <grpcpp/grpcpp.h>
+
+#include "attrib/v1/attrib.grpc.pb.h"
+#include "config.h"
+#include "verdict_text.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"attrib-show: why a Slurm job ended, as decided by attrib"};
+  std::string job_id;
+  std::string config_path = "/etc/attrib/attrib.yaml";
+  std::string server;
+  std::string cluster;
+  bool json = false;
+  app.add_option("jobid", job_id, "Slurm job id (4242, 4242_7, 4242+1)")->required();
+  app.add_option("-c,--config", config_path, "configuration file (for the daemon address)")->capture_default_str();
+  app.add_option("--server", server, "attributiond address (overrides the config): unix:///path or host:port");
+  app.add_option("--cluster", cluster, "cluster name (default: the daemon's)");
+  app.add_flag("--json", json, "print the verdict v1 JSON exactly as archived");
+  CLI11_PARSE(app, argc, argv);
+
+  if (server.empty()) {
+    auto config = attrib::config::load(config_path);
+    if (!config) {
+      std::fprintf(stderr, "attrib-show: %s (or pass --server)\n", config.error().message.c_str());
+      return 2;
+    }
+    server = config->epilog.server;
+  }
+
+  auto stub = attrib::v1::Attribution::NewStub(grpc::CreateChannel(server, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  attrib::v1::GetVerdictRequest request;
+  request.set_job_id(job_id);
+  request.set_cluster(cluster);
+  attrib::v1::GetVerdictResponse response;
+  grpc::Status status = stub->GetVerdict(&context, request, &response);
+  if (status.error_code() == grpc::StatusCode::NOT_FOUND) {
+    std::fprintf(stderr, "attrib-show: unknown job %s: %s\n", job_id.c_str(), status.error_message().c_str());
+    return 2;
+  }
+  if (!status.ok()) {
+    std::fprintf(stderr, "attrib-show: cannot reach attributiond at %s: %s\n", server.c_str(),
+                 status.error_message().c_str());
+    return 2;
+  }
+  if (response.verdict_json().empty()) {
+    std::fprintf(stderr, "attrib-show: job %s is %s, not attributed yet%s%s\n", job_id.c_str(),
+                 response.status().c_str(), response.last_error().empty() ? "" : ": ",
+                 response.last_error().c_str());
+    return 1;
+  }
+  if (json) {
+    std::cout << response.verdict_json() << "\n";
+    return 0;
+  }
+  auto verdict = attrib::verdict_from_json(nlohmann::json::parse(response.verdict_json()));
+  if (!verdict) {
+    std::fprintf(stderr, "attrib-show: archived verdict unreadable: %s\n", verdict.error().message.c_str());
+    return 2;
+  }
+  std::cout << attrib::render_verdict_text(*verdict);
+  if (response.status() != "done") std::cout << "(comment not yet written to Slurm: " << response.last_error() << ")\n";
+  return 0;
+}

@@ -1,0 +1,101 @@
+// attrib-epilog: ships a JobEnded to attributiond when a job ends.
+//
+// Runs as EpilogSlurmctld (primary), as jobcomp/script, or as a slurmd Epilog. It must
+// never hurt the cluster: it always exits 0 (a non-zero slurmd Epilog drains the node),
+// bounds its RPC with a short deadline, and spools the message to disk when the daemon
+// cannot take it, so the job is still attributed later. It runs no other program, so
+// the missing PATH in EpilogSlurmctld's environment does not matter.
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <grpcpp/grpcpp.h>
+
+#include "attrib/v1/attrib.grpc.pb.h"
+#include "config.h"
+#include "hook_env.h"
+#include "spool.h"
+
+namespace {
+
+attrib::TimeUs now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(
+             std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+bool submit(const attrib::config::EpilogConfig& config, const attrib::v1::JobEnded& message, std::string& why) {
+  auto channel = grpc::CreateChannel(config.server, grpc::InsecureChannelCredentials());
+  auto stub = attrib::v1::Attribution::NewStub(channel);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(config.deadline_ms));
+  attrib::v1::SubmitResponse response;
+  grpc::Status status = stub->SubmitJobEnded(&context, message, &response);
+  if (!status.ok()) {
+    why = "daemon at " + config.server + " unreachable (" + status.error_message() + ")";
+    return false;
+  }
+  if (!response.accepted()) {
+    why = "daemon at " + config.server + " did not accept the job";
+    return false;
+  }
+  return true;
+}
+
+int run(int argc, char** argv) {
+  CLI::App app{"attrib-epilog: report a finished Slurm job to attributiond (always exits 0)"};
+  std::string config_path = "/etc/attrib/attrib.yaml";
+  bool print_only = false;
+  app.add_option("-c,--config", config_path, "configuration file")->capture_default_str();
+  app.add_flag("--print", print_only, "print the JobEnded message instead of sending it");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 0;
+  }
+
+  // An unreadable config must not lose the job: fall back to the documented defaults.
+  attrib::config::EpilogConfig epilog_config;
+  std::string cluster;
+  if (auto config = attrib::config::load(config_path)) {
+    epilog_config = config->epilog;
+    cluster = config->cluster;
+  } else {
+    std::fprintf(stderr, "attrib-epilog: %s (using defaults)\n", config.error().message.c_str());
+  }
+  auto message = attrib::epilog::job_ended_from_env(attrib::epilog::current_environment(), now_us());
+  if (!message) {
+    std::fprintf(stderr, "attrib-epilog: %s\n", message.error().message.c_str());
+    return 0;
+  }
+  if (message->cluster().empty()) message->set_cluster(cluster);
+  if (print_only) {
+    std::printf("%s\n", message->DebugString().c_str());
+    return 0;
+  }
+  std::string why;
+  if (submit(epilog_config, *message, why)) return 0;
+  auto spooled = attrib::spool::write(epilog_config.spool_dir, *message);
+  if (spooled) {
+    std::fprintf(stderr, "attrib-epilog: job %s spooled to %s: %s\n", message->job_id().c_str(),
+                 spooled->c_str(), why.c_str());
+  } else {
+    std::fprintf(stderr, "attrib-epilog: job %s LOST: %s; and spooling failed: %s\n", message->job_id().c_str(),
+                 why.c_str(), spooled.error().message.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "attrib-epilog: unexpected error: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "attrib-epilog: unexpected error\n");
+  }
+  return 0;  // never let a hook failure touch the job or drain a node
+}

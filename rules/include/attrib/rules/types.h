@@ -1,0 +1,79 @@
+// Core value types shared by the rules engine, the collectors and the daemon.
+// Everything here is plain data: no I/O, no gRPC, no SQLite.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace attrib {
+
+// Microseconds since the Unix epoch (UTC). Optional wherever a source may not
+// carry a usable timestamp: order within a stream is then the only time.
+using TimeUs = int64_t;
+
+// One raw line from one source on one node, as a collector hands it over.
+struct LogLine {
+  std::string node;                 // Slurm node name the line belongs to
+  std::string source;               // kernel | syslog | fabricmanager | slurm | app | app.rank<N>
+  std::optional<TimeUs> time;       // wall clock, when the source provides it
+  uint64_t seq = 0;                 // position within its (node, source) stream
+  bool trusted = false;             // written by a root-owned component (see Trust)
+  std::string text;                 // the payload (prefixes such as syslog headers removed)
+};
+
+// A typed fact extracted from one or more identical lines.
+struct Event {
+  std::string id;                   // "e<N>", assigned in deterministic order
+  std::string kind;                 // e.g. gpu.xid, nccl.watchdog_timeout
+  std::string rule;                 // extraction rule id that produced it
+  std::string node;
+  std::string source;
+  std::optional<TimeUs> time;
+  uint64_t seq = 0;
+  bool trusted = false;
+  std::string line;                 // the raw line (first occurrence when folded)
+  nlohmann::json fields = nlohmann::json::object();  // typed captures, sorted keys
+  uint64_t count = 1;               // > 1 when identical events were folded
+};
+
+// What one collector managed to read for one node.
+enum class CoverageStatus { Ok, Empty, Partial, Failed, Timeout, Unavailable, NotConfigured };
+const char* to_string(CoverageStatus status);
+
+struct Coverage {
+  std::string node;
+  std::string source;
+  CoverageStatus status = CoverageStatus::NotConfigured;
+  uint64_t lines = 0;
+  uint64_t events = 0;
+  std::optional<TimeUs> window_start;
+  std::optional<TimeUs> window_end;
+  std::string detail;
+};
+
+// What the accounting record (or the bundle's job.json) says about the job.
+struct JobFacts {
+  std::string job_id;               // "4242", "4242_7", "4242+1"
+  std::string cluster;
+  int attempt = 0;
+  std::string state = "UNKNOWN";    // COMPLETED FAILED TIMEOUT CANCELLED NODE_FAIL OUT_OF_MEMORY ...
+  int exit_code = 0;
+  int signal = 0;
+  std::optional<TimeUs> start;
+  std::optional<TimeUs> end;
+  std::vector<std::string> nodes;
+  std::map<int, std::string> ranks; // rank -> node, when known
+};
+
+// ISO 8601 UTC with microseconds: 2026-11-30T10:03:12.123456Z
+std::string format_time(TimeUs t);
+// Parses the ISO 8601 forms used in job.json and the verdict ("...Z", optional fraction,
+// optional +HH:MM offset). Returns nullopt on anything else.
+std::optional<TimeUs> parse_iso_time(const std::string& text);
+
+}  // namespace attrib

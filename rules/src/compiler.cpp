@@ -1,0 +1,231 @@
+#include "compiler.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "catalog_loader.h"
+
+namespace attrib::rules::detail {
+
+namespace {
+
+bool json_values_equal(const nlohmann::json& actual, const nlohmann::json& expected) {
+  if (actual.is_number() && expected.is_number()) return actual == expected;
+  if (actual.is_string() && expected.is_string()) return actual == expected;
+  const auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+  return text(actual) == text(expected);
+}
+
+// Merges shipped and site rules by id. Shipped ids must be unique; a site rule with a
+// shipped id must say `override: true`, and `override: true` must override something.
+template <typename Def>
+std::vector<Def> merge_by_id(const std::vector<std::vector<Def>>& shipped, const std::vector<std::vector<Def>>& site,
+                             const char* section) {
+  std::vector<Def> merged;
+  std::map<std::string, size_t> index;
+  for (const auto& file : shipped) {
+    for (const auto& def : file) {
+      if (index.count(def.id)) {
+        fail(kErrDuplicate, def.where, std::string(section) + "." + def.id,
+             "duplicate rule id (first defined at " + merged[index[def.id]].where.file + ":" +
+                 std::to_string(merged[index[def.id]].where.line) + ")");
+      }
+      index[def.id] = merged.size();
+      merged.push_back(def);
+    }
+  }
+  std::set<std::string> site_ids;
+  for (const auto& file : site) {
+    for (const auto& def : file) {
+      if (!site_ids.insert(def.id).second) fail(kErrDuplicate, def.where, std::string(section) + "." + def.id, "duplicate rule id in site rules");
+      auto it = index.find(def.id);
+      if (it != index.end()) {
+        if (!def.override_shipped) {
+          fail(kErrOverride, def.where, std::string(section) + "." + def.id,
+               "site rule has the id of a shipped rule; set `override: true` to replace it");
+        }
+        merged[it->second] = def;
+      } else {
+        if (def.override_shipped) fail(kErrOverride, def.where, std::string(section) + "." + def.id, "`override: true` but no shipped rule has this id");
+        index[def.id] = merged.size();
+        merged.push_back(def);
+      }
+    }
+  }
+  return merged;
+}
+
+CompiledExtractionRule compile_extraction(const ExtractionRuleDef& def) {
+  CompiledExtractionRule rule;
+  rule.def = def;
+  re2::RE2::Options options;
+  options.set_log_errors(false);
+  rule.regex = std::make_unique<re2::RE2>(def.regex, options);
+  const std::string where = "extract." + def.id;
+  if (!rule.regex->ok()) fail(kErrRegex, def.regex_where, where + ".regex", rule.regex->error());
+
+  const auto& groups = rule.regex->NamedCapturingGroups();
+  std::map<std::string, FieldType> declared;
+  for (const auto& f : def.fields) declared[f.name] = f.type;
+  for (const auto& [name, group] : groups) {
+    auto it = declared.find(name);
+    if (it == declared.end()) {
+      fail(kErrRegex, def.regex_where, where + ".regex", "named group '" + name + "' has no type under fields");
+    }
+    rule.fields.push_back({name, it->second, group});
+  }
+  for (const auto& f : def.fields) {
+    if (!groups.count(f.name)) fail(kErrField, def.where, where + ".fields." + f.name, "no named group (?P<" + f.name + ">...) in regex");
+    if (def.constants.contains(f.name)) fail(kErrField, def.where, where + ".set." + f.name, "also a captured field");
+  }
+  std::sort(rule.fields.begin(), rule.fields.end(), [](const auto& a, const auto& b) { return a.group < b.group; });
+  return rule;
+}
+
+void check_examples(const CompiledExtractionRule& rule) {
+  const std::string where = "extract." + rule.def.id + ".examples";
+  if (rule.def.match_examples.empty()) {
+    fail(kErrExample, rule.def.where, where + ".match", "every extraction rule needs at least one matching example");
+  }
+  for (const auto& example : rule.def.match_examples) {
+    auto fields = match_line(rule, example.line);
+    if (!fields) fail(kErrExample, example.where, where + ".match", "line does not match: " + example.line);
+    for (const auto& [name, expected] : example.fields.items()) {
+      if (!fields->contains(name)) {
+        fail(kErrExample, example.where, where + ".match", "field '" + name + "' was not captured from: " + example.line);
+      }
+      if (!json_values_equal((*fields)[name], expected)) {
+        fail(kErrExample, example.where, where + ".match",
+             "field '" + name + "' is " + (*fields)[name].dump() + ", expected " + expected.dump());
+      }
+    }
+  }
+  for (const auto& example : rule.def.no_match_examples) {
+    if (match_line(rule, example.line)) fail(kErrExample, example.where, where + ".no_match", "line matches but must not: " + example.line);
+  }
+}
+
+// Fields each event kind may carry: the union over the extraction rules producing it.
+using KindFields = std::map<std::string, std::set<std::string>>;
+
+KindFields collect_kind_fields(const std::vector<CompiledExtractionRule>& rules) {
+  KindFields kinds;
+  kinds[kJobStateKind] = {"state", "exit_code", "signal"};
+  for (const auto& rule : rules) {
+    auto& fields = kinds[rule.def.kind];
+    for (const auto& f : rule.fields) fields.insert(f.name);
+    for (const auto& [name, value] : rule.def.constants.items()) fields.insert(name);
+  }
+  return kinds;
+}
+
+void check_pattern(const EventPattern& pattern, const KindFields& kinds, const std::string& field) {
+  auto it = kinds.find(pattern.kind);
+  if (it == kinds.end()) fail(kErrRef, pattern.location, field, "no extraction rule produces kind '" + pattern.kind + "'");
+  for (const auto& condition : pattern.where) {
+    if (!it->second.count(condition.field)) {
+      fail(kErrRef, pattern.location, field + ".where." + condition.field,
+           "kind '" + pattern.kind + "' has no field '" + condition.field + "'");
+    }
+  }
+  for (const auto& name : pattern.present) {
+    if (!it->second.count(name)) {
+      fail(kErrRef, pattern.location, field + ".present", "kind '" + pattern.kind + "' has no field '" + name + "'");
+    }
+  }
+}
+
+CompiledCorrelationRule compile_correlation(const CorrelationRuleDef& def, const KindFields& kinds,
+                                            const std::map<std::string, CatalogTable>& catalogs) {
+  const std::string where = "correlate." + def.id;
+  check_pattern(def.root, kinds, where + ".root");
+  for (size_t i = 0; i < def.explains.size(); ++i) {
+    check_pattern(def.explains[i], kinds, where + ".explains[" + std::to_string(i) + "]");
+  }
+  if (def.catalog) {
+    if (!catalogs.count(def.catalog->table)) fail(kErrRef, def.root.location, where + ".root.catalog.table", "no catalog named '" + def.catalog->table + "'");
+    if (!kinds.at(def.root.kind).count(def.catalog->key_field)) {
+      fail(kErrRef, def.root.location, where + ".root.catalog.key", "kind '" + def.root.kind + "' has no field '" + def.catalog->key_field + "'");
+    }
+    for (const auto& s : def.catalog->severities) {
+      if (!is_severity(s)) fail(kErrField, def.root.location, where + ".root.catalog.severities", "unknown severity '" + s + "'");
+      if (s == "benign") fail(kErrField, def.root.location, where + ".root.catalog.severities", "benign reports are never root causes");
+    }
+  }
+
+  CompiledCorrelationRule rule;
+  rule.def = def;
+  const bool needs_trust = def.catalog.has_value() || domain_requires_trust(def.domain);
+  if (needs_trust && def.root_trusted_given && !def.root_trusted) {
+    fail(kErrTrust, def.root.location, where + ".root.trusted",
+         "a " + (def.catalog ? std::string("catalog-driven") : def.domain) + " root cause needs evidence from a trusted source");
+  }
+  rule.requires_trusted = def.root_trusted_given ? def.root_trusted : needs_trust;
+
+  std::set<std::string> allowed = {"node", "source", "kind", "job_id", "state"};
+  for (const auto& f : kinds.at(def.root.kind)) allowed.insert(f);
+  if (def.catalog) {
+    for (const char* c : {"catalog.name", "catalog.severity", "catalog.domain_hint", "catalog.key"}) allowed.insert(c);
+  }
+  for (const auto& name : template_placeholders(def.summary, def.summary_where, where + ".summary")) {
+    if (!allowed.count(name)) fail(kErrTemplate, def.summary_where, where + ".summary", "unknown placeholder {" + name + "}");
+  }
+  return rule;
+}
+
+}  // namespace
+
+std::vector<std::string> template_placeholders(const std::string& text, const SourceLocation& where,
+                                               const std::string& field) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t open = text.find_first_of("{}", pos);
+    if (open == std::string::npos) break;
+    if (text[open] == '}') fail(kErrTemplate, where, field, "unbalanced '}'");
+    const size_t close = text.find('}', open);
+    if (close == std::string::npos) fail(kErrTemplate, where, field, "unbalanced '{'");
+    const std::string name = text.substr(open + 1, close - open - 1);
+    if (name.empty() || name.find('{') != std::string::npos) fail(kErrTemplate, where, field, "bad placeholder");
+    out.push_back(name);
+    pos = close + 1;
+  }
+  return out;
+}
+
+std::unique_ptr<RulePack> compile_pack(DefinitionSet definitions) {
+  auto pack = std::make_unique<RulePack>();
+  pack->name = definitions.manifest.name;
+  pack->version = definitions.manifest.version;
+  pack->clock_skew_us = definitions.manifest.clock_skew_ms * 1000;
+  pack->catalogs = std::move(definitions.catalogs);
+
+  std::vector<std::vector<ExtractionRuleDef>> shipped_extract, site_extract;
+  std::vector<std::vector<CorrelationRuleDef>> shipped_correlate, site_correlate;
+  for (auto& f : definitions.shipped) {
+    shipped_extract.push_back(f.extraction);
+    shipped_correlate.push_back(f.correlation);
+  }
+  for (auto& f : definitions.site) {
+    site_extract.push_back(f.extraction);
+    site_correlate.push_back(f.correlation);
+  }
+
+  for (const auto& def : merge_by_id(shipped_extract, site_extract, "extract")) {
+    pack->extraction.push_back(compile_extraction(def));
+    check_examples(pack->extraction.back());
+    pack->examples += def.match_examples.size() + def.no_match_examples.size();
+  }
+  const KindFields kinds = collect_kind_fields(pack->extraction);
+  for (const auto& def : merge_by_id(shipped_correlate, site_correlate, "correlate")) {
+    pack->correlation.push_back(compile_correlation(def, kinds, pack->catalogs));
+  }
+  std::sort(pack->correlation.begin(), pack->correlation.end(), [](const auto& a, const auto& b) {
+    if (a.def.precedence != b.def.precedence) return a.def.precedence > b.def.precedence;
+    return a.def.id < b.def.id;
+  });
+  return pack;
+}
+
+}  // namespace attrib::rules::detail

@@ -1,0 +1,349 @@
+// correlate(): events + job facts -> verdict. Semantics (docs/rules.md):
+//
+//  1. Identical events are folded and all events put in the engine's one order
+//     (event_order.h); ids e1..eN follow that order. The accounting state becomes a
+//     synthetic `slurm.job_state` event when some rule can take it as a root.
+//  2. A job that COMPLETED with exit 0 and no signal is NONE: nothing to attribute.
+//  3. Candidates: for each event, the highest-precedence rule (then lowest id) whose
+//     root condition it meets, including trust and catalog eligibility.
+//  4. Candidates are visited by (precedence desc, event order, rule id). One that an
+//     already kept root explains is demoted to a symptom; otherwise it is kept.
+//  5. The kept roots of the highest precedence decide the domain: two or more domains
+//     there -> AMBIGUOUS with candidates. Otherwise the earliest kept root of that
+//     domain is the root cause; later kept roots of the same domain are its fan-out.
+//  6. Every other event explained by a kept root is a symptom; the rest unexplained.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "attrib/rules/comment.h"
+#include "event_order.h"
+#include "rule_pack.h"
+
+namespace attrib::rules {
+
+namespace {
+
+using detail::CompiledCorrelationRule;
+using detail::EventPattern;
+using detail::Scope;
+using json = nlohmann::json;
+
+struct Candidate {
+  size_t event = 0;  // index into the ordered events
+  const CompiledCorrelationRule* rule = nullptr;
+  std::string domain;
+  std::string action;
+  const CatalogEntry* catalog = nullptr;
+};
+
+std::string field_text(const json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); }
+
+bool value_matches(const json& actual, const json& expected) {
+  if (actual.is_number_integer() && expected.is_number_integer()) return actual.get<int64_t>() == expected.get<int64_t>();
+  return field_text(actual) == field_text(expected);
+}
+
+bool fields_match(const Event& e, const EventPattern& pattern) {
+  if (e.kind != pattern.kind) return false;
+  for (const auto& condition : pattern.where) {
+    auto it = e.fields.find(condition.field);
+    if (it == e.fields.end()) return false;
+    const bool any = std::any_of(condition.any_of.begin(), condition.any_of.end(),
+                                 [&](const json& v) { return value_matches(*it, v); });
+    if (!any) return false;
+  }
+  for (const auto& name : pattern.present) {
+    if (!e.fields.contains(name)) return false;
+  }
+  return true;
+}
+
+std::optional<std::string> pci_of(const Event& e) {
+  auto it = e.fields.find("pci");
+  if (it == e.fields.end() || !it->is_string()) return std::nullopt;
+  return detail::normalize_pci(it->get<std::string>());
+}
+
+const CatalogEntry* catalog_row(const RulePack& pack, const CompiledCorrelationRule& rule, const Event& e) {
+  const auto& condition = *rule.def.catalog;
+  auto key = e.fields.find(condition.key_field);
+  if (key == e.fields.end()) return nullptr;
+  const auto& table = pack.catalogs.at(condition.table);
+  auto row = table.entries.find(field_text(*key));
+  return row == table.entries.end() ? nullptr : &row->second;
+}
+
+std::optional<Candidate> root_candidate(const RulePack& pack, const CompiledCorrelationRule& rule,
+                                        const std::vector<Event>& events, size_t index) {
+  const Event& e = events[index];
+  if (!fields_match(e, rule.def.root)) return std::nullopt;
+  if (rule.requires_trusted && !e.trusted) return std::nullopt;
+  Candidate c{index, &rule, rule.def.domain, rule.def.action, nullptr};
+  if (rule.def.catalog) {
+    const CatalogEntry* row = catalog_row(pack, rule, e);
+    if (row == nullptr || !row->root_eligible) return std::nullopt;
+    const auto& severities = rule.def.catalog->severities;
+    if (std::find(severities.begin(), severities.end(), row->severity) == severities.end()) return std::nullopt;
+    c.catalog = row;
+    if (c.domain == "catalog") c.domain = row->domain;
+    if (c.action == "catalog") c.action = row->action;
+  }
+  return c;
+}
+
+// Does root candidate `root` explain event `e` (a symptom of it)?
+bool explains(const RulePack& pack, const Candidate& root, const std::vector<Event>& events, size_t index) {
+  if (index == root.event) return false;
+  const Event& cause = events[root.event];
+  const Event& e = events[index];
+  // A symptom cannot precede its cause by more than the clock skew tolerance. Events
+  // without a time are ordered only within their stream, so no constraint applies.
+  if (cause.time && e.time && *e.time < *cause.time - pack.clock_skew_us) return false;
+  for (const auto& pattern : root.rule->def.explains) {
+    if (!fields_match(e, pattern)) continue;
+    switch (pattern.scope) {
+      case Scope::Job:
+        return true;
+      case Scope::SameNode:
+        if (!cause.node.empty() && cause.node == e.node) return true;
+        break;
+      case Scope::SameGpu: {
+        const auto a = pci_of(cause), b = pci_of(e);
+        if (!cause.node.empty() && cause.node == e.node && a && b && *a == *b) return true;
+        break;
+      }
+    }
+  }
+  return false;
+}
+
+std::string render_summary(const Candidate& c, const Event& e, const JobFacts& job) {
+  const std::string& text = c.rule->def.summary;
+  std::string out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t open = text.find('{', pos);
+    if (open == std::string::npos) {
+      out += text.substr(pos);
+      break;
+    }
+    out += text.substr(pos, open - pos);
+    const size_t close = text.find('}', open);  // balanced: checked at load time
+    const std::string name = text.substr(open + 1, close - open - 1);
+    std::string value = "?";
+    if (name == "node") value = e.node.empty() ? "?" : e.node;
+    else if (name == "source") value = e.source;
+    else if (name == "kind") value = e.kind;
+    else if (name == "job_id") value = job.job_id;
+    else if (name == "state" && !e.fields.contains("state")) value = job.state;
+    else if (name.rfind("catalog.", 0) == 0 && c.catalog) {
+      const std::string what = name.substr(8);
+      if (what == "name") value = c.catalog->name;
+      else if (what == "severity") value = c.catalog->severity;
+      else if (what == "domain_hint") value = c.catalog->domain_hint;
+      else if (what == "key") value = c.catalog->key;
+    } else if (e.fields.contains(name)) {
+      value = field_text(e.fields[name]);
+    }
+    out += value;
+    pos = close + 1;
+  }
+  return out;
+}
+
+// For AMBIGUOUS verdicts with disagreeing candidates: the most protective action wins
+// (a node that may be broken is drained rather than handed the next job).
+int action_strength(const std::string& action) {
+  static const std::vector<std::string> kOrder = {"NONE",           "RESUBMIT",        "FIX_APPLICATION",
+                                                  "FIX_CONFIGURATION", "CONTACT_VENDOR", "INSPECT_NETWORK",
+                                                  "INSPECT_FABRIC", "RESET_GPU",       "REBOOT_NODE",
+                                                  "DRAIN_NODE"};
+  auto it = std::find(kOrder.begin(), kOrder.end(), action);
+  return it == kOrder.end() ? 0 : static_cast<int>(it - kOrder.begin());
+}
+
+bool job_succeeded(const JobFacts& job) { return job.state == "COMPLETED" && job.exit_code == 0 && job.signal == 0; }
+
+std::optional<Event> job_state_event(const RulePack& pack, const JobFacts& job) {
+  Event e;
+  e.kind = detail::kJobStateKind;
+  e.rule = "accounting";
+  e.source = "slurm";
+  e.time = job.end;
+  e.trusted = true;  // slurmdbd's record, written by Slurm itself
+  e.line = "JobId=" + job.job_id + " State=" + job.state + " ExitCode=" + std::to_string(job.exit_code) + ":" +
+           std::to_string(job.signal);
+  e.fields = {{"state", job.state}, {"exit_code", job.exit_code}, {"signal", job.signal}};
+  for (const auto& rule : pack.correlation) {
+    if (fields_match(e, rule.def.root)) return e;
+  }
+  return std::nullopt;
+}
+
+std::vector<Event> fold_and_order(std::vector<Event> input) {
+  std::unordered_map<std::string, size_t> index;
+  std::vector<Event> folded;
+  folded.reserve(input.size());
+  for (auto& e : input) {
+    e.id.clear();
+    std::string key = detail::fold_key(e);
+    auto it = index.find(key);
+    if (it != index.end()) {
+      detail::fold_into(folded[it->second], e);
+    } else {
+      index.emplace(std::move(key), folded.size());
+      folded.push_back(std::move(e));
+    }
+  }
+  std::sort(folded.begin(), folded.end(), detail::event_less);
+  for (size_t i = 0; i < folded.size(); ++i) folded[i].id = "e" + std::to_string(i + 1);
+  return folded;
+}
+
+void add_affected(Verdict& v, const Event& e) {
+  if (!e.node.empty()) v.affected_nodes.push_back(e.node);
+  if (auto pci = pci_of(e); pci && !e.node.empty()) v.affected_gpus.push_back({e.node, *pci});
+}
+
+void sort_unique(Verdict& v) {
+  std::sort(v.affected_nodes.begin(), v.affected_nodes.end());
+  v.affected_nodes.erase(std::unique(v.affected_nodes.begin(), v.affected_nodes.end()), v.affected_nodes.end());
+  auto gpu_less = [](const AffectedGpu& a, const AffectedGpu& b) { return std::tie(a.node, a.pci) < std::tie(b.node, b.pci); };
+  auto gpu_equal = [](const AffectedGpu& a, const AffectedGpu& b) { return a.node == b.node && a.pci == b.pci; };
+  std::sort(v.affected_gpus.begin(), v.affected_gpus.end(), gpu_less);
+  v.affected_gpus.erase(std::unique(v.affected_gpus.begin(), v.affected_gpus.end(), gpu_equal), v.affected_gpus.end());
+}
+
+}  // namespace
+
+Verdict correlate(const RulePack& pack, const JobFacts& job, std::vector<Event> input, std::vector<Coverage> coverage) {
+  Verdict v;
+  v.job_id = job.job_id;
+  v.cluster = job.cluster;
+  v.attempt = job.attempt;
+  v.terminal_state = job.state;
+  v.exit_code = job.exit_code;
+  v.signal = job.signal;
+  v.ruleset_version = pack.version;
+  v.ruleset_hash = pack.hash;
+  v.nodes = job.nodes;
+  std::sort(v.nodes.begin(), v.nodes.end());
+  v.nodes.erase(std::unique(v.nodes.begin(), v.nodes.end()), v.nodes.end());
+  std::sort(coverage.begin(), coverage.end(), [](const Coverage& a, const Coverage& b) {
+    return std::tie(a.node, a.source, a.detail) < std::tie(b.node, b.source, b.detail);
+  });
+  v.coverage = std::move(coverage);
+
+  const bool succeeded = job_succeeded(job);
+  if (!succeeded) {
+    if (auto state = job_state_event(pack, job)) input.push_back(std::move(*state));
+  }
+  const std::vector<Event> events = fold_and_order(std::move(input));
+
+  std::vector<Candidate> kept;
+  std::vector<std::string> explained_by(events.size());
+  std::vector<bool> is_root(events.size(), false);
+  if (!succeeded) {
+    std::vector<Candidate> candidates;
+    for (size_t i = 0; i < events.size(); ++i) {
+      for (const auto& rule : pack.correlation) {  // already by (precedence desc, id)
+        if (auto c = root_candidate(pack, rule, events, i)) {
+          candidates.push_back(*c);
+          break;
+        }
+      }
+    }
+    std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+      if (a.rule->def.precedence != b.rule->def.precedence) return a.rule->def.precedence > b.rule->def.precedence;
+      if (a.event != b.event) return a.event < b.event;
+      return a.rule->def.id < b.rule->def.id;
+    });
+    for (const auto& c : candidates) {
+      const bool demoted = std::any_of(kept.begin(), kept.end(),
+                                       [&](const Candidate& k) { return explains(pack, k, events, c.event); });
+      if (!demoted) kept.push_back(c);
+    }
+    for (const auto& k : kept) is_root[k.event] = true;
+    for (size_t i = 0; i < events.size(); ++i) {
+      if (is_root[i]) continue;
+      for (const auto& k : kept) {
+        if (explains(pack, k, events, i)) {
+          explained_by[i] = k.rule->def.id;
+          break;
+        }
+      }
+    }
+  }
+
+  std::vector<bool> listed(events.size(), false);  // root_cause event: not repeated elsewhere
+  if (succeeded) {
+    v.domain = "NONE";
+    v.recommended_action = "NONE";
+  } else if (kept.empty()) {
+    v.domain = "UNATTRIBUTED";
+    v.recommended_action = "NONE";
+  } else {
+    const int top = kept.front().rule->def.precedence;
+    std::set<std::string> top_domains;
+    for (const auto& k : kept) {
+      if (k.rule->def.precedence == top) top_domains.insert(k.domain);
+    }
+    if (top_domains.size() >= 2) {
+      v.domain = "AMBIGUOUS";
+      std::map<std::pair<std::string, std::string>, Candidate*> first_of;
+      std::map<std::pair<std::string, std::string>, std::vector<std::string>> ids;
+      int strongest = -1;
+      for (auto& k : kept) {
+        if (k.rule->def.precedence != top) continue;
+        const auto key = std::make_pair(k.domain, k.rule->def.id);
+        if (!first_of.count(key)) first_of[key] = &k;
+        ids[key].push_back(events[k.event].id);
+        add_affected(v, events[k.event]);
+        if (action_strength(k.action) > strongest) {
+          strongest = action_strength(k.action);
+          v.recommended_action = k.action;
+        }
+      }
+      for (const auto& [key, first] : first_of) {
+        v.candidates.push_back({key.first, key.second, render_summary(*first, events[first->event], job), ids[key]});
+      }
+    } else {
+      const std::string domain = *top_domains.begin();
+      const Candidate* primary = nullptr;
+      for (const auto& k : kept) {  // earliest report of the winning domain is the mechanism
+        if (k.domain != domain) continue;
+        if (primary == nullptr || k.event < primary->event ||
+            (k.event == primary->event && k.rule->def.precedence > primary->rule->def.precedence)) {
+          primary = &k;
+        }
+      }
+      v.domain = domain;
+      v.recommended_action = primary->action;
+      v.root_cause = RootCause{primary->rule->def.id, render_summary(*primary, events[primary->event], job),
+                               events[primary->event]};
+      listed[primary->event] = true;
+      add_affected(v, events[primary->event]);
+      for (const auto& k : kept) {  // same-domain reports elsewhere are fan-out of the mechanism
+        if (&k == primary || k.domain != domain) continue;
+        explained_by[k.event] = primary->rule->def.id;
+        add_affected(v, events[k.event]);
+      }
+    }
+  }
+
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (listed[i]) continue;
+    if (!explained_by[i].empty()) {
+      v.symptoms.push_back({events[i], explained_by[i], events[i].count});
+    } else {
+      v.unexplained.push_back(events[i]);
+    }
+  }
+  sort_unique(v);
+  v.comment = render_comment(v);
+  return v;
+}
+
+}  // namespace attrib::rules

@@ -1,0 +1,139 @@
+// Rule definitions: what the YAML says, validated for shape but not yet compiled
+// (no regex objects, no cross-file references resolved). docs/rules.md documents
+// the schema these structs mirror.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "load_error.h"
+#include "yaml_reader.h"
+
+namespace attrib::rules::detail {
+
+enum class FieldType { Int, String, Hex };
+
+struct FieldDef {
+  std::string name;
+  FieldType type = FieldType::String;
+};
+
+struct MatchExample {
+  std::string line;
+  nlohmann::json fields = nlohmann::json::object();  // expected subset of the captured fields
+  SourceLocation where;
+};
+
+struct NoMatchExample {
+  std::string line;
+  SourceLocation where;
+};
+
+// Turns one line from one source into a typed event.
+struct ExtractionRuleDef {
+  std::string id;
+  std::string kind;
+  std::string description;
+  std::vector<std::string> sources;    // kernel syslog fabricmanager slurm app app.rank<N>
+  std::vector<std::string> prefilter;  // literals; a line must contain one before the regex runs
+  std::string regex;                   // RE2 syntax, named groups (?P<name>...)
+  std::vector<FieldDef> fields;        // type of every named group
+  nlohmann::json constants = nlohmann::json::object();  // `set:` fields added to every event
+  std::vector<MatchExample> match_examples;
+  std::vector<NoMatchExample> no_match_examples;
+  bool override_shipped = false;
+  SourceLocation where;
+  SourceLocation regex_where;
+};
+
+// Relation between a root event and an event it explains.
+enum class Scope { Job, SameNode, SameGpu };
+
+struct FieldCondition {
+  std::string field;
+  std::vector<nlohmann::json> any_of;
+};
+
+struct EventPattern {
+  std::string kind;
+  std::vector<FieldCondition> where;
+  std::vector<std::string> present;  // fields that must exist, with any value
+  Scope scope = Scope::Job;
+  SourceLocation location;
+};
+
+// Root condition that takes domain/severity/action from a data table (e.g. the Xid
+// catalog), keyed by one event field.
+struct CatalogCondition {
+  std::string table;
+  std::string key_field;
+  std::vector<std::string> severities;  // only rows with one of these severities qualify
+};
+
+struct CorrelationRuleDef {
+  std::string id;
+  std::string description;
+  int precedence = 0;
+  std::string domain;  // a verdict domain, or "catalog"
+  std::string action;  // a verdict action, or "catalog"
+  EventPattern root;
+  bool root_trusted = false;
+  bool root_trusted_given = false;
+  std::optional<CatalogCondition> catalog;
+  std::vector<EventPattern> explains;
+  std::string summary;
+  bool override_shipped = false;
+  SourceLocation where;
+  SourceLocation summary_where;
+};
+
+struct ActionOverride {
+  std::string domain;
+  std::string severity;
+  std::string action;
+};
+
+// A tab-separated data table loaded as rules (pack.yaml `catalogs:`).
+struct CatalogDef {
+  std::string name;
+  std::string file;  // relative to the pack directory
+  std::string key_column;
+  std::string name_column;
+  std::string domain_column;
+  std::string severity_column;
+  std::map<std::string, std::string> domain_map;          // domain_hint -> verdict domain
+  std::map<std::string, std::string> action_by_severity;  // severity -> verdict action
+  std::vector<ActionOverride> action_overrides;           // (domain, severity) -> action
+  SourceLocation where;
+};
+
+struct PackManifest {
+  std::string name;
+  std::string version;
+  int64_t clock_skew_ms = 5000;
+  std::vector<std::pair<std::string, SourceLocation>> rule_files;
+  std::vector<CatalogDef> catalogs;
+};
+
+struct RuleFileDefs {
+  std::vector<ExtractionRuleDef> extraction;
+  std::vector<CorrelationRuleDef> correlation;
+};
+
+PackManifest parse_manifest(const YamlFile& file);
+RuleFileDefs parse_rule_file(const YamlFile& file);
+
+// YAML scalar -> JSON value: integers become numbers, everything else a string.
+nlohmann::json scalar_to_json(const YAML::Node& scalar);
+
+// Verdict vocabularies (ARCHITECTURE.md, verdict-and-bundle.md).
+bool is_root_domain(const std::string& domain);  // domains a rule may assign
+bool is_action(const std::string& action);
+bool is_known_source(const std::string& source);
+bool domain_requires_trust(const std::string& domain);
+
+}  // namespace attrib::rules::detail

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# The main job, end to end: installs what is missing, builds attrib, brings up a real
+# local Slurm cluster (munge, MariaDB, slurmdbd, slurmctld, slurmd n1..n3), starts
+# attributiond, runs a 3-node job that fails while n2's kernel log reports Xid 79 (GPU
+# fallen off the bus) and n1/n3's application output fills with NCCL watchdog timeouts,
+# then shows the verdict in sacct and attrib-show, and tears everything down by PID.
+# Run as root on Debian 12, from any directory.
+set -euo pipefail
+src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+export ATTRIB_SOURCE_DIR=$src
+export ATTRIB_BUILD_DIR=${ATTRIB_BUILD_DIR:-$src/build}
+demo=${ATTRIB_DEMO_DIR:-/tmp/attrib-demo}
+DAEMON_ADDR=127.0.0.1:7069
+
+echo "== building attrib (first run installs Debian packages; a few minutes)"
+"$src/scripts/build.sh"
+
+echo "== starting a local Slurm cluster under $demo/cluster"
+rm -rf "$demo"
+mkdir -p "$demo/attrib"
+# EpilogSlurmctld takes no arguments: a two-line wrapper points attrib-epilog at its config.
+cat > "$demo/attrib-epilog-hook" <<HOOK
+#!/bin/sh
+exec "$ATTRIB_BUILD_DIR/epilog/attrib-epilog" --config "$demo/attrib/attrib.yaml"
+HOOK
+chmod 755 "$demo" "$demo/attrib-epilog-hook"
+teardown() {
+  stop_attributiond 2>/dev/null || true
+  "$src/scripts/cluster.sh" down "$demo/cluster" >/dev/null 2>&1 || true
+}
+trap teardown EXIT
+ATTRIB_EPILOG_SLURMCTLD="$demo/attrib-epilog-hook" "$src/scripts/cluster.sh" up "$demo/cluster" >/dev/null
+source "$demo/cluster/env.sh"
+source "$src/scripts/lib/local-attrib.sh"
+sinfo
+
+echo "== starting attributiond (log: $demo/attrib/attributiond.log)"
+write_attrib_config "$demo/attrib"
+seed_journal "$demo/attrib"
+start_attributiond "$demo/attrib"
+
+echo "== running a 3-node training job that will fail"
+job=$(submit -N3 --job-name=train-llm --comment "exp 42" --wrap 'srun sleep 5; exit 1')
+wait_job_state "$job" RUNNING
+sleep 1
+echo "   n2 kernel:  ${XID79_LINES[1]}"
+inject_journal "$demo/attrib" n2 --transport kernel --uid 0 -- "${XID79_LINES[@]}"
+sleep 1
+for host in n1 n3; do
+  echo "   $host app:     ${NCCL_TIMEOUT_LINE:0:100}..."
+  inject_journal "$demo/attrib" "$host" --transport stdout --identifier python3 --uid 1000 -- "$NCCL_TIMEOUT_LINE"
+done
+echo "== waiting for job $job to end and be attributed"
+wait_verdict "$job" "$demo/attrib/verdict.json"
+
+echo
+echo "\$ sacct -j $job -o JobID,State,ExitCode,Comment%120"
+sacct -j "$job" -o JobID,State,ExitCode,Comment%120
+echo
+echo "\$ attrib-show $job"
+"$ATTRIB_SHOW" --server "$DAEMON_ADDR" "$job"
+echo
+echo "== tearing down"

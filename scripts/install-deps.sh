@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package attrib needs to build, test and run the demo.
+# Idempotent: asks dpkg first and touches apt only when something is missing.
+# Quiet unless it fails (then apt's output is shown). Run as root.
+set -euo pipefail
+
+build_packages=(
+  cmake g++ make ninja-build pkg-config git
+  libslurm-dev libsystemd-dev libprotobuf-dev protobuf-compiler libgrpc++-dev
+  protobuf-compiler-grpc libsqlite3-dev libgtest-dev libgmock-dev libyaml-cpp-dev
+  libre2-dev libvectorscan-dev libcli11-dev libspdlog-dev nlohmann-json3-dev
+  libcurl4-openssl-dev libmunge-dev libbenchmark-dev
+)
+# A real Slurm 22.05 cluster on one machine (scripts/cluster.sh).
+cluster_packages=(
+  slurmctld slurmd slurmdbd slurm-client munge mariadb-server mariadb-client
+  procps iproute2 util-linux
+)
+# Real log sources and tools used by tests and the demo.
+tool_packages=(
+  systemd-journal-remote sqlite3 prometheus python3 curl ca-certificates jq
+)
+
+wanted=("${build_packages[@]}" "${cluster_packages[@]}" "${tool_packages[@]}")
+
+# One dpkg-query for all packages keeps the no-op case fast; unknown names print nothing.
+installed=" $(dpkg-query -W -f='${Package}:${db:Status-Status} ' "${wanted[@]}" 2>/dev/null || true) "
+missing=()
+for package in "${wanted[@]}"; do
+  [[ "$installed" == *" $package:installed "* ]] || missing+=("$package")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: missing packages (${missing[*]}); run as root" >&2
+  exit 1
+fi
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+export DEBIAN_FRONTEND=noninteractive
+if ! { apt-get update -q && apt-get install -y -q --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
+  cat "$log" >&2
+  echo "install-deps: failed to install: ${missing[*]}" >&2
+  exit 1
+fi

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The user's own --comment survives; the attrib segment is added beside it.
+source "$(dirname "$0")/lib.sh"
+setup_run user_comment_kept
+start_daemon
+job=$(submit -N1 --comment "exp 42" --wrap 'exit 3')
+await_verdict "$job"
+comment=$(sacct_field "$job" Comment)
+expect_contains "$comment" "exp 42" "user's comment kept"
+expect_contains "$comment" "attrib: UNATTRIBUTED" "attrib segment"
+expect_eq "${comment%%attrib:*}" "exp 42 | " "user's text first, untouched"
+echo PASS

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Xid 79 on n2's kernel log while NCCL watchdog timeouts fill n1 and n3's application
+# output: the verdict blames n2's GPU and lists the timeouts as symptoms.
+source "$(dirname "$0")/lib.sh"
+setup_run xid79_symptoms
+start_daemon
+
+job=$(submit -N3 --wrap 'sleep 4; exit 1')
+wait_state "$job" RUNNING
+sleep 1
+inject n2 --transport kernel --uid 0 -- "${XID79_LINES[@]}"
+sleep 1
+for host in n1 n3; do
+  inject "$host" --transport stdout --identifier python3 --uid 1000 -- \
+    "$NCCL_TIMEOUT_LINE"
+done
+await_verdict "$job"
+
+expect_eq "$(sacct_field "$job" State)" FAILED "sacct state"
+comment=$(sacct_field "$job" Comment)
+expect_contains "$comment" "attrib: GPU_HARDWARE node=n2" "sacct comment"
+expect_eq "$(verdict "$job" .domain)" GPU_HARDWARE "domain"
+expect_eq "$(verdict "$job" '.affected_nodes | join(",")')" n2 "affected nodes"
+expect_eq "$(verdict "$job" .root_cause.event.source)" kernel "root cause source"
+expect_eq "$(verdict "$job" .comment)" "${comment}" "verdict comment == sacct comment"
+expect_eq "$(verdict "$job" '[.symptoms[] | select(.event.kind | startswith("nccl")) | .event.node] | sort | unique | join(",")')" \
+  "n1,n3" "symptom nodes"
+expect_eq "$(verdict "$job" '[.symptoms[].explained_by] | unique | join(",")')" "$(verdict "$job" .root_cause.rule)" \
+  "symptoms explained by the root cause"
+expect_eq "$(verdict "$job" '[.coverage[] | select(.node == "n2" and .source == "kernel") | .status] | join(",")')" ok "n2 kernel coverage"
+"$ATTRIB_SHOW" --server "$DAEMON_ADDR" "$job" | tee "$run_dir/show.txt"
+expect_contains "$(cat "$run_dir/show.txt")" "Domain:       GPU_HARDWARE" "attrib-show text"
+echo PASS

@@ -1,0 +1,256 @@
+// The head daemon in-process: real gRPC server on a Unix socket, real SQLite archive,
+// real journald collector over journal files written by systemd-journal-remote, the
+// shipped rule pack. Only slurmdbd is replaced (by an in-memory accounting record);
+// the real one is exercised by the end-to-end suite.
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include "attrib/collectors/registry.h"
+#include "attrib/v1/attrib.grpc.pb.h"
+#include "head_daemon.h"
+#include "spool.h"
+
+namespace fs = std::filesystem;
+using namespace attrib;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr TimeUs kSecond = 1000000;
+
+// slurmdbd stand-in: the record turns final only after `lag_reads` reads, like the real
+// accounting record that lags the hook by seconds.
+struct AccountingState {
+  std::mutex mutex;
+  std::map<std::string, head::JobRecordFacts> records;
+  std::map<std::string, int> reads;
+  int lag_reads = 0;
+  int comment_writes = 0;
+};
+
+class MemoryAccounting : public head::Accounting {
+ public:
+  explicit MemoryAccounting(std::shared_ptr<AccountingState> state) : state_(std::move(state)) {}
+  Result<head::JobRecordFacts> read_job(const std::string&, const std::string& job_id) override {
+    std::lock_guard lock(state_->mutex);
+    auto it = state_->records.find(job_id);
+    if (it == state_->records.end()) return Error{head::kAccountingNotFound, "no such job"};
+    head::JobRecordFacts record = it->second;
+    record.final = ++state_->reads[job_id] > state_->lag_reads;
+    return record;
+  }
+  Status write_comment(const std::string&, const std::string& job_id, const std::string& comment) override {
+    std::lock_guard lock(state_->mutex);
+    state_->records[job_id].comment = comment;
+    ++state_->comment_writes;
+    return ok_status();
+  }
+
+ private:
+  std::shared_ptr<AccountingState> state_;
+};
+
+TimeUs now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+class HeadDaemonTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("attrib-head-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "journal");
+    fs::create_directories(dir_ / "spool");
+    config_.cluster = "lab";
+    config_.head.listen = {"unix://" + (dir_ / "sock").string()};
+    config_.head.database = (dir_ / "attrib.db").string();
+    config_.head.spool_dir = (dir_ / "spool").string();
+    config_.head.scope_poll_interval_ms = 20;
+    config_.head.retry_backoff_s = 1;
+    config_.head.window_lead_s = 0;
+    config_.head.window_grace_s = 1;
+    config_.rules_pack_dir = ATTRIB_RULES_PACK_DIR;
+    state_ = std::make_shared<AccountingState>();
+  }
+  void TearDown() override {
+    daemon_.reset();
+    fs::remove_all(dir_);
+  }
+
+  void Inject(const std::string& host, TimeUs time, const std::vector<std::string>& args,
+              const std::string& message) {
+    std::string cmd = std::string(ATTRIB_SCRIPTS_DIR) + "/journal-inject.sh --dir " + (dir_ / "journal").string() +
+                      " --host " + host + " --time-us " + std::to_string(time);
+    for (const auto& a : args) cmd += " " + a;
+    std::string quoted;  // single-quoted for sh, with embedded quotes closed and escaped
+    for (char c : message) quoted += (c == '\'') ? std::string("'\\''") : std::string(1, c);
+    cmd += " -- '" + quoted + "' >/dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  }
+
+  void Start() {
+    auto store = head::JobStore::open(config_.head.database);
+    ASSERT_TRUE(store) << store.error().message;
+    auto pack = rules::load_rule_pack({config_.rules_pack_dir, {}});
+    ASSERT_TRUE(pack) << pack.error().message;
+    YAML::Node options;
+    options["directory"] = (dir_ / "journal").string();
+    options["match_hostname"] = true;
+    options["app_identifiers"].push_back("python3");
+    auto journald = collectors::create_collector("journald", options);
+    ASSERT_TRUE(journald) << journald.error().message;
+    std::vector<std::unique_ptr<collectors::Collector>> list;
+    list.push_back(std::move(*journald));
+    auto state = state_;
+    daemon_ = std::make_unique<head::HeadDaemon>(config_, std::move(*store), *pack, std::move(list),
+                                                 [state] { return std::make_unique<MemoryAccounting>(state); });
+    auto started = daemon_->start();
+    ASSERT_TRUE(started) << started.error().message;
+    stub_ = v1::Attribution::NewStub(grpc::CreateChannel(config_.head.listen[0], grpc::InsecureChannelCredentials()));
+  }
+
+  void AddRecord(const std::string& job_id, const std::string& state, int exit_code, TimeUs start, TimeUs end,
+                 const std::string& comment = "") {
+    head::JobRecordFacts record;
+    record.facts.job_id = job_id;
+    record.facts.cluster = "lab";
+    record.facts.state = state;
+    record.facts.exit_code = exit_code;
+    record.facts.start = start;
+    record.facts.end = end;
+    record.facts.nodes = {"n1", "n2", "n3"};
+    record.comment = comment;
+    std::lock_guard lock(state_->mutex);
+    state_->records[job_id] = record;
+  }
+
+  grpc::Status Submit(const std::string& job_id, v1::SubmitResponse* response) {
+    v1::JobEnded job;
+    job.set_job_id(job_id);
+    job.set_node_list("n[1-3]");
+    job.set_hook(v1::HOOK_KIND_EPILOG_SLURMCTLD);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + 5s);
+    return stub_->SubmitJobEnded(&context, job, response);
+  }
+
+  // Polls GetVerdict until the job is done; returns the verdict JSON.
+  nlohmann::json WaitDone(const std::string& job_id) {
+    for (int i = 0; i < 500; ++i) {
+      grpc::ClientContext context;
+      v1::GetVerdictRequest request;
+      request.set_job_id(job_id);
+      v1::GetVerdictResponse response;
+      auto status = stub_->GetVerdict(&context, request, &response);
+      if (status.ok() && response.status() == "done") return nlohmann::json::parse(response.verdict_json());
+      std::this_thread::sleep_for(20ms);
+    }
+    ADD_FAILURE() << "job " << job_id << " not attributed within 10 s";
+    return {};
+  }
+
+  fs::path dir_;
+  config::Config config_;
+  std::shared_ptr<AccountingState> state_;
+  std::unique_ptr<head::HeadDaemon> daemon_;
+  std::unique_ptr<v1::Attribution::Stub> stub_;
+};
+
+TEST_F(HeadDaemonTest, XidOnOneNodeBecomesTheVerdictAndTheComment) {
+  TimeUs start = now_us() - 60 * kSecond;
+  TimeUs end = now_us() - 10 * kSecond;
+  Inject("n2", start + 20 * kSecond, {"--transport", "kernel", "--uid", "0"},
+         "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.");
+  for (const char* host : {"n1", "n3"})
+    Inject(host, start + 30 * kSecond, {"--transport", "stdout", "--identifier", "python3", "--uid", "1000"},
+           "[rank0]:[E1130 10:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective "
+           "operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=466119168, NumelOut=466119168, "
+           "Timeout(ms)=600000) ran for 600060 milliseconds before timing out.");
+  // Outside the window: must not count.
+  Inject("n1", end + 30 * kSecond, {"--transport", "kernel", "--uid", "0"},
+         "NVRM: Xid (PCI:0000:07:00): 48, pid='<unknown>', name=<unknown>, An uncorrectable double bit error (DBE) "
+         "has been detected on GPU in the framebuffer at physAddr 0x7fffa8860 partition 7, subpartition 1.");
+  AddRecord("100", "FAILED", 1, start, end, "exp 42");
+  state_->lag_reads = 2;
+  Start();
+
+  v1::SubmitResponse response;
+  ASSERT_TRUE(Submit("100", &response).ok());
+  EXPECT_TRUE(response.accepted());
+  EXPECT_FALSE(response.duplicate());
+  auto verdict = WaitDone("100");
+  EXPECT_EQ(verdict["domain"], "GPU_HARDWARE");
+  EXPECT_EQ(verdict["affected_nodes"], nlohmann::json::array({"n2"}));
+  EXPECT_EQ(verdict["terminal_state"], "FAILED");
+  std::set<std::string> symptom_nodes;
+  for (const auto& s : verdict["symptoms"]) symptom_nodes.insert(s["event"]["node"].get<std::string>());
+  EXPECT_EQ(symptom_nodes, (std::set<std::string>{"n1", "n3"}));
+  for (const auto& e : verdict["unexplained"]) EXPECT_NE(e["fields"].value("xid", 0), 48) << "outside the window";
+
+  std::lock_guard lock(state_->mutex);
+  const std::string& comment = state_->records["100"].comment;
+  EXPECT_EQ(comment.rfind("exp 42 | attrib: GPU_HARDWARE node=n2", 0), 0u) << comment;
+  EXPECT_EQ(comment.substr(comment.find("attrib:")), verdict["comment"].get<std::string>());
+  EXPECT_GE(state_->reads["100"], 3) << "scoping waited for the final record";
+}
+
+TEST_F(HeadDaemonTest, DuplicateSubmitIsAcceptedOnceAndCommentWrittenOnce) {
+  AddRecord("101", "FAILED", 3, now_us() - 20 * kSecond, now_us() - 10 * kSecond);
+  Start();
+  v1::SubmitResponse first, second;
+  ASSERT_TRUE(Submit("101", &first).ok());
+  ASSERT_TRUE(Submit("101", &second).ok());
+  EXPECT_TRUE(second.accepted());
+  EXPECT_TRUE(second.duplicate());
+  auto verdict = WaitDone("101");
+  EXPECT_EQ(verdict["domain"], "UNATTRIBUTED");
+  std::lock_guard lock(state_->mutex);
+  EXPECT_EQ(state_->comment_writes, 1);
+}
+
+TEST_F(HeadDaemonTest, SpooledJobsAreDrainedAtStart) {
+  AddRecord("102", "COMPLETED", 0, now_us() - 20 * kSecond, now_us() - 10 * kSecond);
+  v1::JobEnded job;
+  job.set_job_id("102");
+  job.set_node_list("n1");
+  ASSERT_TRUE(spool::write(config_.head.spool_dir, job));
+  Start();
+  auto verdict = WaitDone("102");
+  EXPECT_EQ(verdict["domain"], "NONE");
+  EXPECT_EQ(verdict["cluster"], "lab");
+  EXPECT_TRUE(spool::list(config_.head.spool_dir).empty());
+}
+
+TEST_F(HeadDaemonTest, RestartResumesAQueuedJob) {
+  AddRecord("103", "FAILED", 3, now_us() - 20 * kSecond, now_us() - 10 * kSecond);
+  state_->lag_reads = 1000000;  // never final while the first daemon runs
+  Start();
+  v1::SubmitResponse response;
+  ASSERT_TRUE(Submit("103", &response).ok());
+  daemon_.reset();  // stopped mid-attribution
+  state_->lag_reads = 0;
+  Start();
+  auto verdict = WaitDone("103");
+  EXPECT_EQ(verdict["domain"], "UNATTRIBUTED");
+}
+
+TEST_F(HeadDaemonTest, UnknownJobIsNotFoundAndEmptyIdIsInvalid) {
+  Start();
+  grpc::ClientContext context;
+  v1::GetVerdictRequest request;
+  request.set_job_id("404");
+  v1::GetVerdictResponse response;
+  EXPECT_EQ(stub_->GetVerdict(&context, request, &response).error_code(), grpc::StatusCode::NOT_FOUND);
+  v1::SubmitResponse submit;
+  EXPECT_EQ(Submit("", &submit).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+}

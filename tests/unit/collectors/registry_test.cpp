@@ -1,0 +1,119 @@
+// The collector registry and option validation driven by the option tables.
+#include "attrib/collectors/registry.h"
+
+#include <gtest/gtest.h>
+
+#include "attrib/collectors/option_reader.h"
+#include "journald_collector.h"
+
+namespace attrib::collectors {
+namespace {
+
+TEST(Registry, ListsJournaldWithItsOptionTable) {
+  const CollectorKind* kind = find_collector_kind("journald");
+  ASSERT_NE(kind, nullptr);
+  std::vector<std::string> keys;
+  for (const OptionSpec& spec : kind->options) {
+    keys.push_back(spec.key);
+    EXPECT_FALSE(spec.help.empty()) << spec.key << " is undocumented";
+  }
+  EXPECT_EQ(keys, (std::vector<std::string>{"directory", "match_hostname", "identifiers", "app_identifiers"}));
+  EXPECT_EQ(find_collector_kind("no-such-kind"), nullptr);
+}
+
+TEST(Registry, UnknownKeyNamesKeyCollectorAndLine) {
+  const YAML::Node options = YAML::Load("directory: /var/log/journal/remote\nmatch_hostname: true\ndirectroy: /tmp\n");
+  auto created = create_collector("journald", options);
+  ASSERT_FALSE(created.ok());
+  EXPECT_EQ(created.error().code, "CONFIG_E_UNKNOWN_KEY");
+  EXPECT_NE(created.error().message.find("'directroy'"), std::string::npos) << created.error().message;
+  EXPECT_NE(created.error().message.find("journald"), std::string::npos) << created.error().message;
+  EXPECT_NE(created.error().message.find("line 3"), std::string::npos) << created.error().message;
+}
+
+TEST(Registry, WrongTypeNamesKeyAndLine) {
+  auto not_bool = create_collector("journald", YAML::Load("directory: /x\nmatch_hostname: maybe\n"));
+  ASSERT_FALSE(not_bool.ok());
+  EXPECT_EQ(not_bool.error().code, "CONFIG_E_TYPE");
+  EXPECT_NE(not_bool.error().message.find("'match_hostname'"), std::string::npos) << not_bool.error().message;
+  EXPECT_NE(not_bool.error().message.find("line 2"), std::string::npos) << not_bool.error().message;
+
+  auto not_list = create_collector("journald", YAML::Load("identifiers: nv-fabricmanager\n"));
+  ASSERT_FALSE(not_list.ok());
+  EXPECT_EQ(not_list.error().code, "CONFIG_E_TYPE");
+  EXPECT_NE(not_list.error().message.find("'identifiers'"), std::string::npos) << not_list.error().message;
+
+  auto nested = create_collector("journald", YAML::Load("app_identifiers: [python3, {a: b}]\n"));
+  ASSERT_FALSE(nested.ok());
+  EXPECT_NE(nested.error().message.find("'app_identifiers'"), std::string::npos) << nested.error().message;
+
+  auto not_map = create_collector("journald", YAML::Load("[a, b]"));
+  ASSERT_FALSE(not_map.ok());
+  EXPECT_EQ(not_map.error().code, "CONFIG_E_TYPE");
+}
+
+TEST(Registry, UnknownCollectorIsAnError) {
+  auto created = create_collector("journal", YAML::Node());
+  ASSERT_FALSE(created.ok());
+  EXPECT_EQ(created.error().code, "CONFIG_E_UNKNOWN_COLLECTOR");
+  EXPECT_NE(created.error().message.find("journald"), std::string::npos);
+}
+
+TEST(Registry, ValidOptionsCreateTheCollector) {
+  auto created = create_collector(
+      "journald", YAML::Load("directory: /var/log/journal/remote\nmatch_hostname: yes\n"
+                             "identifiers: [nv-fabricmanager]\napp_identifiers: [python3]\n"));
+  ASSERT_TRUE(created.ok()) << created.error().message;
+  ASSERT_NE(created->get(), nullptr);
+  EXPECT_EQ((*created)->name(), "journald");
+  auto* journald = dynamic_cast<JournaldCollector*>(created->get());
+  ASSERT_NE(journald, nullptr);
+  EXPECT_EQ(journald->source_names(), (std::vector<std::string>{"kernel", "fabricmanager", "app"}));
+}
+
+TEST(Registry, TableDefaultsApplyWhenNoOptionsAreGiven) {
+  for (const YAML::Node& none : {YAML::Node(), YAML::Load("~"), YAML::Load("{}")}) {
+    auto created = create_collector("journald", none);
+    ASSERT_TRUE(created.ok()) << created.error().message;
+    auto* journald = dynamic_cast<JournaldCollector*>(created->get());
+    ASSERT_NE(journald, nullptr);
+    // Default identifiers: nv-fabricmanager and nvidia-persistenced; no app identifiers.
+    EXPECT_EQ(journald->source_names(), (std::vector<std::string>{"kernel", "fabricmanager", "syslog"}));
+  }
+}
+
+TEST(Registry, EveryTableDefaultIsAcceptedByItsParser) {
+  // Creating each kind with its defaults written out explicitly must succeed: a
+  // default that the parser rejects would only surface for users who omit the key.
+  for (const CollectorKind& kind : collector_kinds()) {
+    YAML::Node explicit_defaults(YAML::NodeType::Map);
+    for (const OptionSpec& spec : kind.options) {
+      if (!spec.default_value.empty()) explicit_defaults[spec.key] = YAML::Load(spec.default_value);
+    }
+    auto created = kind.create(explicit_defaults);
+    EXPECT_TRUE(created.ok()) << kind.name << ": " << created.error().message;
+  }
+}
+
+TEST(Registry, MarkdownReferenceHasARowPerOption) {
+  const std::string markdown = options_reference_markdown();
+  EXPECT_NE(markdown.find("### journald"), std::string::npos);
+  EXPECT_NE(markdown.find("| key | default | description |"), std::string::npos);
+  for (const OptionSpec& spec : find_collector_kind("journald")->options) {
+    EXPECT_NE(markdown.find("| `" + spec.key + "` | `" + spec.default_value + "` |"), std::string::npos)
+        << spec.key << "\n" << markdown;
+  }
+}
+
+TEST(OptionReader, ReadsIntegersAndRejectsText) {
+  const std::vector<OptionSpec> specs = {{"limit", "10", "a number"}};
+  EXPECT_EQ(*OptionReader("t", specs, YAML::Node()).integer("limit"), 10);
+  EXPECT_EQ(*OptionReader("t", specs, YAML::Load("limit: 42")).integer("limit"), 42);
+  auto bad = OptionReader("t", specs, YAML::Load("limit: lots")).integer("limit");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, "CONFIG_E_TYPE");
+  EXPECT_NE(bad.error().message.find("line 1"), std::string::npos) << bad.error().message;
+}
+
+}  // namespace
+}  // namespace attrib::collectors

@@ -1,0 +1,103 @@
+#include <gtest/gtest.h>
+
+#include "test_support.h"
+
+namespace attrib {
+namespace {
+
+using test::app_line;
+using test::at;
+using test::kernel_line;
+
+TEST(Extractor, TypedFieldsFromARealXidLine) {
+  const auto events = test::extract({kernel_line(
+      "n2", "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
+      at("2026-11-30T10:03:12Z"), 5)});
+  ASSERT_EQ(events.size(), 1u);
+  const Event& e = events[0];
+  EXPECT_EQ(e.kind, "gpu.xid");
+  EXPECT_EQ(e.rule, "nvidia.xid");
+  EXPECT_EQ(e.fields["xid"], 79);
+  EXPECT_TRUE(e.fields["xid"].is_number_integer());
+  EXPECT_EQ(e.fields["pci"], "0000:3b:00");
+  EXPECT_TRUE(e.trusted);
+  EXPECT_EQ(e.count, 1u);
+  EXPECT_TRUE(e.id.empty());
+}
+
+TEST(Extractor, SourcesSelectRules) {
+  // slurmctld's "Killing JobId" rule applies to the slurm source only; kernel rules not to app.
+  const auto events = test::extract({
+      app_line("n1", "app", "Killing JobId=48 on failed node node03", std::nullopt, 1),
+      app_line("n1", "app.rank0", "mlx5_core 0000:53:00.0 mlx5_3: Port: 1 Link DOWN", std::nullopt, 2),
+      LogLine{"head", "slurm", std::nullopt, 1, true, "Killing JobId=48 on failed node node03"},
+      LogLine{"n1", "bogus", std::nullopt, 1, true, "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus."},
+  });
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, "slurm.node_failed");
+  EXPECT_EQ(events[0].fields["host"], "node03");
+}
+
+TEST(Extractor, ApplicationOutputIsNeverTrusted) {
+  const auto events = test::extract({LogLine{"n1", "app.rank3", std::nullopt, 1, /*trusted=*/true,
+                                             "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus."}});
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_FALSE(events[0].trusted);
+}
+
+TEST(Extractor, StormOfIdenticalLinesFoldsIntoOneEvent) {
+  const auto pack = test::shipped_pack();
+  rules::Extractor extractor(pack);
+  const std::string line =
+      "NVRM: Xid (PCI:0000:01:00): 95, pid=7062, Uncontained: LTC TAG (0x2, 0x1). RST: Yes, D-RST: No";
+  const TimeUs t0 = at("2026-11-30T10:03:12Z");
+  for (uint64_t i = 0; i < 100000; ++i) {
+    // fed newest first: the folded event must still keep the earliest occurrence
+    extractor.feed(kernel_line("n2", line, t0 + static_cast<TimeUs>(100000 - i), 100000 - i));
+  }
+  const auto events = extractor.finish();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].count, 100000u);
+  EXPECT_EQ(events[0].time, t0 + 1);
+  EXPECT_EQ(events[0].seq, 1u);
+  EXPECT_EQ(events[0].fields["xid"], 95);
+}
+
+TEST(Extractor, DistinctEventsAreBounded) {
+  rules::Extractor extractor(test::shipped_pack(), 10);
+  for (int i = 0; i < 50; ++i) {
+    extractor.feed(kernel_line("n2", "NVRM: Xid (PCI:0000:01:00): 13, pid=" + std::to_string(i) + ", name=python3, x",
+                               std::nullopt, static_cast<uint64_t>(i)));
+  }
+  EXPECT_EQ(extractor.finish().size(), 10u);
+  EXPECT_EQ(extractor.dropped_events(), 40u);
+}
+
+TEST(Extractor, OrdersTimedEventsByTimeThenUntimedByStream) {
+  const auto events = test::extract({
+      app_line("n3", "app.rank2", "srun: error: n3: task 2: Exited with exit code 1", std::nullopt, 9),
+      app_line("n1", "app.rank0", "srun: error: n1: task 0: Exited with exit code 1", std::nullopt, 4),
+      kernel_line("n2", "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.", at("2026-11-30T10:03:12Z"), 2),
+      kernel_line("n1", "NVRM: Xid (PCI:0000:3b:00): 13, pid=1, name=x, y", at("2026-11-30T10:03:11Z"), 7),
+  });
+  ASSERT_EQ(events.size(), 4u);
+  EXPECT_EQ(events[0].node, "n1");
+  EXPECT_EQ(events[0].fields["xid"], 13);
+  EXPECT_EQ(events[1].fields["xid"], 79);
+  EXPECT_EQ(events[2].node, "n1");  // untimed: by (node, source, seq)
+  EXPECT_EQ(events[3].node, "n3");
+}
+
+TEST(Extractor, PrefixedLinesStillMatch) {
+  // Collectors strip prefixes, but the regexes are unanchored: a dmesg stamp does no harm.
+  const auto events = test::extract(
+      {kernel_line("n2", "[74889.644138] NVRM: Xid (PCI:0000:02:00): 79, GPU has fallen off the bus.", std::nullopt, 1),
+       app_line("n1", "app", "slurmstepd: error: *** JOB 4242 ON n1 CANCELLED AT 2026-11-30T10:20:00 DUE TO TIME LIMIT ***",
+                std::nullopt, 2)});
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].kind, "slurm.time_limit");
+  EXPECT_EQ(events[1].kind, "gpu.xid");
+}
+
+}  // namespace
+}  // namespace attrib
