@@ -14,6 +14,7 @@
 #
 # Optional environment for `up`:
 #   ATTRIB_EPILOG_SLURMCTLD   path written as EpilogSlurmctld= (runs as user slurm, no PATH)
+#   ATTRIB_JOBCOMP_SCRIPT     path written as JobCompType=jobcomp/script + JobCompLoc=
 #   ATTRIB_PLUGSTACK          path written as PlugStackConfig= (default: an empty file)
 #   ATTRIB_SLURM_CONF_EXTRA   extra slurm.conf lines, appended verbatim
 #   ATTRIB_CLUSTER_PORT_BASE  first of the ports used (default: derived from BASE_DIR so
@@ -239,9 +240,15 @@ MessageTimeout=5
 InactiveLimit=0
 Waittime=0
 SchedulerType=sched/backfill
+# Heterogeneous jobs are started only by the backfill pass (default every 30 s).
+SchedulerParameters=bf_interval=1
 EOF
     if [ -n "${ATTRIB_EPILOG_SLURMCTLD:-}" ]; then
       echo "EpilogSlurmctld=$ATTRIB_EPILOG_SLURMCTLD"
+    fi
+    if [ -n "${ATTRIB_JOBCOMP_SCRIPT:-}" ]; then
+      echo "JobCompType=jobcomp/script"
+      echo "JobCompLoc=$ATTRIB_JOBCOMP_SCRIPT"
     fi
     for i in "${!NODES[@]}"; do
       echo "NodeName=${NODES[$i]} NodeHostname=$host NodeAddr=127.0.0.1 Port=$(node_port "$i") CPUs=$cpus RealMemory=1000 State=UNKNOWN"
@@ -394,7 +401,8 @@ EOF
   cat "$base/env.sh"
 }
 
-exec 9>>"/tmp/attrib-cluster-$(printf '%s' "$base" | cksum | cut -d' ' -f1).lock"
+mkdir -p "$(dirname "$base")"
+exec 9>>"$base.lock"
 flock 9   # one action at a time per base directory
 
 case "$action" in

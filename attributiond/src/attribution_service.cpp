@@ -33,11 +33,9 @@ grpc::Status AttributionService::SubmitJobEnded(grpc::ServerContext*, const v1::
   }
   response->set_accepted(true);
   response->set_duplicate(!*queued);
-  if (*queued) {
-    spdlog::info("job {}: queued (hook {}, nodes {})", request->job_id(), v1::HookKind_Name(request->hook()),
-                 request->node_list());
-    on_enqueued_();
-  }
+  spdlog::info("job {}: {} (hook {}, nodes {})", request->job_id(), *queued ? "queued" : "already queued",
+               v1::HookKind_Name(request->hook()), request->node_list());
+  if (*queued) on_enqueued_();
   return grpc::Status::OK;
 }
 

@@ -1,7 +1,11 @@
-// slurmdb API calls follow docs/../testbed-facts (verified on Slurm 22.05): every
-// condition list is created with slurm_list_create(nullptr) (no destructor: the list
-// only borrows our strings and structs), job modification needs derived_ec = NO_VAL,
-// and changes are committed only when slurmdbd reports a modified record.
+// How the slurmdb API must be called (verified against a real Slurm 22.05 slurmdbd):
+// - condition lists are created with slurm_list_create(nullptr): no destructor, the
+//   list only borrows our strings and structs;
+// - slurmdb_job_cond_t.db_flags must be SLURMDB_JOB_FLAG_NOTSET or no job matches;
+// - every request runs in a database transaction that stays open on the connection,
+//   so reads end it (commit false) to see later changes;
+// - a modification needs derived_ec = NO_VAL and is committed only when slurmdbd
+//   reports a modified record.
 #include "slurmdbd_client.h"
 
 #include <cerrno>

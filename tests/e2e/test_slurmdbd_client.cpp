@@ -282,6 +282,32 @@ TEST_F(SlurmdbdClientTest, ArrayTasksAreAddressedByTaskId) {
   EXPECT_EQ(t1->comment, "");
 }
 
+TEST_F(SlurmdbdClientTest, HetJobComponentsAreAddressedByOffset) {
+  // Component 0 on one node, component 1 on two; the batch script runs in component 0.
+  CommandResult submitted = run(
+      "printf '#!/bin/sh\\n#SBATCH -N1 --output=/dev/null\\n#SBATCH hetjob\\n#SBATCH -N2\\n"
+      "srun --het-group=1 true\\nexit 4\\n' | sbatch --parsable");
+  ASSERT_EQ(submitted.status, 0) << submitted.output;
+  std::string het_id = submitted.output.substr(0, submitted.output.find(';'));
+  AccountingRecord leader = wait_final(het_id + "+0");
+  AccountingRecord second = wait_final(het_id + "+1");
+  EXPECT_EQ(leader.state, "FAILED");
+  EXPECT_EQ(leader.exit_code, 4);
+  EXPECT_EQ(leader.nodes.size(), 1u);
+  EXPECT_EQ(second.nodes.size(), 2u);
+  EXPECT_NE(leader.db_job_id, second.db_job_id);
+  auto plain = connection_->read_job(cluster_name(), het_id);  // the leader's own id
+  ASSERT_TRUE(plain.ok()) << plain.error().message;
+  EXPECT_EQ(plain->nodes, leader.nodes);
+
+  ASSERT_TRUE(connection_->write_comment(cluster_name(), het_id + "+1", "component one").ok());
+  auto one = connection_->read_job(cluster_name(), het_id + "+1");
+  auto zero = connection_->read_job(cluster_name(), het_id + "+0");
+  ASSERT_TRUE(one.ok() && zero.ok());
+  EXPECT_EQ(one->comment, "component one");
+  EXPECT_EQ(zero->comment, "");
+}
+
 TEST_F(SlurmdbdClientTest, UnknownJobIsNotFound) {
   auto r = connection_->read_job(cluster_name(), "987654");
   ASSERT_FALSE(r.ok());
