@@ -67,6 +67,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::cout << attrib::render_verdict_text(*verdict);
-  if (response.status() != "done") std::cout << "(comment not yet written to Slurm: " << response.last_error() << ")\n";
+  if (response.status() != "done")
+    std::cout << "(comment not yet written to Slurm" << (response.last_error().empty() ? "" : ": ")
+              << response.last_error() << ")\n";
   return 0;
 }

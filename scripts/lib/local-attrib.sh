@@ -102,11 +102,15 @@ inject_journal() {
   "$JOURNAL_INJECT" --dir "$dir/journal" --host "$host" --time-us now "$@" >/dev/null
 }
 
-# wait_verdict JOBID OUT_JSON: until the verdict is archived and in the job's Comment.
+# wait_verdict JOBID OUT_JSON: until the verdict is archived, written to the job's
+# Comment and the daemon has finished the job.
 wait_verdict() {
+  local shown
   for _ in $(seq 600); do
-    if "$ATTRIB_SHOW" --server "$DAEMON_ADDR" --json "$1" > "$2" 2>/dev/null &&
-       sacct -n -X -j "$1" -o Comment%1000 | grep -q 'attrib:'; then
+    shown=$("$ATTRIB_SHOW" --server "$DAEMON_ADDR" "$1" 2>/dev/null || true)
+    if [[ -n "$shown" && "$shown" != *"not yet written to Slurm"* ]] &&
+       "$ATTRIB_SHOW" --server "$DAEMON_ADDR" --json "$1" > "$2" 2>/dev/null &&
+       [[ "$(sacct -n -X -j "$1" -o Comment%1000)" == *"attrib:"* ]]; then
       return 0
     fi
     sleep 0.1
