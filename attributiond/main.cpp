@@ -1,15 +1,20 @@
 // attributiond: the attrib daemon. Role `head` accepts JobEnded messages, attributes
-// each job and writes the verdict to the archive and to Slurm.
+// each job and writes the verdict to the archive and to Slurm. Role `node` runs on each
+// compute node and serves Collect: the node's own evidence, extracted at the edge.
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdio>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "attrib/collectors/registry.h"
 #include "config.h"
 #include "head_daemon.h"
+#include "node_collect_service.h"
 #include "slurmdbd_accounting.h"
 
 namespace {
@@ -33,6 +38,49 @@ int fail(const attrib::Error& error) {
   return 1;
 }
 
+std::string short_hostname() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "";
+  std::string host(name);
+  return host.substr(0, host.find('.'));
+}
+
+// Blocks SIGTERM/SIGINT in every thread started after this; wait_for_stop() takes them.
+sigset_t block_stop_signals() {
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  return stop_signals;
+}
+
+void wait_for_stop(const sigset_t& stop_signals) {
+  int signal_number = 0;
+  sigwait(&stop_signals, &signal_number);
+  spdlog::info("signal {}: stopping", signal_number);
+}
+
+int run_node_agent(const attrib::config::Config& config, std::shared_ptr<const attrib::rules::RulePack> pack,
+                   std::vector<std::unique_ptr<attrib::collectors::Collector>> collectors) {
+  std::string node = config.node.name.empty() ? short_hostname() : config.node.name;
+  sigset_t stop_signals = block_stop_signals();
+  attrib::head::NodeCollectService service(node, std::move(pack), std::move(collectors));
+  grpc::ServerBuilder builder;
+  std::vector<int> ports(config.node.listen.size(), 0);
+  for (size_t i = 0; i < ports.size(); ++i)
+    builder.AddListeningPort(config.node.listen[i], grpc::InsecureServerCredentials(), &ports[i]);
+  builder.RegisterService(&service);
+  auto server = builder.BuildAndStart();
+  for (size_t i = 0; i < ports.size(); ++i)
+    if (!server || ports[i] == 0)
+      return fail({"LISTEN_E_BIND", "cannot listen on " + config.node.listen[i]});
+  spdlog::info("attributiond (node agent for {}) listening on {}", node, fmt::join(config.node.listen, ", "));
+  wait_for_stop(stop_signals);
+  server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -42,7 +90,9 @@ int main(int argc, char** argv) {
   bool check_only = false;
   bool reference = false;
   app.add_option("-c,--config", config_path, "configuration file")->capture_default_str();
-  app.add_option("--role", role, "daemon role")->check(CLI::IsMember({"head"}))->capture_default_str();
+  app.add_option("--role", role, "head: attribute jobs; node: serve this node's evidence to the head")
+      ->check(CLI::IsMember({"head", "node"}))
+      ->capture_default_str();
   app.add_flag("--check", check_only, "validate the configuration, rule pack and collectors, then exit");
   app.add_flag("--config-reference", reference, "print every configuration key as Markdown and exit");
   CLI11_PARSE(app, argc, argv);
@@ -66,24 +116,19 @@ int main(int argc, char** argv) {
     std::printf("%s: configuration, rule pack and %zu collector(s) OK\n", config_path.c_str(), collectors->size());
     return 0;
   }
+  if (role == "node") return run_node_agent(*config, *pack, std::move(*collectors));
+
   auto store = attrib::head::JobStore::open(config->head.database);
   if (!store) return fail(store.error());
 
-  // Block the stop signals in every thread; the main thread waits for them below.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  sigset_t stop_signals = block_stop_signals();
 
   attrib::head::HeadDaemon daemon(*config, std::move(*store), *pack, std::move(*collectors),
                                   [] { return std::make_unique<attrib::head::SlurmdbdAccounting>(); });
   if (auto s = daemon.start(); !s) return fail(s.error());
   spdlog::info("attributiond (head) ready for cluster {}", config->cluster);
 
-  int signal_number = 0;
-  sigwait(&stop_signals, &signal_number);
-  spdlog::info("signal {}: stopping", signal_number);
+  wait_for_stop(stop_signals);
   daemon.stop();
   return 0;
 }

@@ -1,5 +1,6 @@
 #include "attribution.h"
 
+#include <iterator>
 #include <map>
 
 #include <spdlog/spdlog.h>
@@ -70,21 +71,18 @@ Verdict attribute_window(const AttributionContext& context, const JobFacts& fact
   TimeUs window_start = start - context.config.window_lead_s * kSecond;
   TimeUs window_end = end + context.config.window_grace_s * kSecond;
 
-  rules::Extractor extractor(context.pack);
+  std::vector<Event> events;
   std::vector<Coverage> coverage;
-  for (const std::string& node : facts.nodes) {
-    collectors::CollectRequest request{facts.job_id, node, window_start, window_end};
-    for (const auto& collector : context.collectors) {
-      auto reported = collector->collect(request, [&](const LogLine& line) { extractor.feed(line); });
-      coverage.insert(coverage.end(), reported.begin(), reported.end());
-    }
-  }
-  std::vector<Event> events = extractor.finish();
-  for (Coverage& c : coverage) {
-    c.events = 0;
-    for (const Event& e : events)
-      if (e.node == c.node && e.source == c.source) c.events += 1;
-  }
+  auto add = [&](NodeEvidence&& evidence) {
+    std::move(evidence.events.begin(), evidence.events.end(), std::back_inserter(events));
+    std::move(evidence.coverage.begin(), evidence.coverage.end(), std::back_inserter(coverage));
+  };
+  if (!context.collectors.empty())
+    for (const std::string& node : facts.nodes)
+      add(collect_node(context.pack, context.collectors, {facts.job_id, node, window_start, window_end}));
+  if (context.agents != nullptr)
+    for (auto& evidence : context.agents->collect(facts.job_id, facts.nodes, window_start, window_end))
+      add(std::move(evidence));
   return rules::correlate(*context.pack, facts, std::move(events), std::move(coverage));
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "accounting.h"
+#include "agent_fanout.h"
 #include "attrib/collectors/collector.h"
 #include "attrib/rules/engine.h"
 #include "config.h"
@@ -21,7 +22,8 @@ struct AttributionContext {
   const config::HeadConfig& config;
   const std::string& default_cluster;
   std::shared_ptr<const rules::RulePack> pack;
-  const std::vector<std::unique_ptr<collectors::Collector>>& collectors;
+  const std::vector<std::unique_ptr<collectors::Collector>>& collectors;  // run on the head for every node
+  AgentFanout* agents;  // node agents, or nullptr when none are configured
   JobStore& store;
 };
 

@@ -7,7 +7,7 @@
 namespace attrib::config {
 namespace {
 
-enum class Type { String, Int, Bool, StringList, CollectorList };
+enum class Type { String, Int, Bool, StringList, StringMap, CollectorList };
 
 struct Key {
   const char* path;        // dotted path in the YAML file
@@ -23,6 +23,7 @@ const char* type_name(Type t) {
     case Type::Int: return "integer";
     case Type::Bool: return "boolean";
     case Type::StringList: return "list of strings";
+    case Type::StringMap: return "map of strings";
     case Type::CollectorList: return "list of collectors";
   }
   return "?";
@@ -62,6 +63,24 @@ const std::vector<Key>& keys() {
       {"head.write_comment", Type::Bool, "true",
        "Write the verdict into the job's Comment through slurmdbd (the user's own text is kept).",
        [](Config& c, const YAML::Node& n) { c.head.write_comment = n.as<bool>(); }},
+      {"head.agents.address_template", Type::String, "",
+       "Address of each node's agent (attributiond --role node), {node} replaced by the Slurm node name, e.g. "
+       "\"{node}:7070\". Empty and no head.agents.addresses: the head reads every node from its own collectors.",
+       [](Config& c, const YAML::Node& n) { c.head.agents.address_template = n.as<std::string>(); }},
+      {"head.agents.addresses", Type::StringMap, "{}",
+       "Per-node agent addresses (node: host:port), overriding the template.",
+       [](Config& c, const YAML::Node& n) { c.head.agents.addresses = n.as<std::map<std::string, std::string>>(); }},
+      {"head.agents.concurrency", Type::Int, "16", "Node agents asked at the same time for one job.",
+       [](Config& c, const YAML::Node& n) { c.head.agents.concurrency = n.as<int>(); }},
+      {"head.agents.deadline_ms", Type::Int, "10000",
+       "Per-node deadline for a Collect call; a slower node is recorded as coverage `timeout` and the verdict "
+       "is made from what arrived.",
+       [](Config& c, const YAML::Node& n) { c.head.agents.deadline_ms = n.as<int>(); }},
+      {"node.listen", Type::StringList, "[\"0.0.0.0:7070\"]",
+       "gRPC listen addresses of a node agent (attributiond --role node).",
+       [](Config& c, const YAML::Node& n) { c.node.listen = n.as<std::vector<std::string>>(); }},
+      {"node.name", Type::String, "", "Slurm node name a node agent serves. Empty: the host's short name.",
+       [](Config& c, const YAML::Node& n) { c.node.name = n.as<std::string>(); }},
       {"epilog.server", Type::String, "unix:///run/attrib/attributiond.sock",
        "Address attrib-epilog sends JobEnded to.",
        [](Config& c, const YAML::Node& n) { c.epilog.server = n.as<std::string>(); }},
@@ -98,6 +117,7 @@ bool has_type(const YAML::Node& node, Type type) {
       case Type::Int: node.as<int>(); return node.IsScalar();
       case Type::Bool: node.as<bool>(); return node.IsScalar();
       case Type::StringList: node.as<std::vector<std::string>>(); return node.IsSequence();
+      case Type::StringMap: node.as<std::map<std::string, std::string>>(); return node.IsMap();
       case Type::CollectorList:
         if (!node.IsSequence()) return false;
         for (const auto& item : node) {
@@ -173,6 +193,8 @@ Result<Config> parse(const std::string& yaml_text, const std::string& path_for_e
     if (value && !value.IsNull()) key.apply(config, value);
   }
   if (config.cluster.empty()) return Error{"CONFIG_E_REQUIRED", path_for_errors + ": 'cluster' is required"};
+  if (config.head.agents.concurrency < 1)
+    return Error{"CONFIG_E_VALUE", path_for_errors + ": head.agents.concurrency must be >= 1"};
   if (config.head.workers < 1) return Error{"CONFIG_E_VALUE", path_for_errors + ": head.workers must be >= 1"};
   return config;
 }
@@ -192,6 +214,14 @@ std::string reference_markdown() {
            key.help + " |\n";
   }
   return out;
+}
+
+std::string AgentsConfig::address_for(const std::string& node) const {
+  if (auto it = addresses.find(node); it != addresses.end()) return it->second;
+  std::string address = address_template;
+  for (auto at = address.find("{node}"); at != std::string::npos; at = address.find("{node}", at + node.size()))
+    address.replace(at, 6, node);
+  return address;
 }
 
 }  // namespace attrib::config

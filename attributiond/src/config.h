@@ -4,6 +4,7 @@
 // are errors naming file:line) and the generated reference (attributiond --config-reference).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,18 @@ struct CollectorConfig {
   int line = 0;        // for error messages
 };
 
+// How the head reaches node agents (attributiond --role node). No template and no
+// table: the head collects every node from its own collectors (central stores).
+struct AgentsConfig {
+  std::string address_template;                // e.g. "{node}:7070"
+  std::map<std::string, std::string> addresses;  // per-node override, e.g. n1: "10.0.0.1:7070"
+  int concurrency = 16;
+  int deadline_ms = 10000;
+  bool enabled() const { return !address_template.empty() || !addresses.empty(); }
+  // The agent address for node, or "" when none is configured for it.
+  std::string address_for(const std::string& node) const;
+};
+
 struct HeadConfig {
   std::vector<std::string> listen;
   std::string database;
@@ -31,6 +44,12 @@ struct HeadConfig {
   int window_lead_s = 300;
   int window_grace_s = 60;
   bool write_comment = true;
+  AgentsConfig agents;
+};
+
+struct NodeConfig {
+  std::vector<std::string> listen;
+  std::string name;  // the Slurm node name this agent serves; empty: the short hostname
 };
 
 // Defaults repeat the table's so the epilog can still spool with an unreadable config.
@@ -44,6 +63,7 @@ struct Config {
   std::string path;
   std::string cluster;
   HeadConfig head;
+  NodeConfig node;
   EpilogConfig epilog;
   std::string rules_pack_dir;
   std::vector<std::string> rules_site_dirs;

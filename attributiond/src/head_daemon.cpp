@@ -30,7 +30,10 @@ HeadDaemon::HeadDaemon(config::Config config, std::unique_ptr<JobStore> store,
       store_(std::move(store)),
       pack_(std::move(pack)),
       collectors_(std::move(collectors)),
-      accounting_factory_(std::move(accounting)) {}
+      accounting_factory_(std::move(accounting)) {
+  if (config_.head.agents.enabled())
+    agents_ = std::make_unique<AgentFanout>(config_.head.agents, rules::pack_hash(*pack_));
+}
 
 HeadDaemon::~HeadDaemon() { stop(); }
 
@@ -102,7 +105,7 @@ void HeadDaemon::spool_loop() {
 
 void HeadDaemon::worker_loop() {
   std::unique_ptr<Accounting> accounting = accounting_factory_();
-  AttributionContext context{config_.head, config_.cluster, pack_, collectors_, *store_};
+  AttributionContext context{config_.head, config_.cluster, pack_, collectors_, agents_.get(), *store_};
   while (!stopping_) {
     std::optional<QueuedJob> job;
     {

@@ -42,6 +42,7 @@ class HeadDaemon {
   std::shared_ptr<const rules::RulePack> pack_;
   std::vector<std::unique_ptr<collectors::Collector>> collectors_;
   AccountingFactory accounting_factory_;
+  std::unique_ptr<AgentFanout> agents_;
   std::unique_ptr<AttributionService> service_;
   std::unique_ptr<grpc::Server> server_;
 

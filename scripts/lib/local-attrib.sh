@@ -43,11 +43,14 @@ collectors:
 YAML
 }
 
-# seed_journal DIR: each node's journal begins with its boot, an hour ago, as a real
+# seed_journal DIR [HOST...]: each node's journal (default n1 n2 n3) begins with its boot, an hour ago, as a real
 # node's journal would; without history the collector rightly reports `partial`.
 seed_journal() {
-  local dir=$1 host
-  for host in n1 n2 n3; do
+  local dir=$1 host hosts
+  shift
+  hosts=("$@")
+  [ ${#hosts[@]} -gt 0 ] || hosts=(n1 n2 n3)
+  for host in "${hosts[@]}"; do
     "$JOURNAL_INJECT" --dir "$dir/journal" --host "$host" --transport kernel --uid 0 \
       --time-us $(( ($(date +%s) - 3600) * 1000000 )) -- \
       "Linux version 6.1.0-28-amd64 (debian-kernel@lists.debian.org) (gcc-12 (Debian 12.2.0-14) 12.2.0) #1 SMP PREEMPT_DYNAMIC Debian 6.1.119-1 (2024-11-22)" \
@@ -124,3 +127,56 @@ XID79_LINES=(
   "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
 )
 NCCL_TIMEOUT_LINE="[rank0]:[E1130 10:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=466119168, NumelOut=466119168, Timeout(ms)=600000) ran for 600060 milliseconds before timing out."
+
+# write_node_agents DIR [FIRST_PORT]: one node agent per node (attributiond --role node),
+# each reading only its own journal directory DIR/agent-<node>/journal, and a head config
+# that asks the agents instead of reading logs itself.
+write_node_agents() {
+  local dir=$1 port=${2:-7271} host addresses=""
+  for host in n1 n2 n3; do
+    mkdir -p "$dir/agent-$host/journal"
+    cat > "$dir/agent-$host/attrib.yaml" <<YAML
+cluster: lab
+node:
+  name: $host
+  listen: ["127.0.0.1:$port"]
+rules:
+  pack_dir: $ATTRIB_SOURCE_DIR/rules/pack
+collectors:
+  - kind: journald
+    options:
+      directory: $dir/agent-$host/journal
+      match_hostname: false
+      app_identifiers: [python3]
+YAML
+    addresses+="${addresses:+, }$host: \"127.0.0.1:$port\""
+    port=$((port + 1))
+  done
+  # The head keeps its own settings but reads no logs: agents only.
+  sed -i -e "/^head:\$/a\\  agents: {addresses: {$addresses}, deadline_ms: 3000}" -e '/^collectors:/,$d' "$dir/attrib.yaml"
+  echo "collectors: []" >> "$dir/attrib.yaml"
+}
+
+# start_node_agent DIR NODE: PID in agent_pids[NODE].
+declare -A agent_pids=()
+start_node_agent() {
+  local dir=$1 host=$2 answer
+  "$ATTRIBUTIOND" --role node --config "$dir/agent-$host/attrib.yaml" >> "$dir/agent-$host/agent.log" 2>&1 &
+  agent_pids[$host]=$!
+  for _ in $(seq 100); do
+    answer=$(grep -c "listening on" "$dir/agent-$host/agent.log" 2>/dev/null || true)
+    [ "${answer:-0}" -gt 0 ] && return 0
+    kill -0 "${agent_pids[$host]}" 2>/dev/null || { tail -n 20 "$dir/agent-$host/agent.log" >&2; return 1; }
+    sleep 0.1
+  done
+  return 1
+}
+
+stop_node_agent() {
+  local host=$1
+  if [ -n "${agent_pids[$host]:-}" ] && kill -0 "${agent_pids[$host]}" 2>/dev/null; then
+    kill -TERM "${agent_pids[$host]}"
+    wait "${agent_pids[$host]}" 2>/dev/null || true
+  fi
+  unset "agent_pids[$host]"
+}

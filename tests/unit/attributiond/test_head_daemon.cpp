@@ -14,6 +14,7 @@
 #include "attrib/collectors/registry.h"
 #include "attrib/v1/attrib.grpc.pb.h"
 #include "head_daemon.h"
+#include "node_collect_service.h"
 #include "spool.h"
 
 namespace fs = std::filesystem;
@@ -84,12 +85,14 @@ class HeadDaemonTest : public ::testing::Test {
   }
   void TearDown() override {
     daemon_.reset();
+    for (auto& [node, agent] : agents_) agent.server->Shutdown();
+    agents_.clear();
     fs::remove_all(dir_);
   }
 
   void Inject(const std::string& host, TimeUs time, const std::vector<std::string>& args,
-              const std::string& message) {
-    std::string cmd = std::string(ATTRIB_SCRIPTS_DIR) + "/journal-inject.sh --dir " + (dir_ / "journal").string() +
+              const std::string& message, const std::string& journal = "journal") {
+    std::string cmd = std::string(ATTRIB_SCRIPTS_DIR) + "/journal-inject.sh --dir " + (dir_ / journal).string() +
                       " --host " + host + " --time-us " + std::to_string(time);
     for (const auto& a : args) cmd += " " + a;
     std::string quoted;  // single-quoted for sh, with embedded quotes closed and escaped
@@ -107,10 +110,12 @@ class HeadDaemonTest : public ::testing::Test {
     options["directory"] = (dir_ / "journal").string();
     options["match_hostname"] = true;
     options["app_identifiers"].push_back("python3");
-    auto journald = collectors::create_collector("journald", options);
-    ASSERT_TRUE(journald) << journald.error().message;
     std::vector<std::unique_ptr<collectors::Collector>> list;
-    list.push_back(std::move(*journald));
+    if (!config_.head.agents.enabled()) {  // with agents the head has no log source of its own
+      auto journald = collectors::create_collector("journald", options);
+      ASSERT_TRUE(journald) << journald.error().message;
+      list.push_back(std::move(*journald));
+    }
     auto state = state_;
     daemon_ = std::make_unique<head::HeadDaemon>(config_, std::move(*store), *pack, std::move(list),
                                                  [state] { return std::make_unique<MemoryAccounting>(state); });
@@ -159,7 +164,42 @@ class HeadDaemonTest : public ::testing::Test {
     return {};
   }
 
+  // A real node agent (NodeCollectService on its own Unix socket) reading its own
+  // journal directory, as `attributiond --role node` does on a compute node.
+  struct Agent {
+    std::unique_ptr<head::NodeCollectService> service;
+    std::unique_ptr<grpc::Server> server;
+  };
+  std::string StartAgent(const std::string& node, std::vector<std::unique_ptr<collectors::Collector>> extra = {}) {
+    YAML::Node options;
+    options["directory"] = (dir_ / ("journal-" + node)).string();
+    options["match_hostname"] = false;  // a node's own journal
+    options["app_identifiers"].push_back("python3");
+    auto journald = collectors::create_collector("journald", options);
+    EXPECT_TRUE(journald) << journald.error().message;
+    std::vector<std::unique_ptr<collectors::Collector>> list;
+    list.push_back(std::move(*journald));
+    for (auto& c : extra) list.push_back(std::move(c));
+    auto pack = rules::load_rule_pack({config_.rules_pack_dir, {}});
+    EXPECT_TRUE(pack);
+    Agent agent;
+    agent.service = std::make_unique<head::NodeCollectService>(node, *pack, std::move(list));
+    std::string address = "unix://" + (dir_ / ("agent-" + node + ".sock")).string();
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort(address, grpc::InsecureServerCredentials());
+    builder.RegisterService(agent.service.get());
+    agent.server = builder.BuildAndStart();
+    EXPECT_TRUE(agent.server);
+    agents_[node] = std::move(agent);
+    return address;
+  }
+  void StopAgent(const std::string& node) {
+    agents_[node].server->Shutdown();
+    agents_.erase(node);
+  }
+
   fs::path dir_;
+  std::map<std::string, Agent> agents_;
   config::Config config_;
   std::shared_ptr<AccountingState> state_;
   std::unique_ptr<head::HeadDaemon> daemon_;
@@ -253,4 +293,113 @@ TEST_F(HeadDaemonTest, UnknownJobIsNotFoundAndEmptyIdIsInvalid) {
   EXPECT_EQ(stub_->GetVerdict(&context, request, &response).error_code(), grpc::StatusCode::NOT_FOUND);
   v1::SubmitResponse submit;
   EXPECT_EQ(Submit("", &submit).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+namespace {
+
+// Test double for a node whose log source hangs (e.g. a journal on a dead NFS mount).
+class StuckCollector : public collectors::Collector {
+ public:
+  std::string name() const override { return "stuck"; }
+  std::vector<Coverage> collect(const collectors::CollectRequest& request, const collectors::LineSink&) override {
+    std::this_thread::sleep_for(1500ms);
+    return {{request.node, "stuck", CoverageStatus::Ok, 0, 0, request.window_start, request.window_end, ""}};
+  }
+};
+
+const char* kXid79 = "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.";
+const char* kNcclTimeout =
+    "[rank0]:[E1130 10:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation "
+    "timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=466119168, NumelOut=466119168, Timeout(ms)=600000) ran "
+    "for 600060 milliseconds before timing out.";
+
+std::map<std::string, std::string> CoverageByNode(const nlohmann::json& verdict, const std::string& source) {
+  std::map<std::string, std::string> out;
+  for (const auto& c : verdict["coverage"])
+    if (c["source"] == source) out[c["node"]] = c["status"];
+  return out;
+}
+
+}  // namespace
+
+class NodeAgentTest : public HeadDaemonTest {
+ protected:
+  // Xid 79 in n3's kernel log, NCCL timeouts in n1/n2's application output, each in that
+  // node's own journal, served by that node's agent.
+  void SetUpEvidence(TimeUs start) {
+    Inject("n3", start - 3000 * kSecond, {"--transport", "kernel", "--uid", "0"}, "Linux version 6.1.0", "journal-n3");
+    Inject("n3", start + 20 * kSecond, {"--transport", "kernel", "--uid", "0"}, kXid79, "journal-n3");
+    for (const char* host : {"n1", "n2"}) {
+      std::string journal = std::string("journal-") + host;
+      Inject(host, start - 3000 * kSecond, {"--transport", "kernel", "--uid", "0"}, "Linux version 6.1.0", journal);
+      Inject(host, start + 30 * kSecond, {"--transport", "stdout", "--identifier", "python3", "--uid", "1000"},
+             kNcclTimeout, journal);
+    }
+  }
+};
+
+TEST_F(NodeAgentTest, HeadFansOutToEveryNodesAgent) {
+  TimeUs start = now_us() - 60 * kSecond;
+  SetUpEvidence(start);
+  AddRecord("200", "FAILED", 1, start, now_us() - 10 * kSecond);
+  for (const char* node : {"n1", "n2", "n3"}) config_.head.agents.addresses[node] = StartAgent(node);
+  Start();
+  v1::SubmitResponse response;
+  ASSERT_TRUE(Submit("200", &response).ok());
+  auto verdict = WaitDone("200");
+  EXPECT_EQ(verdict["domain"], "GPU_HARDWARE");
+  EXPECT_EQ(verdict["affected_nodes"], nlohmann::json::array({"n3"}));
+  std::set<std::string> symptom_nodes;
+  for (const auto& s : verdict["symptoms"])
+    if (s["event"]["kind"] == "nccl.watchdog_timeout") symptom_nodes.insert(s["event"]["node"]);
+  EXPECT_EQ(symptom_nodes, (std::set<std::string>{"n1", "n2"}));
+  EXPECT_EQ(CoverageByNode(verdict, "kernel"),
+            (std::map<std::string, std::string>{{"n1", "empty"}, {"n2", "empty"}, {"n3", "ok"}}));
+  EXPECT_NE(verdict["comment"].get<std::string>().find("coverage=3/3"), std::string::npos) << verdict["comment"];
+}
+
+TEST_F(NodeAgentTest, UnreachableAgentIsFailedCoverageAndNoCauseIsInvented) {
+  TimeUs start = now_us() - 60 * kSecond;
+  SetUpEvidence(start);
+  AddRecord("201", "FAILED", 1, start, now_us() - 10 * kSecond);
+  for (const char* node : {"n1", "n2", "n3"}) config_.head.agents.addresses[node] = StartAgent(node);
+  StopAgent("n3");
+  Start();
+  v1::SubmitResponse response;
+  ASSERT_TRUE(Submit("201", &response).ok());
+  auto verdict = WaitDone("201");
+  EXPECT_NE(verdict["domain"], "GPU_HARDWARE");
+  EXPECT_EQ(verdict["root_cause"], nullptr);
+  auto agents = CoverageByNode(verdict, "agent");
+  EXPECT_EQ(agents, (std::map<std::string, std::string>{{"n3", "failed"}}));
+  EXPECT_NE(verdict["comment"].get<std::string>().find("coverage=2/3"), std::string::npos) << verdict["comment"];
+}
+
+TEST_F(NodeAgentTest, SlowAgentTimesOutAndTheVerdictUsesWhatArrived) {
+  TimeUs start = now_us() - 60 * kSecond;
+  SetUpEvidence(start);
+  AddRecord("202", "FAILED", 1, start, now_us() - 10 * kSecond);
+  config_.head.agents.deadline_ms = 300;
+  for (const char* node : {"n1", "n2"}) config_.head.agents.addresses[node] = StartAgent(node);
+  std::vector<std::unique_ptr<collectors::Collector>> stuck;
+  stuck.push_back(std::make_unique<StuckCollector>());
+  config_.head.agents.addresses["n3"] = StartAgent("n3", std::move(stuck));
+  Start();
+  v1::SubmitResponse response;
+  ASSERT_TRUE(Submit("202", &response).ok());
+  auto verdict = WaitDone("202");
+  EXPECT_EQ(CoverageByNode(verdict, "agent"), (std::map<std::string, std::string>{{"n3", "timeout"}}));
+  EXPECT_EQ(verdict["root_cause"], nullptr);
+  EXPECT_EQ(CoverageByNode(verdict, "kernel").count("n1"), 1u) << "n1 and n2 still reported";
+}
+
+TEST_F(NodeAgentTest, AgentRefusesToSpeakForAnotherNode) {
+  std::string address = StartAgent("n1");
+  auto stub = v1::NodeCollector::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  v1::CollectRequest request;
+  request.set_node("n2");
+  request.set_window_end_us(1);
+  v1::CollectResponse response;
+  EXPECT_EQ(stub->Collect(&context, request, &response).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
 }

@@ -1,0 +1,30 @@
+// One node's evidence for one job window: the events extracted at the edge and the
+// coverage of every source read. Produced locally (head collectors, node agents) or
+// received from a node agent over the Collect RPC.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attrib/collectors/collector.h"
+#include "attrib/rules/engine.h"
+#include "attrib/v1/attrib.pb.h"
+
+namespace attrib::head {
+
+struct NodeEvidence {
+  std::vector<Event> events;  // folded, ids not yet assigned
+  std::vector<Coverage> coverage;
+};
+
+// Runs every collector for request.node over the window and extracts events right
+// there, so only events (not raw lines) leave the node.
+NodeEvidence collect_node(const std::shared_ptr<const rules::RulePack>& pack,
+                          const std::vector<std::unique_ptr<collectors::Collector>>& collectors,
+                          const collectors::CollectRequest& request);
+
+v1::CollectResponse to_proto(const NodeEvidence& evidence, const std::string& ruleset_hash);
+NodeEvidence from_proto(const v1::CollectResponse& response);
+
+}  // namespace attrib::head
