@@ -95,6 +95,14 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--check", check_only, "validate the configuration, rule pack and collectors, then exit");
   app.add_flag("--config-reference", reference, "print every configuration key as Markdown and exit");
+  // The collector registry's tables, so --help names every source and its options.
+  std::string footer = "\nCollectors (the `collectors` key; full tables: --config-reference):\n";
+  for (const auto& kind : attrib::collectors::collector_kinds()) {
+    footer += "  " + kind.name + ": " + kind.summary + "\n    options:";
+    for (const auto& option : kind.options) footer += " " + option.key;
+    footer += "\n";
+  }
+  app.footer(footer);
   CLI11_PARSE(app, argc, argv);
 
   if (reference) {

@@ -13,6 +13,7 @@ pkg_check_modules(SYSTEMD REQUIRED IMPORTED_TARGET libsystemd)
 pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
 pkg_check_modules(SQLITE3 REQUIRED IMPORTED_TARGET sqlite3)
 pkg_check_modules(HS REQUIRED IMPORTED_TARGET libhs)
+pkg_check_modules(CURL REQUIRED IMPORTED_TARGET libcurl)
 
 # libslurm ships no pkg-config file: headers <slurm/*.h>, library -lslurm.
 find_path(SLURM_INCLUDE_DIR slurm/slurmdb.h REQUIRED)

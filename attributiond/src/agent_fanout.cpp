@@ -28,13 +28,15 @@ std::shared_ptr<grpc::Channel> AgentFanout::channel(const std::string& address) 
   return slot;
 }
 
-NodeEvidence AgentFanout::collect_one(const std::string& job_id, const std::string& node,
-                                      const std::string& address, TimeUs window_start, TimeUs window_end) {
+NodeEvidence AgentFanout::collect_one(const JobFacts& job, const std::string& node, const std::string& address,
+                                      TimeUs window_start, TimeUs window_end) {
+  const std::string& job_id = job.job_id;
   auto stub = v1::NodeCollector::NewStub(channel(address));
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(config_.deadline_ms));
   v1::CollectRequest request;
   request.set_job_id(job_id);
+  request.set_cluster(job.cluster);
   request.set_node(node);
   request.set_window_start_us(window_start);
   request.set_window_end_us(window_end);
@@ -56,17 +58,16 @@ NodeEvidence AgentFanout::collect_one(const std::string& job_id, const std::stri
   return evidence;
 }
 
-std::vector<NodeEvidence> AgentFanout::collect(const std::string& job_id, const std::vector<std::string>& nodes,
-                                               TimeUs window_start, TimeUs window_end) {
+std::vector<NodeEvidence> AgentFanout::collect(const JobFacts& job, TimeUs window_start, TimeUs window_end) {
   std::vector<std::pair<std::string, std::string>> targets;  // (node, address)
-  for (const auto& node : nodes)
+  for (const auto& node : job.nodes)
     if (auto address = config_.address_for(node); !address.empty()) targets.emplace_back(node, address);
 
   std::vector<NodeEvidence> results(targets.size());
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next++; i < targets.size(); i = next++)
-      results[i] = collect_one(job_id, targets[i].first, targets[i].second, window_start, window_end);
+      results[i] = collect_one(job, targets[i].first, targets[i].second, window_start, window_end);
   };
   size_t thread_count = std::min<size_t>(static_cast<size_t>(config_.concurrency), targets.size());
   std::vector<std::jthread> threads;

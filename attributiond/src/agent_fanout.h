@@ -24,11 +24,10 @@ class AgentFanout {
 
   // One NodeEvidence per node that has an agent address; nodes without one are skipped
   // (the head's own collectors cover them).
-  std::vector<NodeEvidence> collect(const std::string& job_id, const std::vector<std::string>& nodes,
-                                    TimeUs window_start, TimeUs window_end);
+  std::vector<NodeEvidence> collect(const JobFacts& job, TimeUs window_start, TimeUs window_end);
 
  private:
-  NodeEvidence collect_one(const std::string& job_id, const std::string& node, const std::string& address,
+  NodeEvidence collect_one(const JobFacts& job, const std::string& node, const std::string& address,
                            TimeUs window_start, TimeUs window_end);
   std::shared_ptr<grpc::Channel> channel(const std::string& address);
 

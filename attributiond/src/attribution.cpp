@@ -1,12 +1,13 @@
 #include "attribution.h"
 
+#include <algorithm>
 #include <iterator>
 #include <map>
 
 #include <spdlog/spdlog.h>
 
 #include "attrib/rules/comment.h"
-#include "slurmdbd_client.h"
+#include "attrib/collectors/slurmdbd_client.h"
 
 namespace attrib::head {
 namespace {
@@ -65,7 +66,51 @@ JobFacts merge_facts(const v1::JobEnded& hook, const std::optional<JobRecordFact
   return facts;
 }
 
-Verdict attribute_window(const AttributionContext& context, const JobFacts& facts, TimeUs fallback_time) {
+// The job's output files hold every rank's lines: the app_output collector reads them
+// once, with the batch host's request, and attributes each rank's lines to its node.
+// EpilogSlurmctld reports --output/--error as given, e.g. "slurm-%j.out": expand the
+// sbatch filename patterns a job-level path can use (%% %j %A %a %N %u %x). Any other
+// pattern stays as is, and the collector then reports the file as unavailable.
+static std::string expand_output_pattern(const std::string& pattern, const v1::JobEnded& hook,
+                                         const std::string& batch_host) {
+  std::string job = hook.job_id(), array_job = job, array_task;
+  if (auto underscore = job.find('_'); underscore != std::string::npos) {
+    array_job = job.substr(0, underscore);
+    array_task = job.substr(underscore + 1);
+  }
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '%' || i + 1 == pattern.size()) {
+      out += pattern[i];
+      continue;
+    }
+    char c = pattern[++i];
+    switch (c) {
+      case '%': out += '%'; break;
+      case 'j': out += job; break;
+      case 'A': out += array_job; break;
+      case 'a': out += array_task; break;
+      case 'N': out += batch_host; break;
+      case 'u': out += hook.user(); break;
+      case 'x': out += hook.job_name(); break;
+      default: out += '%'; out += c;
+    }
+  }
+  return out;
+}
+
+static std::vector<std::string> output_paths_of(const v1::JobEnded& hook, const std::string& batch_host) {
+  std::vector<std::string> paths;
+  for (const std::string& given : {hook.stdout_path(), hook.stderr_path()}) {
+    std::string path = expand_output_pattern(given, hook, batch_host);
+    if (!path.empty() && path != "/dev/null" && std::find(paths.begin(), paths.end(), path) == paths.end())
+      paths.push_back(path);
+  }
+  return paths;
+}
+
+Verdict attribute_window(const AttributionContext& context, const JobFacts& facts, TimeUs fallback_time,
+                         const std::vector<std::string>& output_paths) {
   TimeUs end = facts.end.value_or(fallback_time);
   TimeUs start = facts.start.value_or(end);
   TimeUs window_start = start - context.config.window_lead_s * kSecond;
@@ -77,17 +122,44 @@ Verdict attribute_window(const AttributionContext& context, const JobFacts& fact
     std::move(evidence.events.begin(), evidence.events.end(), std::back_inserter(events));
     std::move(evidence.coverage.begin(), evidence.coverage.end(), std::back_inserter(coverage));
   };
-  if (!context.collectors.empty())
-    for (const std::string& node : facts.nodes)
-      add(collect_node(context.pack, context.collectors, {facts.job_id, node, window_start, window_end}));
+  std::vector<std::string> all_but_job_output;
+  for (const auto& collector : context.collectors)
+    if (collector->name() != "app_output") all_but_job_output.push_back(collector->name());
+  for (const std::string& node : facts.nodes) {
+    if (context.collectors.empty()) break;
+    bool batch_host = node == facts.nodes.front();
+    collectors::CollectRequest request{.job_id = facts.job_id, .node = node, .window_start = window_start,
+                                       .window_end = window_end, .cluster = facts.cluster};
+    if (batch_host) {
+      request.ranks = facts.ranks;
+      request.output_paths = output_paths;
+    }
+    if (!batch_host && all_but_job_output.empty()) continue;  // only app_output is configured
+    add(collect_node(context.pack, context.collectors, request,
+                     batch_host ? std::vector<std::string>{} : all_but_job_output));
+  }
   if (context.agents != nullptr)
-    for (auto& evidence : context.agents->collect(facts.job_id, facts.nodes, window_start, window_end))
+    for (auto& evidence : context.agents->collect(facts, window_start, window_end))
       add(std::move(evidence));
   return rules::correlate(*context.pack, facts, std::move(events), std::move(coverage));
 }
 
+// The SPANK plugin's `--attrib=off`, as EpilogSlurmctld forwards it (plugin "attrib",
+// option "attrib").
+static bool user_opted_out(const v1::JobEnded& hook) {
+  auto it = hook.spank_options().find("attrib_attrib");
+  return it != hook.spank_options().end() && it->second == "off";
+}
+
 Outcome attribute_once(const AttributionContext& context, Accounting& accounting, const QueuedJob& job, TimeUs now) {
   const auto& [cluster, job_id] = job.key;
+  if (!job.verdict_json && context.config.allow_opt_out && user_opted_out(job.request)) {
+    // Kept in the archive (never silently lost), but neither attributed nor commented.
+    if (auto s = context.store.mark_not_attributed(job.key, "opted out by the user (--attrib=off)", now); !s)
+      return reschedule(context.store, job, now + context.config.retry_backoff_s * kSecond, s.error().message);
+    spdlog::info("job {}: opted out of attribution by its user", job_id);
+    return Outcome::Done;
+  }
   std::string segment;
   if (job.verdict_json) {
     // Archived by an earlier attempt: only the comment is left to write.
@@ -109,9 +181,10 @@ Outcome attribute_once(const AttributionContext& context, Accounting& accounting
                    context.config.scope_max_wait_s);
       if (read) record = *read;
     }
-    JobFacts facts = merge_facts(job.request, record, expand_hostlist(job.request.node_list()),
+    JobFacts facts = merge_facts(job.request, record, slurm::expand_hostlist(job.request.node_list()),
                                  context.default_cluster);
-    Verdict verdict = attribute_window(context, facts, job.request.hook_time_us() ? job.request.hook_time_us() : now);
+    Verdict verdict = attribute_window(context, facts, job.request.hook_time_us() ? job.request.hook_time_us() : now,
+                                       output_paths_of(job.request, facts.nodes.empty() ? "" : facts.nodes.front()));
     if (auto s = context.store.archive(job.key, verdict, verdict_events(verdict), now); !s)
       return reschedule(context.store, job, now + context.config.retry_backoff_s * kSecond, s.error().message);
     spdlog::info("job {}: {} ({})", job_id, verdict.domain, verdict.comment);

@@ -36,6 +36,8 @@ Outcome attribute_once(const AttributionContext& context, Accounting& accounting
 // callers and tests use. Hook facts fill what the accounting record lacks.
 JobFacts merge_facts(const v1::JobEnded& hook, const std::optional<JobRecordFacts>& record,
                      const std::vector<std::string>& hook_nodes, const std::string& default_cluster);
-Verdict attribute_window(const AttributionContext& context, const JobFacts& facts, TimeUs fallback_time);
+// output_paths: the job's stdout/stderr files as the hook reported them.
+Verdict attribute_window(const AttributionContext& context, const JobFacts& facts, TimeUs fallback_time,
+                         const std::vector<std::string>& output_paths = {});
 
 }  // namespace attrib::head

@@ -63,6 +63,10 @@ const std::vector<Key>& keys() {
       {"head.write_comment", Type::Bool, "true",
        "Write the verdict into the job's Comment through slurmdbd (the user's own text is kept).",
        [](Config& c, const YAML::Node& n) { c.head.write_comment = n.as<bool>(); }},
+      {"head.allow_opt_out", Type::Bool, "false",
+       "Honour a user's `--attrib=off` (the SPANK option, forwarded by the epilog): the job is recorded as opted "
+       "out instead of attributed. Keep it in step with the plugin's allow_opt_out argument.",
+       [](Config& c, const YAML::Node& n) { c.head.allow_opt_out = n.as<bool>(); }},
       {"head.agents.address_template", Type::String, "",
        "Address of each node's agent (attributiond --role node), {node} replaced by the Slurm node name, e.g. "
        "\"{node}:7070\". Empty and no head.agents.addresses: the head reads every node from its own collectors.",

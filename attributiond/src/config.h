@@ -44,6 +44,7 @@ struct HeadConfig {
   int window_lead_s = 300;
   int window_grace_s = 60;
   bool write_comment = true;
+  bool allow_opt_out = false;
   AgentsConfig agents;
 };
 

@@ -76,7 +76,24 @@ Result<bool> JobStore::enqueue(const v1::JobEnded& request, const std::string& c
   if (auto s = stmt.run(); !s) return s.error();
   auto changes = db_.prepare("SELECT changes()");
   if (!changes.step()) return db_error(changes);
-  return changes.int_at(0) > 0;
+  if (changes.int_at(0) > 0) return true;
+
+  // Known already: EpilogSlurmctld and jobcomp/script both report a job, each with what
+  // only it knows (SPANK options; the state). Fill what the stored report lacks, while
+  // the job is still queued: the stored fields win, the newcomer's fill the gaps.
+  auto stored = db_.prepare("SELECT request FROM jobs WHERE cluster = ? AND job_id = ? AND status = 'queued'");
+  stored.bind(1, cluster).bind(2, request.job_id());
+  if (!stored.step()) return false;
+  v1::JobEnded merged = request;
+  v1::JobEnded previous;
+  if (!previous.ParseFromString(stored.text_at(0))) return false;
+  merged.MergeFrom(previous);
+  std::string merged_bytes;
+  if (!merged.SerializeToString(&merged_bytes) || merged_bytes == stored.text_at(0)) return false;
+  auto update = db_.prepare("UPDATE jobs SET request = ? WHERE cluster = ? AND job_id = ? AND status = 'queued'");
+  update.bind_blob(1, merged_bytes).bind(2, cluster).bind(3, request.job_id());
+  if (auto s = update.run(); !s) return s.error();
+  return false;
 }
 
 Result<std::optional<QueuedJob>> JobStore::next_due(TimeUs now, const std::set<JobKey>& busy) {
@@ -151,6 +168,15 @@ Status JobStore::mark_done(const JobKey& key, TimeUs now) {
       "UPDATE jobs SET status = 'done', done_us = ?, last_error = '' "
       "WHERE cluster = ? AND job_id = ? AND status = 'archived'");
   stmt.bind(1, now).bind(2, key.first).bind(3, key.second);
+  return stmt.run();
+}
+
+Status JobStore::mark_not_attributed(const JobKey& key, const std::string& why, TimeUs now) {
+  std::lock_guard lock(mutex_);
+  auto stmt = db_.prepare(
+      "UPDATE jobs SET status = 'done', done_us = ?, last_error = ? "
+      "WHERE cluster = ? AND job_id = ? AND status = 'queued' AND verdict_json IS NULL");
+  stmt.bind(1, now).bind(2, why).bind(3, key.first).bind(4, key.second);
   return stmt.run();
 }
 

@@ -43,7 +43,8 @@ class JobStore {
  public:
   static Result<std::unique_ptr<JobStore>> open(const std::string& path);
 
-  // Durably queues the job. Returns false (and changes nothing) when it is already known.
+  // Durably queues the job. Returns false when it is already known; a still-queued job
+  // then gains the fields its first report lacked (e.g. SPANK options from a second hook).
   Result<bool> enqueue(const v1::JobEnded& request, const std::string& cluster, TimeUs now);
   // The oldest job that is due and not in `busy`.
   Result<std::optional<QueuedJob>> next_due(TimeUs now, const std::set<JobKey>& busy);
@@ -51,6 +52,8 @@ class JobStore {
   // Stores the verdict, its events and coverage; a job archived once keeps its first verdict.
   Status archive(const JobKey& key, const Verdict& verdict, const std::vector<Event>& events, TimeUs now);
   Status mark_done(const JobKey& key, TimeUs now);
+  // Finishes a job without a verdict, keeping why (e.g. the user opted out).
+  Status mark_not_attributed(const JobKey& key, const std::string& why, TimeUs now);
   Result<std::optional<JobRecord>> lookup(const JobKey& key);
   Result<int64_t> pending_count();
 

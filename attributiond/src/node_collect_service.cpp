@@ -17,9 +17,12 @@ grpc::Status NodeCollectService::Collect(grpc::ServerContext*, const v1::Collect
                         "this agent serves node " + node_name_ + ", not " + request->node());
   if (request->window_end_us() < request->window_start_us())
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "window ends before it starts");
-  collectors::CollectRequest collect{request->job_id(), request->node(), request->window_start_us(),
-                                     request->window_end_us()};
-  NodeEvidence evidence = collect_node(pack_, collectors_, collect);
+  collectors::CollectRequest collect{.job_id = request->job_id(),
+                                     .node = request->node(),
+                                     .window_start = request->window_start_us(),
+                                     .window_end = request->window_end_us(),
+                                     .cluster = request->cluster()};
+  NodeEvidence evidence = collect_node(pack_, collectors_, collect, {request->sources().begin(), request->sources().end()});
   spdlog::info("job {}: collected {} events on {}", request->job_id(), evidence.events.size(), node_name_);
   *response = to_proto(evidence, rules::pack_hash(*pack_));
   return grpc::Status::OK;

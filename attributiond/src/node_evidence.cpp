@@ -1,5 +1,7 @@
 #include "node_evidence.h"
 
+#include <algorithm>
+
 namespace attrib::head {
 namespace {
 
@@ -14,10 +16,11 @@ CoverageStatus status_from_string(const std::string& text) {
 
 NodeEvidence collect_node(const std::shared_ptr<const rules::RulePack>& pack,
                           const std::vector<std::unique_ptr<collectors::Collector>>& collectors,
-                          const collectors::CollectRequest& request) {
+                          const collectors::CollectRequest& request, const std::vector<std::string>& only) {
   NodeEvidence evidence;
   rules::Extractor extractor(pack);
   for (const auto& collector : collectors) {
+    if (!only.empty() && std::find(only.begin(), only.end(), collector->name()) == only.end()) continue;
     auto reported = collector->collect(request, [&](const LogLine& line) { extractor.feed(line); });
     evidence.coverage.insert(evidence.coverage.end(), reported.begin(), reported.end());
   }

@@ -20,9 +20,10 @@ struct NodeEvidence {
 
 // Runs every collector for request.node over the window and extracts events right
 // there, so only events (not raw lines) leave the node.
+// `only`: collector names to run; empty runs them all.
 NodeEvidence collect_node(const std::shared_ptr<const rules::RulePack>& pack,
                           const std::vector<std::unique_ptr<collectors::Collector>>& collectors,
-                          const collectors::CollectRequest& request);
+                          const collectors::CollectRequest& request, const std::vector<std::string>& only = {});
 
 v1::CollectResponse to_proto(const NodeEvidence& evidence, const std::string& ruleset_hash);
 NodeEvidence from_proto(const v1::CollectResponse& response);

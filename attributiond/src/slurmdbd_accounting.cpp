@@ -1,8 +1,11 @@
 #include "slurmdbd_accounting.h"
 
-#include "slurmdbd_client.h"
+#include "attrib/collectors/slurmdbd_client.h"
 
 namespace attrib::head {
+
+using slurm::kSlurmdbNotFound;
+using slurm::SlurmdbdConnection;
 
 static_assert(std::string_view(kAccountingNotFound) == kSlurmdbNotFound);
 

@@ -5,9 +5,11 @@
 
 #include "accounting.h"
 
-namespace attrib::head {
-
+namespace attrib::slurm {
 class SlurmdbdConnection;
+}
+
+namespace attrib::head {
 
 // One per worker thread; reconnects after an error.
 class SlurmdbdAccounting : public Accounting {
@@ -19,7 +21,7 @@ class SlurmdbdAccounting : public Accounting {
 
  private:
   Status connect();
-  std::unique_ptr<SlurmdbdConnection> connection_;
+  std::unique_ptr<slurm::SlurmdbdConnection> connection_;
 };
 
 }  // namespace attrib::head

@@ -1,4 +1,5 @@
 // attrib-show <jobid>: a job's verdict from attributiond, readable or as verdict v1 JSON.
+// --export-bundle DIR writes the archived evidence as a bundle (attrib-replay DIR).
 // Exit codes: 0 verdict shown, 1 job known but not attributed yet, 2 unknown job or error.
 #include <chrono>
 #include <cstdio>
@@ -9,7 +10,8 @@
 
 #include "attrib/v1/attrib.grpc.pb.h"
 #include "config.h"
-#include "verdict_text.h"
+#include "attrib/rules/bundle_export.h"
+#include "attrib/rules/verdict_text.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"attrib-show: why a Slurm job ended, as decided by attrib"};
@@ -23,6 +25,9 @@ int main(int argc, char** argv) {
   app.add_option("--server", server, "attributiond address (overrides the config): unix:///path or host:port");
   app.add_option("--cluster", cluster, "cluster name (default: the daemon's)");
   app.add_flag("--json", json, "print the verdict v1 JSON exactly as archived");
+  std::string export_dir;
+  app.add_option("--export-bundle", export_dir,
+                 "write the job's archived evidence as an evidence bundle into this (new) directory, for attrib-replay");
   CLI11_PARSE(app, argc, argv);
 
   if (server.empty()) {
@@ -51,13 +56,18 @@ int main(int argc, char** argv) {
                  status.error_message().c_str());
     return 2;
   }
+  if (response.verdict_json().empty() && response.status() == "done") {
+    std::fprintf(stderr, "attrib-show: job %s was not attributed: %s\n", job_id.c_str(),
+                 response.last_error().c_str());
+    return 1;
+  }
   if (response.verdict_json().empty()) {
     std::fprintf(stderr, "attrib-show: job %s is %s, not attributed yet%s%s\n", job_id.c_str(),
                  response.status().c_str(), response.last_error().empty() ? "" : ": ",
                  response.last_error().c_str());
     return 1;
   }
-  if (json) {
+  if (json && export_dir.empty()) {
     std::cout << response.verdict_json() << "\n";
     return 0;
   }
@@ -65,6 +75,16 @@ int main(int argc, char** argv) {
   if (!verdict) {
     std::fprintf(stderr, "attrib-show: archived verdict unreadable: %s\n", verdict.error().message.c_str());
     return 2;
+  }
+  if (!export_dir.empty()) {
+    // The verdict carries every event it weighed; replaying the bundle gives the same decision.
+    if (auto written = attrib::rules::export_verdict_bundle(export_dir, *verdict); !written) {
+      std::fprintf(stderr, "attrib-show: %s %s\n", written.error().code.c_str(), written.error().message.c_str());
+      return 2;
+    }
+    std::printf("attrib-show: job %s exported to %s (attrib-replay %s)\n", job_id.c_str(), export_dir.c_str(),
+                export_dir.c_str());
+    return 0;
   }
   std::cout << attrib::render_verdict_text(*verdict);
   if (response.status() != "done")

@@ -1,7 +1,14 @@
 #include "attrib/collectors/registry.h"
 
 #include "attrib/collectors/option_reader.h"
+#include "app_output_collector.h"
+#include "fabricmanager_collector.h"
 #include "journald_collector.h"
+#include "kmsg_collector.h"
+#include "slurm_accounting_collector.h"
+#include "loki_collector.h"
+#include "prometheus_collector.h"
+#include "spank_records_collector.h"
 
 namespace attrib::collectors {
 namespace {
@@ -28,6 +35,27 @@ const std::vector<CollectorKind>& collector_kinds() {
       {JournaldCollector::kName,
        "Kernel, Fabric Manager, syslog and application entries from a systemd journal (sd-journal).",
        JournaldCollector::option_specs(), &JournaldCollector::create},
+      {SpankRecordsCollector::kName,
+       "Task start/end records (rank, exit code or signal) written on each node by the spank_attrib.so SPANK plugin.",
+       SpankRecordsCollector::option_specs(), &SpankRecordsCollector::create},
+      {KmsgCollector::kName,
+       "Kernel ring records in /dev/kmsg format from the device, a file or a FIFO, placed in wall-clock time.",
+       KmsgCollector::option_specs(), &KmsgCollector::create},
+      {FabricManagerCollector::kName,
+       "NVIDIA Fabric Manager's log file and its rotated .1 (node-local time, multi-line entries).",
+       FabricManagerCollector::option_specs(), &FabricManagerCollector::create},
+      {AppOutputCollector::kName,
+       "The job's stdout/stderr files, split into per-rank streams by [rankN]: and srun --label prefixes (untrusted).",
+       AppOutputCollector::option_specs(), &AppOutputCollector::create},
+      {PrometheusCollector::kName,
+       "PromQL range queries per node (e.g. DCGM exporter Xid/ECC series) turned into trusted metric lines.",
+       PrometheusCollector::option_specs(), &PrometheusCollector::create},
+      {SlurmAccountingCollector::kName,
+       "The job's and its steps' records from slurmdbd (state, exit code/signal, reason, nodes, requeues).",
+       SlurmAccountingCollector::option_specs(), &SlurmAccountingCollector::create},
+      {LokiCollector::kName,
+       "A LogQL query per node read from Loki's query_range API in forward pages.",
+       LokiCollector::option_specs(), &LokiCollector::create},
   };
   return kinds;
 }

@@ -59,6 +59,8 @@ Result<v1::JobEnded> job_ended_from_env(const Environment& env, TimeUs now) {
     if (const auto* user = get(env, "USERNAME")) message.set_user(*user);
     if (const auto* uid = get(env, "UID")) message.set_uid(static_cast<uint32_t>(to_int(*uid).value_or(0)));
     if (const auto* name = get(env, "JOBNAME")) message.set_job_name(*name);
+    if (const auto* out = get(env, "STDOUT")) message.set_stdout_path(*out);
+    if (const auto* err = get(env, "STDERR")) message.set_stderr_path(*err);
   } else {
     message.set_hook(get(env, "SLURMD_NODENAME") ? v1::HOOK_KIND_EPILOG_SLURMD : v1::HOOK_KIND_EPILOG_SLURMCTLD);
     if (const auto* id = get(env, "SLURM_JOB_ID")) message.set_job_id(*id);
@@ -72,6 +74,8 @@ Result<v1::JobEnded> job_ended_from_env(const Environment& env, TimeUs now) {
     if (const auto* user = get(env, "SLURM_JOB_USER")) message.set_user(*user);
     if (const auto* uid = get(env, "SLURM_JOB_UID")) message.set_uid(static_cast<uint32_t>(to_int(*uid).value_or(0)));
     if (const auto* name = get(env, "SLURM_JOB_NAME")) message.set_job_name(*name);
+    if (const auto* out = get(env, "SLURM_JOB_STDOUT")) message.set_stdout_path(*out);
+    if (const auto* err = get(env, "SLURM_JOB_STDERR")) message.set_stderr_path(*err);
   }
   if (const auto* cluster = get(env, "SLURM_CLUSTER_NAME")) message.set_cluster(*cluster);
 

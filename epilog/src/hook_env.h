@@ -1,7 +1,8 @@
 // Turns the environment a Slurm hook really receives into a JobEnded message.
 // EpilogSlurmctld: SLURM_JOB_ID, SLURM_JOB_NODELIST, SLURM_JOB_EXIT_CODE (raw wait
-// status), SLURM_JOB_EXIT_CODE2 ("3:0"), no job state. jobcomp/script: JOBID, NODES,
-// JOBSTATE, EXITCODE, START, END. slurmd Epilog: SLURM_JOB_ID, SLURMD_NODENAME.
+// status), SLURM_JOB_EXIT_CODE2 ("3:0"), SLURM_JOB_STDOUT/STDERR, no job state.
+// jobcomp/script: JOBID, NODES, JOBSTATE, EXITCODE, START, END, STDOUT, STDERR.
+// slurmd Epilog: SLURM_JOB_ID, SLURMD_NODENAME.
 #pragma once
 
 #include <map>

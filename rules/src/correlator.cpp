@@ -11,6 +11,8 @@
 //  5. The kept roots of the highest precedence decide the domain: two or more domains
 //     there -> AMBIGUOUS with candidates. Otherwise the earliest kept root of that
 //     domain is the root cause; later kept roots of the same domain are its fan-out.
+//     Locator roots (domain UNATTRIBUTED) never decide; with no other kept root the
+//     verdict is UNATTRIBUTED and the earliest locator root names the affected node.
 //  6. Every other event explained by a kept root is a symptom; the rest unexplained.
 #include <algorithm>
 #include <map>
@@ -164,6 +166,11 @@ int action_strength(const std::string& action) {
   return it == kOrder.end() ? 0 : static_cast<int>(it - kOrder.begin());
 }
 
+// A locator rule (domain UNATTRIBUTED) points at where a failure showed first without
+// naming a cause: it never decides the domain, it only explains later events of its
+// kind and, when nothing else decides, names the affected node (docs/rules.md).
+bool is_locator(const Candidate& c) { return c.domain == detail::kLocatorDomain; }
+
 bool job_succeeded(const JobFacts& job) { return job.state == "COMPLETED" && job.exit_code == 0 && job.signal == 0; }
 
 std::optional<Event> job_state_event(const RulePack& pack, const JobFacts& job) {
@@ -281,14 +288,24 @@ Verdict correlate(const RulePack& pack, const JobFacts& job, std::vector<Event> 
   if (succeeded) {
     v.domain = "NONE";
     v.recommended_action = "NONE";
-  } else if (kept.empty()) {
+  } else if (std::none_of(kept.begin(), kept.end(), [](const Candidate& k) { return !is_locator(k); })) {
     v.domain = "UNATTRIBUTED";
     v.recommended_action = "NONE";
+    // No cause, but a place: the earliest locator root (e.g. the first task to die)
+    // names the node to look at. Its event stays unexplained, as the cause is unknown.
+    const Candidate* first = nullptr;
+    for (const auto& k : kept) {
+      if (first == nullptr || k.event < first->event) first = &k;
+    }
+    if (first != nullptr) add_affected(v, events[first->event]);
   } else {
-    const int top = kept.front().rule->def.precedence;
+    int top = -1;
+    for (const auto& k : kept) {
+      if (!is_locator(k)) top = std::max(top, k.rule->def.precedence);
+    }
     std::set<std::string> top_domains;
     for (const auto& k : kept) {
-      if (k.rule->def.precedence == top) top_domains.insert(k.domain);
+      if (!is_locator(k) && k.rule->def.precedence == top) top_domains.insert(k.domain);
     }
     if (top_domains.size() >= 2) {
       v.domain = "AMBIGUOUS";
@@ -296,7 +313,7 @@ Verdict correlate(const RulePack& pack, const JobFacts& job, std::vector<Event> 
       std::map<std::pair<std::string, std::string>, std::vector<std::string>> ids;
       int strongest = -1;
       for (auto& k : kept) {
-        if (k.rule->def.precedence != top) continue;
+        if (is_locator(k) || k.rule->def.precedence != top) continue;
         const auto key = std::make_pair(k.domain, k.rule->def.id);
         if (!first_of.count(key)) first_of[key] = &k;
         ids[key].push_back(events[k.event].id);

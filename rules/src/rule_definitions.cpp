@@ -72,7 +72,7 @@ void check_source_list(const MapView& map, const std::vector<std::string>& sourc
   for (const auto& s : sources) {
     if (!is_known_source(s)) {
       fail(kErrField, map.where("sources"), map.field("sources"),
-           "unknown source '" + s + "' (kernel, syslog, fabricmanager, slurm, app, app.rank<N>)");
+           "unknown source '" + s + "' (kernel, syslog, fabricmanager, slurm, spank, prometheus, app, app.rank<N>)");
     }
   }
 }
@@ -211,8 +211,13 @@ CorrelationRuleDef parse_correlation_rule(const std::string& file, const YAML::N
   if (rule.domain == "catalog" || rule.action == "catalog") {
     if (!from_catalog) fail(kErrField, map.where("domain"), map.field("domain"), "'catalog' needs root.catalog");
   }
-  if (rule.domain != "catalog" && !is_root_domain(rule.domain)) {
+  if (rule.domain != "catalog" && rule.domain != "UNATTRIBUTED" && !is_root_domain(rule.domain)) {
     fail(kErrField, map.where("domain"), map.field("domain"), "unknown domain '" + rule.domain + "'");
+  }
+  // UNATTRIBUTED makes a locator rule (docs/rules.md): it names where, never a cause,
+  // so it recommends nothing.
+  if (rule.domain == "UNATTRIBUTED" && rule.action != "NONE") {
+    fail(kErrField, map.where("action"), map.field("action"), "a locator rule (domain UNATTRIBUTED) must have action NONE");
   }
   if (rule.action != "catalog" && !is_action(rule.action)) {
     fail(kErrField, map.where("action"), map.field("action"), "unknown action '" + rule.action + "'");
@@ -304,7 +309,10 @@ bool is_action(const std::string& action) { return kActions.count(action) > 0; }
 bool domain_requires_trust(const std::string& domain) { return kTrustedDomains.count(domain) > 0; }
 
 bool is_known_source(const std::string& source) {
-  static const std::set<std::string> kFixed = {"kernel", "syslog", "fabricmanager", "slurm", "app"};
+  // prometheus: metric samples rendered as lines by the prometheus collector.
+  // spank: task records of spank_attrib.so (spank_records collector), apart from
+  // "slurm" so their coverage rows stay distinguishable from slurmdbd's.
+  static const std::set<std::string> kFixed = {"kernel", "syslog", "fabricmanager", "slurm", "spank", "prometheus", "app"};
   if (kFixed.count(source)) return true;
   const std::string prefix = "app.rank";
   if (source.rfind(prefix, 0) != 0 || source.size() == prefix.size()) return false;

@@ -37,6 +37,8 @@ struct CompiledCorrelationRule {
 
 // The event kind the correlator synthesises from the accounting record.
 inline constexpr const char* kJobStateKind = "slurm.job_state";
+// The domain of a locator rule: it points where a failure showed first, not why.
+inline constexpr const char* kLocatorDomain = "UNATTRIBUTED";
 
 // Applies one extraction rule to a payload: literal prefilter, then the regex, then
 // typed conversion of captures. nullopt when the line does not match (or a typed

@@ -24,6 +24,7 @@ head:
   workers: 2
   scope_poll_interval_ms: 500
   retry_backoff_s: 1
+  allow_opt_out: true
   # The journal directory holds only this run's evidence; a short lead keeps the window
   # to the job itself.
   window_lead_s: 0
@@ -40,7 +41,19 @@ collectors:
       directory: $dir/journal
       match_hostname: true
       app_identifiers: [python3]
+  - kind: slurm_accounting
+  - kind: app_output
 YAML
+  # Task records of spank_attrib.so, when the cluster loads it (the e2e cluster does:
+  # tests/e2e/CMakeLists.txt sets ATTRIB_TASK_RECORDS_DIR, "{node}" = node name).
+  # Appended: collectors is the last key of the file.
+  if [ -n "${ATTRIB_TASK_RECORDS_DIR:-}" ]; then
+    cat >> "$dir/attrib.yaml" <<YAML
+  - kind: spank_records
+    options:
+      directory: "$ATTRIB_TASK_RECORDS_DIR"
+YAML
+  fi
 }
 
 # seed_journal DIR [HOST...]: each node's journal (default n1 n2 n3) begins with its boot, an hour ago, as a real

@@ -11,4 +11,8 @@ expect_contains "$(sacct_field "$job" Comment)" "attrib: UNATTRIBUTED" "sacct co
 expect_eq "$(verdict "$job" .domain)" UNATTRIBUTED "domain"
 expect_eq "$(verdict "$job" .exit_code)" 3 "exit code"
 expect_eq "$(verdict "$job" .root_cause)" null "root cause"
+# The failed batch step as slurmdbd recorded it, listed but not blamed.
+expect_eq "$(verdict "$job" '[.unexplained[] | select(.kind == "slurm.step_failed") | "\(.fields.step) \(.fields.exit_code)"] | join(",")')" \
+  "$job.batch 3" "failed step from slurmdbd among the unexplained events"
+expect_eq "$(verdict "$job" '[.coverage[] | select(.source == "slurm") | .status] | join(",")')" ok "slurm accounting coverage"
 echo PASS

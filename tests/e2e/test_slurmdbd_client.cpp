@@ -12,10 +12,10 @@
 #include <thread>
 #include <vector>
 
-#include "slurmdbd_client.h"
+#include "attrib/collectors/slurmdbd_client.h"
 
 using namespace attrib;
-using namespace attrib::head;
+using namespace attrib::slurm;
 using namespace std::chrono_literals;
 
 namespace {

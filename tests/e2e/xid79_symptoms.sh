@@ -28,6 +28,9 @@ expect_eq "$(verdict "$job" '[.symptoms[] | select(.event.kind | startswith("ncc
 expect_eq "$(verdict "$job" '[.symptoms[].explained_by] | unique | join(",")')" "$(verdict "$job" .root_cause.rule)" \
   "symptoms explained by the root cause"
 expect_eq "$(verdict "$job" '[.coverage[] | select(.node == "n2" and .source == "kernel") | .status] | join(",")')" ok "n2 kernel coverage"
+# slurmdbd's record of the failed batch step (slurm_accounting collector) is a symptom too.
+expect_eq "$(verdict "$job" '[.symptoms[] | select(.event.kind == "slurm.step_failed") | .event.fields.step] | join(",")')" \
+  "$job.batch" "failed batch step from slurmdbd"
 "$ATTRIB_SHOW" --server "$DAEMON_ADDR" "$job" | tee "$run_dir/show.txt"
 expect_contains "$(cat "$run_dir/show.txt")" "Domain:       GPU_HARDWARE" "attrib-show text"
 echo PASS

@@ -403,3 +403,45 @@ TEST_F(NodeAgentTest, AgentRefusesToSpeakForAnotherNode) {
   v1::CollectResponse response;
   EXPECT_EQ(stub->Collect(&context, request, &response).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
 }
+
+TEST_F(HeadDaemonTest, OptedOutJobIsRecordedButNotAttributedWhenTheSiteAllowsIt) {
+  AddRecord("300", "FAILED", 3, now_us() - 20 * kSecond, now_us() - 10 * kSecond);
+  config_.head.allow_opt_out = true;
+  Start();
+  auto submit_opted_out = [&](const std::string& job_id) {
+    v1::JobEnded job;
+    job.set_job_id(job_id);
+    job.set_node_list("n1");
+    (*job.mutable_spank_options())["attrib_attrib"] = "off";
+    grpc::ClientContext context;
+    v1::SubmitResponse response;
+    return stub_->SubmitJobEnded(&context, job, &response);
+  };
+  ASSERT_TRUE(submit_opted_out("300").ok());
+  v1::GetVerdictResponse response;
+  for (int i = 0; i < 500 && response.status() != "done"; ++i) {
+    grpc::ClientContext context;
+    v1::GetVerdictRequest request;
+    request.set_job_id("300");
+    stub_->GetVerdict(&context, request, &response);
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(response.status(), "done");
+  EXPECT_TRUE(response.verdict_json().empty());
+  EXPECT_NE(response.last_error().find("opted out"), std::string::npos);
+  std::lock_guard lock(state_->mutex);
+  EXPECT_EQ(state_->records["300"].comment, "") << "no comment for an opted-out job";
+}
+
+TEST_F(HeadDaemonTest, OptOutIsIgnoredUnlessTheSiteAllowsIt) {
+  AddRecord("302", "FAILED", 3, now_us() - 20 * kSecond, now_us() - 10 * kSecond);
+  Start();  // head.allow_opt_out defaults to false
+  v1::JobEnded job;
+  job.set_job_id("302");
+  job.set_node_list("n1");
+  (*job.mutable_spank_options())["attrib_attrib"] = "off";
+  grpc::ClientContext context;
+  v1::SubmitResponse response;
+  ASSERT_TRUE(stub_->SubmitJobEnded(&context, job, &response).ok());
+  EXPECT_EQ(WaitDone("302")["domain"], "UNATTRIBUTED");
+}

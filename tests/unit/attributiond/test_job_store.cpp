@@ -119,3 +119,19 @@ TEST_F(JobStoreTest, UnopenablePathIsAnError) {
   ASSERT_FALSE(store);
   EXPECT_EQ(store.error().code, "DB_E_OPEN");
 }
+
+TEST_F(JobStoreTest, SecondHookFillsWhatTheFirstLacked) {
+  auto store = Open();
+  attrib::v1::JobEnded jobcomp = Job("8");
+  jobcomp.set_state("FAILED");  // jobcomp/script knows the state, not the SPANK options
+  attrib::v1::JobEnded epilog = Job("8");
+  epilog.set_node_list("n[1-3]");
+  (*epilog.mutable_spank_options())["attrib_attrib"] = "off";
+  EXPECT_TRUE(*store->enqueue(jobcomp, "lab", 100));
+  EXPECT_FALSE(*store->enqueue(epilog, "lab", 110));
+  auto due = store->next_due(1000, {});
+  ASSERT_TRUE(due && due->has_value());
+  EXPECT_EQ((*due)->request.state(), "FAILED");
+  EXPECT_EQ((*due)->request.node_list(), "n[1-2]") << "the first report's fields win";
+  EXPECT_EQ((*due)->request.spank_options().at("attrib_attrib"), "off");
+}

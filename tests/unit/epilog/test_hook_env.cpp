@@ -13,6 +13,7 @@ TEST(HookEnv, EpilogSlurmctldAsSlurm22Provides) {
                                {"SLURM_JOB_USER", "alice"},
                                {"SLURM_JOB_UID", "1000"},
                                {"SLURM_CLUSTER_NAME", "lab"},
+                               {"SLURM_JOB_STDOUT", "/home/alice/slurm-17.out"},
                                {"SPANK__SLURM_SPANK_OPTION_attrib_attrib", "off"}},
                               123);
   ASSERT_TRUE(m) << m.error().message;
@@ -27,6 +28,8 @@ TEST(HookEnv, EpilogSlurmctldAsSlurm22Provides) {
   EXPECT_EQ(m->uid(), 1000u);
   EXPECT_EQ(m->hook_time_us(), 123);
   EXPECT_EQ(m->spank_options().at("attrib_attrib"), "off");
+  EXPECT_EQ(m->stdout_path(), "/home/alice/slurm-17.out");
+  EXPECT_EQ(m->stderr_path(), "");
 }
 
 TEST(HookEnv, RawWaitStatusDecodesSignal) {

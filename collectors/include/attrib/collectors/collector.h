@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +21,12 @@ struct CollectRequest {
   std::string node;   // Slurm node name
   TimeUs window_start = 0;
   TimeUs window_end = 0;
+  // Optional job context for collectors of the job's own output (app_output):
+  // rank (Slurm task id) -> node from the step layout, and the job's resolved
+  // stdout/stderr paths as slurmctld or the SPANK step records know them.
+  std::map<int, std::string> ranks{};
+  std::vector<std::string> output_paths{};
+  std::string cluster{};  // the job's Slurm cluster (accounting lookups)
 };
 
 using LineSink = std::function<void(const LogLine&)>;

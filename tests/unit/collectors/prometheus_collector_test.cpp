@@ -1,0 +1,323 @@
+// The Prometheus collector against a real Prometheus server: OpenMetrics samples for a
+// past window are backfilled with `promtool tsdb create-blocks-from openmetrics`, then
+// `prometheus` is started on a free loopback port over that TSDB for the whole suite.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "attrib/collectors/registry.h"
+#include "attrib/rules/engine.h"
+#include "child_process.h"
+#include "http_client.h"
+#include "prometheus_collector.h"
+
+namespace fs = std::filesystem;
+using namespace attrib;
+using namespace attrib::collectors;
+
+namespace {
+
+constexpr int64_t kT0 = 1704067200;  // 2024-01-01T00:00:00Z, seconds
+constexpr TimeUs kSecond = 1000000;
+TimeUs at(int64_t offset_s) { return (kT0 + offset_s) * kSecond; }
+
+const char* kXidN1Gpu3 =
+    R"(DCGM_FI_DEV_XID_ERRORS{Hostname="n1",UUID="GPU-604ac76c-d9cf-fef3-62e9-d92044ab6e52",gpu="3",pci_bus_id="00000000:3B:00.0"})";
+
+// One hour of 15 s samples: n1 GPU 3 reports Xid 79 at +600 s and its DBE counter
+// rises at +900 s and +1200 s; n1 GPU 0 stays clean; n2 GPU 1 reports Xid 48 at
+// +300 s, clears at +900 s and reports it again at +1500 s.
+std::string openmetrics() {
+  std::string om;
+  auto series = [&](const std::string& name_labels, auto value_at) {
+    for (int64_t t = 0; t <= 3600; t += 15) {
+      om += name_labels + " " + std::to_string(value_at(t)) + " " + std::to_string(kT0 + t) + "\n";
+    }
+  };
+  om += "# HELP DCGM_FI_DEV_XID_ERRORS Value of the last XID error encountered.\n";
+  om += "# TYPE DCGM_FI_DEV_XID_ERRORS gauge\n";
+  series(kXidN1Gpu3, [](int64_t t) { return t >= 600 ? 79 : 0; });
+  series(R"(DCGM_FI_DEV_XID_ERRORS{Hostname="n1",gpu="0",pci_bus_id="00000000:1A:00.0"})", [](int64_t) { return 0; });
+  series(R"(DCGM_FI_DEV_XID_ERRORS{Hostname="n2",gpu="1",pci_bus_id="00000000:5E:00.0"})",
+         [](int64_t t) { return (t >= 300 && t < 900) || t >= 1500 ? 48 : 0; });
+  om += "# HELP DCGM_FI_DEV_ECC_DBE_VOL_TOTAL Total double-bit volatile ECC errors.\n";
+  om += "# TYPE DCGM_FI_DEV_ECC_DBE_VOL_TOTAL gauge\n";
+  series(R"(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{Hostname="n1",gpu="3"})",
+         [](int64_t t) { return t >= 1200 ? 5 : t >= 900 ? 2 : 0; });
+  om += "# EOF\n";
+  return om;
+}
+
+class PrometheusServer : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    char pattern[] = "/tmp/attrib-prometheus-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern), nullptr);
+    dir_ = pattern;
+    std::ofstream(dir_ / "data.om") << openmetrics();
+    std::ofstream(dir_ / "prometheus.yml") << "global:\n  scrape_interval: 15s\nscrape_configs: []\n";
+    const std::string backfill = "promtool tsdb create-blocks-from openmetrics " + (dir_ / "data.om").string() + " " +
+                                 (dir_ / "tsdb").string() + " > " + (dir_ / "promtool.log").string() + " 2>&1";
+    ASSERT_EQ(std::system(backfill.c_str()), 0) << "promtool failed; see " << (dir_ / "promtool.log");
+
+    const int port = attrib::test::free_loopback_port();
+    ASSERT_GT(port, 0);
+    url_ = "http://127.0.0.1:" + std::to_string(port);
+    server_ = std::make_unique<attrib::test::ChildProcess>(
+        std::vector<std::string>{"prometheus", "--config.file=" + (dir_ / "prometheus.yml").string(),
+                                 "--storage.tsdb.path=" + (dir_ / "tsdb").string(),
+                                 "--storage.tsdb.retention.time=3650d",
+                                 "--web.listen-address=127.0.0.1:" + std::to_string(port)},
+        (dir_ / "prometheus.log").string());
+    ASSERT_TRUE(server_->started());
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+    while (std::chrono::steady_clock::now() < deadline) {
+      auto ready = http_get(url_ + "/-/ready", {}, 1000);
+      if (ready && ready->status == 200) return;
+      ASSERT_TRUE(server_->running()) << "prometheus exited; see " << (dir_ / "prometheus.log");
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    FAIL() << "prometheus not ready within 15 s; see " << (dir_ / "prometheus.log");
+  }
+
+  static void TearDownTestSuite() {
+    server_.reset();
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  static std::unique_ptr<Collector> make(const std::string& yaml) {
+    auto created = create_collector("prometheus", YAML::Load(yaml));
+    EXPECT_TRUE(created.ok()) << created.error().message;
+    return created ? std::move(*created) : nullptr;
+  }
+
+  static std::string options(const std::string& url, int step_s = 15, int timeout_ms = 5000) {
+    return "url: " + url + "\nstep_s: " + std::to_string(step_s) + "\ntimeout_ms: " + std::to_string(timeout_ms) +
+           "\nqueries:\n"
+           "  - {name: xid, promql: 'DCGM_FI_DEV_XID_ERRORS{Hostname=\"{node}\"}'}\n"
+           "  - {name: dbe, promql: 'DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{Hostname=\"{node}\"}'}\n";
+  }
+
+  struct Collected {
+    std::vector<LogLine> lines;
+    std::vector<Coverage> coverage;
+  };
+  static Collected run(Collector& collector, const std::string& node, TimeUs start, TimeUs end) {
+    Collected r;
+    CollectRequest request;
+    request.job_id = "4242";
+    request.node = node;
+    request.window_start = start;
+    request.window_end = end;
+    r.coverage = collector.collect(request, [&](const LogLine& line) { r.lines.push_back(line); });
+    return r;
+  }
+
+  static inline fs::path dir_;
+  static inline std::string url_;
+  static inline std::unique_ptr<attrib::test::ChildProcess> server_;
+};
+
+TEST_F(PrometheusServer, ChangesToNonZeroBecomeTrustedLinesInTimeOrder) {
+  auto collector = make(options(url_));
+  ASSERT_NE(collector, nullptr);
+  const Collected r = run(*collector, "n1", at(60), at(3000));
+  ASSERT_EQ(r.lines.size(), 3u);
+  EXPECT_EQ(r.lines[0].text, std::string(kXidN1Gpu3) + " 79");
+  EXPECT_EQ(r.lines[0].time, at(600));
+  EXPECT_EQ(r.lines[1].text, R"(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{Hostname="n1",gpu="3"} 2)");
+  EXPECT_EQ(r.lines[1].time, at(900));
+  EXPECT_EQ(r.lines[2].text, R"(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{Hostname="n1",gpu="3"} 5)");
+  EXPECT_EQ(r.lines[2].time, at(1200));
+  for (size_t i = 0; i < r.lines.size(); ++i) {
+    EXPECT_EQ(r.lines[i].node, "n1");
+    EXPECT_EQ(r.lines[i].source, "prometheus");
+    EXPECT_EQ(r.lines[i].seq, i);
+    EXPECT_TRUE(r.lines[i].trusted);
+  }
+  ASSERT_EQ(r.coverage.size(), 1u);
+  EXPECT_EQ(r.coverage[0].node, "n1");
+  EXPECT_EQ(r.coverage[0].source, "prometheus");
+  EXPECT_EQ(r.coverage[0].status, CoverageStatus::Ok) << r.coverage[0].detail;
+  EXPECT_EQ(r.coverage[0].lines, 3u);
+  EXPECT_EQ(r.coverage[0].window_start, at(60));
+}
+
+TEST_F(PrometheusServer, EveryTransitionIsALineAndNodesAreSeparate) {
+  auto collector = make(options(url_));
+  const Collected r = run(*collector, "n2", at(60), at(3000));
+  ASSERT_EQ(r.lines.size(), 2u);  // 0 -> 48, 48 -> 0 (not a line), 0 -> 48
+  EXPECT_EQ(r.lines[0].time, at(300));
+  EXPECT_EQ(r.lines[1].time, at(1500));
+  for (const LogLine& line : r.lines) {
+    EXPECT_EQ(line.text, R"(DCGM_FI_DEV_XID_ERRORS{Hostname="n2",gpu="1",pci_bus_id="00000000:5E:00.0"} 48)");
+  }
+}
+
+TEST_F(PrometheusServer, AValueAlreadyShowingBeforeTheWindowIsNotNews) {
+  auto collector = make(options(url_));
+  // Xid 79 appeared at +600 s, before this window: only the counter's rises are in it.
+  const Collected r = run(*collector, "n1", at(700), at(3000));
+  ASSERT_EQ(r.lines.size(), 2u);
+  EXPECT_EQ(r.lines[0].time, at(900));
+  EXPECT_EQ(r.lines[1].time, at(1200));
+  // A window that ends just before the Xid sees nothing; one ending on it sees it.
+  EXPECT_EQ(run(*collector, "n1", at(60), at(599)).lines.size(), 0u);
+  const Collected on_edge = run(*collector, "n1", at(60), at(600));
+  ASSERT_EQ(on_edge.lines.size(), 1u);
+  EXPECT_EQ(on_edge.lines[0].time, at(600));
+}
+
+TEST_F(PrometheusServer, NodeWithoutSeriesIsEmpty) {
+  auto collector = make(options(url_));
+  const Collected r = run(*collector, "n3", at(60), at(3000));
+  EXPECT_TRUE(r.lines.empty());
+  ASSERT_EQ(r.coverage.size(), 1u);
+  EXPECT_EQ(r.coverage[0].status, CoverageStatus::Empty);
+  EXPECT_EQ(r.coverage[0].detail, "");
+}
+
+TEST_F(PrometheusServer, LongWindowsAreReadInChunksWithoutLossOrRepeats) {
+  // 1 s steps over 3 h: more than Prometheus's 11,000 points per series in one request.
+  auto collector = make(options(url_, 1));
+  const Collected r = run(*collector, "n1", at(-7200), at(3600));
+  ASSERT_EQ(r.lines.size(), 3u);
+  EXPECT_EQ(r.lines[0].time, at(600));
+  EXPECT_EQ(r.lines[1].time, at(900));
+  EXPECT_EQ(r.lines[2].time, at(1200));
+  EXPECT_EQ(r.coverage[0].status, CoverageStatus::Ok) << r.coverage[0].detail;
+}
+
+TEST_F(PrometheusServer, DcgmXidLineBecomesATrustedGpuXidEvent) {
+  auto pack = rules::load_rule_pack({ATTRIB_RULE_PACK_DIR, {}});
+  ASSERT_TRUE(pack.ok()) << pack.error().message;
+  rules::Extractor extractor(*pack);
+  auto collector = make(options(url_));
+  const Collected r = run(*collector, "n1", at(60), at(3000));
+  for (const LogLine& line : r.lines) extractor.feed(line);
+  const std::vector<Event> events = extractor.finish();
+  ASSERT_EQ(events.size(), 1u);  // the DBE counter has no rule of its own
+  EXPECT_EQ(events[0].kind, "gpu.xid");
+  EXPECT_EQ(events[0].rule, "dcgm.xid");
+  EXPECT_EQ(events[0].node, "n1");
+  EXPECT_TRUE(events[0].trusted);
+  EXPECT_EQ(events[0].fields["xid"], 79);
+  EXPECT_EQ(events[0].fields["gpu"], 3);
+  EXPECT_EQ(events[0].fields["pci"], "00000000:3B:00.0");
+
+  JobFacts job;
+  job.job_id = "4242";
+  job.state = "FAILED";
+  job.exit_code = 1;
+  job.start = at(60);
+  job.end = at(3000);
+  job.nodes = {"n1"};
+  const Verdict verdict = rules::correlate(**pack, job, events, r.coverage);
+  EXPECT_EQ(verdict.domain, "GPU_HARDWARE");
+}
+
+TEST_F(PrometheusServer, PrometheusErrorsAreFailedAndPartialCoverage) {
+  const std::string bad = "url: " + url_ +
+                          "\nqueries:\n  - {name: broken, promql: 'rate(DCGM_FI_DEV_XID_ERRORS{Hostname=\"{node}\"}'}\n";
+  auto only_bad = make(bad);
+  Collected r = run(*only_bad, "n1", at(60), at(3000));
+  ASSERT_EQ(r.coverage.size(), 1u);
+  EXPECT_EQ(r.coverage[0].status, CoverageStatus::Failed);
+  EXPECT_NE(r.coverage[0].detail.find("query broken: HTTP 400: bad_data"), std::string::npos) << r.coverage[0].detail;
+
+  auto mixed = make(options(url_) + "  - {name: broken, promql: 'sum(('}\n");
+  r = run(*mixed, "n1", at(60), at(3000));
+  EXPECT_EQ(r.lines.size(), 3u);  // what the good queries found still arrives
+  EXPECT_EQ(r.coverage[0].status, CoverageStatus::Partial);
+  EXPECT_NE(r.coverage[0].detail.find("query broken"), std::string::npos) << r.coverage[0].detail;
+}
+
+TEST_F(PrometheusServer, UnreachableServerIsFailed) {
+  auto collector = make(options("http://127.0.0.1:" + std::to_string(attrib::test::free_loopback_port())));
+  const Collected r = run(*collector, "n1", at(60), at(3000));
+  EXPECT_TRUE(r.lines.empty());
+  ASSERT_EQ(r.coverage.size(), 1u);
+  EXPECT_EQ(r.coverage[0].status, CoverageStatus::Failed);
+  EXPECT_NE(r.coverage[0].detail.find("query xid: GET"), std::string::npos) << r.coverage[0].detail;
+  EXPECT_NE(r.coverage[0].detail.find("query dbe: not attempted"), std::string::npos) << r.coverage[0].detail;
+}
+
+TEST_F(PrometheusServer, ServerThatNeverAnswersIsTimeout) {
+  attrib::test::SilentListener silent;
+  ASSERT_GT(silent.port(), 0);
+  auto collector = make(options("http://127.0.0.1:" + std::to_string(silent.port()), 15, 300));
+  const auto begin = std::chrono::steady_clock::now();
+  const Collected r = run(*collector, "n1", at(60), at(3000));
+  const auto elapsed = std::chrono::steady_clock::now() - begin;
+  ASSERT_EQ(r.coverage.size(), 1u);
+  EXPECT_EQ(r.coverage[0].status, CoverageStatus::Timeout) << r.coverage[0].detail;
+  EXPECT_LT(elapsed, std::chrono::seconds(2));  // one deadline, not one per query
+}
+
+TEST(PrometheusParse, WarningsAndErrorAnswers) {
+  auto answer = parse_prometheus_range(
+      R"({"status":"success","warnings":["remote store r1 unreachable"],"data":{"resultType":"matrix","result":[)"
+      R"({"metric":{"__name__":"up","job":"a\"b"},"values":[[1704067200.5,"1"],[1704067215,"NaN"]]}]}})");
+  ASSERT_TRUE(answer.ok()) << answer.error().message;
+  ASSERT_EQ(answer->warnings, std::vector<std::string>{"remote store r1 unreachable"});
+  ASSERT_EQ(answer->series.size(), 1u);
+  EXPECT_EQ(answer->series[0].samples[0].first, 1704067200500000);
+  EXPECT_EQ(prometheus_line(answer->series[0], "q", "1"), R"(up{job="a\"b"} 1)");
+  PromSeries no_name;
+  no_name.labels["gpu"] = "1";
+  EXPECT_EQ(prometheus_line(no_name, "rate_q", "0.5"), R"(rate_q{gpu="1"} 0.5)");
+
+  auto timeout = parse_prometheus_range(R"({"status":"error","errorType":"timeout","error":"query timed out"})");
+  ASSERT_FALSE(timeout.ok());
+  EXPECT_EQ(timeout.error().code, kPromTimeout);
+  auto vector = parse_prometheus_range(R"({"status":"success","data":{"resultType":"vector","result":[]}})");
+  ASSERT_FALSE(vector.ok());
+  EXPECT_EQ(vector.error().code, kPromFormat);
+  EXPECT_FALSE(parse_prometheus_range("<html>bad gateway</html>").ok());
+}
+
+TEST(PrometheusOptions, ValidatedAgainstTheTable) {
+  auto defaults = create_collector("prometheus", YAML::Load("url: http://x:9090\n"));
+  ASSERT_TRUE(defaults.ok()) << defaults.error().message;
+  const auto& default_queries = dynamic_cast<PrometheusCollector&>(**defaults).options().queries;
+  ASSERT_EQ(default_queries.size(), 1u);
+  EXPECT_EQ(default_queries[0].promql, R"(DCGM_FI_DEV_XID_ERRORS{Hostname="{node}"})");
+  auto empty_list = create_collector("prometheus", YAML::Load("queries: []\n"));
+  ASSERT_FALSE(empty_list.ok());
+  EXPECT_EQ(empty_list.error().code, "CONFIG_E_TYPE");
+  auto unknown = create_collector("prometheus", YAML::Load("url: http://x\nqueries:\n  - {name: a, promql: up, step: 1}\n"));
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_EQ(unknown.error().code, "CONFIG_E_UNKNOWN_KEY");
+  EXPECT_NE(unknown.error().message.find("(line 3)"), std::string::npos) << unknown.error().message;
+  auto not_list = create_collector("prometheus", YAML::Load("url: http://x\nqueries: up\n"));
+  EXPECT_FALSE(not_list.ok());
+  auto bad_step = create_collector("prometheus", YAML::Load("url: http://x\nstep_s: 0\nqueries: [{name: a, promql: up}]\n"));
+  EXPECT_FALSE(bad_step.ok());
+  auto no_url = create_collector("prometheus", YAML::Load("url: ''\nqueries: [{name: a, promql: up}]\n"));
+  EXPECT_FALSE(no_url.ok());
+  auto good = create_collector("prometheus", YAML::Load("url: http://x\nqueries: [{name: a, promql: up}]\n"));
+  ASSERT_TRUE(good.ok()) << good.error().message;
+  auto* prometheus = dynamic_cast<PrometheusCollector*>(good->get());
+  ASSERT_NE(prometheus, nullptr);
+  EXPECT_EQ(prometheus->options().step_s, 15);
+  EXPECT_EQ(prometheus->options().timeout_ms, 10000);
+}
+
+TEST(HttpClientHelpers, NodeSubstitutionQuotesForPromqlAndLogql) {
+  EXPECT_EQ(substitute_node(R"(x{Hostname="{node}"} or y{h="{node}"})", "n1"), R"(x{Hostname="n1"} or y{h="n1"})");
+  EXPECT_EQ(substitute_node(R"({host="{node}"})", R"(a"b\c)"), R"({host="a\"b\\c"})");
+  EXPECT_EQ(url_encode("a b{c=\"d\"}&"), "a%20b%7Bc%3D%22d%22%7D%26");
+  EXPECT_EQ(join_url("http://h:1//", "/api"), "http://h:1/api");
+}
+
+}  // namespace
