@@ -40,7 +40,9 @@ seed_journal "$demo/attrib"
 start_attributiond "$demo/attrib"
 
 echo "== running a 3-node training job that will fail"
-job=$(submit -N3 --job-name=train-llm --comment "exp 42" --wrap 'srun sleep 5; exit 1')
+# Its output file is evidence too (the app_output collector reads it after the job).
+job=$(sbatch --parsable -N3 --job-name=train-llm --comment "exp 42" --output="$demo/attrib/train-llm-%j.out" \
+  --wrap 'srun sleep 5; exit 1' | cut -d';' -f1)
 wait_job_state "$job" RUNNING
 sleep 1
 echo "   n2 kernel:  ${XID79_LINES[1]}"

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "attrib/rules/bundle_export.h"
 #include "attrib/rules/comment.h"
 #include "attrib/collectors/slurmdbd_client.h"
 
@@ -13,17 +14,6 @@ namespace attrib::head {
 namespace {
 
 constexpr TimeUs kSecond = 1000000;
-
-// Every event the verdict mentions, each once (archived beside the verdict).
-std::vector<Event> verdict_events(const Verdict& verdict) {
-  std::map<std::string, Event> by_id;
-  if (verdict.root_cause) by_id.emplace(verdict.root_cause->event.id, verdict.root_cause->event);
-  for (const auto& s : verdict.symptoms) by_id.emplace(s.event.id, s.event);
-  for (const auto& e : verdict.unexplained) by_id.emplace(e.id, e);
-  std::vector<Event> out;
-  for (auto& [id, e] : by_id) out.push_back(std::move(e));
-  return out;
-}
 
 Outcome reschedule(JobStore& store, const QueuedJob& job, TimeUs next, const std::string& why) {
   if (auto s = store.reschedule(job.key, next, why); !s)
@@ -185,7 +175,7 @@ Outcome attribute_once(const AttributionContext& context, Accounting& accounting
                                  context.default_cluster);
     Verdict verdict = attribute_window(context, facts, job.request.hook_time_us() ? job.request.hook_time_us() : now,
                                        output_paths_of(job.request, facts.nodes.empty() ? "" : facts.nodes.front()));
-    if (auto s = context.store.archive(job.key, verdict, verdict_events(verdict), now); !s)
+    if (auto s = context.store.archive(job.key, verdict, rules::events_of_verdict(verdict), now); !s)
       return reschedule(context.store, job, now + context.config.retry_backoff_s * kSecond, s.error().message);
     spdlog::info("job {}: {} ({})", job_id, verdict.domain, verdict.comment);
     segment = verdict.comment;

@@ -1,5 +1,7 @@
 #include "civil_time.h"
 
+#include "attrib/rules/types.h"
+
 #include <array>
 #include <cstdint>
 
@@ -9,15 +11,7 @@ namespace {
 constexpr int64_t kMicrosPerSecond = 1'000'000;
 constexpr int64_t kSecondsPerDay = 86'400;
 
-// Howard Hinnant's days_from_civil / civil_from_days (public domain algorithms).
-int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<int64_t>(doe) - 719468;
-}
+// days_from_civil: attrib/rules/types.h.
 
 int64_t year_from_days(int64_t z) {
   z += 719468;

@@ -2,6 +2,7 @@
 // every line of a bundle (storms of a million lines) before any rule does, and each shape
 // is fixed-width enough that a cursor is simpler to get exactly right than a pattern.
 #include "attrib/rules/line_time.h"
+#include "attrib/rules/types.h"
 
 #include <array>
 #include <cctype>
@@ -156,15 +157,7 @@ bool iso(Cursor& c, Clock& k) {
   return true;
 }
 
-// Howard Hinnant's days_from_civil.
-int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<int64_t>(doe) - 719468;
-}
+// days_from_civil: attrib/rules/types.h.
 
 int year_of(TimeUs t) {
   int64_t z = (t >= 0 ? t : t - (86400 * kSecondUs - 1)) / (86400 * kSecondUs) + 719468;
