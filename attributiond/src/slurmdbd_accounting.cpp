@@ -23,7 +23,8 @@ Status SlurmdbdAccounting::connect() {
 
 Result<JobRecordFacts> SlurmdbdAccounting::read_job(const std::string& cluster, const std::string& job_id) {
   if (auto s = connect(); !s) return s.error();
-  auto record = connection_->read_job(cluster, job_id);
+  // With steps: the application step's layout maps "[rankN]:" lines to their nodes.
+  auto record = connection_->read_job(cluster, job_id, /*with_steps=*/true);
   if (!record) {
     if (record.error().code != kSlurmdbNotFound) connection_.reset();
     return record.error();

@@ -8,6 +8,7 @@
 //   reports a modified record.
 #include "attrib/collectors/slurmdbd_client.h"
 
+#include <cctype>
 #include <cerrno>
 #include <charconv>
 #include <cstdlib>
@@ -126,6 +127,19 @@ std::string step_name(const slurm_step_id_t& id) {
   return out;
 }
 
+// The node-level part of a step's task distribution, named as sacct names it.
+std::string layout_name(uint32_t task_dist) {
+  uint32_t base = task_dist & SLURM_DIST_STATE_BASE;
+  if (base == SLURM_DIST_UNKNOWN) return "Unknown";
+  if (base == SLURM_DIST_ARBITRARY) return "Arbitrary";
+  if (base == SLURM_DIST_PLANE) return "Plane";
+  switch (base & 0x000F) {  // node level of e.g. SLURM_DIST_BLOCK_CYCLIC
+    case SLURM_DIST_NODECYCLIC: return "Cyclic";
+    case SLURM_DIST_NODEBLOCK: return "Block";
+    default: return "Unknown";
+  }
+}
+
 StepRecord to_step(const slurmdb_step_rec_t& step) {
   StepRecord r;
   r.step_id = step_name(step.step_id);
@@ -137,6 +151,8 @@ StepRecord to_step(const slurmdb_step_rec_t& step) {
   r.end = time_us(step.end);
   r.node_expr = text_or_empty(step.nodes);
   r.nodes = expand_hostlist(r.node_expr);
+  r.ntasks = step.ntasks;
+  r.layout = layout_name(step.task_dist);
   return r;
 }
 
@@ -227,6 +243,39 @@ bool AccountingRecord::is_final() const {
   return nodes.size() == alloc_nodes;
 }
 
+std::map<int, std::string> step_rank_nodes(const StepRecord& step) {
+  std::map<int, std::string> ranks;
+  const size_t nodes = step.nodes.size();
+  if (nodes == 0 || step.ntasks == 0) return ranks;
+  if (step.ntasks == nodes) {  // one task per node: Block and Cyclic agree
+    for (size_t r = 0; r < nodes; ++r) ranks[static_cast<int>(r)] = step.nodes[r];
+    return ranks;
+  }
+  if (step.ntasks % nodes != 0) return ranks;
+  const size_t per_node = step.ntasks / nodes;
+  for (size_t r = 0; r < step.ntasks; ++r) {
+    if (step.layout == "Block") {
+      ranks[static_cast<int>(r)] = step.nodes[r / per_node];
+    } else if (step.layout == "Cyclic") {
+      ranks[static_cast<int>(r)] = step.nodes[r % nodes];
+    } else {
+      return {};
+    }
+  }
+  return ranks;
+}
+
+std::map<int, std::string> job_rank_nodes(const std::vector<StepRecord>& steps) {
+  const StepRecord* chosen = nullptr;
+  for (const StepRecord& step : steps) {
+    // Numbered steps only ("12.0", "12.3+1"): batch, extern and interactive run no ranks.
+    std::string number = step.step_id.substr(step.step_id.find('.') + 1);
+    if (number.empty() || !std::isdigit(static_cast<unsigned char>(number[0]))) continue;
+    if (chosen == nullptr || step.ntasks > chosen->ntasks) chosen = &step;
+  }
+  return chosen ? step_rank_nodes(*chosen) : std::map<int, std::string>{};
+}
+
 JobFacts AccountingRecord::to_job_facts() const {
   JobFacts facts;
   facts.job_id = job_id;
@@ -238,6 +287,7 @@ JobFacts AccountingRecord::to_job_facts() const {
   facts.start = start;
   facts.end = end;
   facts.nodes = nodes;
+  facts.ranks = job_rank_nodes(steps);
   return facts;
 }
 

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -102,6 +103,37 @@ TEST(ExpandHostlist, ExpandsRangesAndLists) {
   EXPECT_EQ(expand_hostlist("n2"), (std::vector<std::string>{"n2"}));
   EXPECT_TRUE(expand_hostlist("").empty());
   EXPECT_TRUE(expand_hostlist("None assigned").empty());
+}
+
+StepRecord step(const std::string& id, uint32_t ntasks, const std::string& layout) {
+  StepRecord s;
+  s.step_id = id;
+  s.nodes = kAllNodes;
+  s.ntasks = ntasks;
+  s.layout = layout;
+  return s;
+}
+
+TEST(StepRankNodes, MapsOnlyLayoutsTheRecordDetermines) {
+  using Ranks = std::map<int, std::string>;
+  EXPECT_EQ(step_rank_nodes(step("9.0", 3, "Block")), (Ranks{{0, "n1"}, {1, "n2"}, {2, "n3"}}));
+  EXPECT_EQ(step_rank_nodes(step("9.0", 3, "Plane")), (Ranks{{0, "n1"}, {1, "n2"}, {2, "n3"}}));
+  EXPECT_EQ(step_rank_nodes(step("9.0", 6, "Block")),
+            (Ranks{{0, "n1"}, {1, "n1"}, {2, "n2"}, {3, "n2"}, {4, "n3"}, {5, "n3"}}));
+  EXPECT_EQ(step_rank_nodes(step("9.0", 6, "Cyclic")),
+            (Ranks{{0, "n1"}, {1, "n2"}, {2, "n3"}, {3, "n1"}, {4, "n2"}, {5, "n3"}}));
+  // Not determined by node list + task count + distribution: no guess.
+  EXPECT_TRUE(step_rank_nodes(step("9.0", 4, "Block")).empty());
+  EXPECT_TRUE(step_rank_nodes(step("9.0", 6, "Arbitrary")).empty());
+  EXPECT_TRUE(step_rank_nodes(step("9.0", 6, "Plane")).empty());
+  EXPECT_TRUE(step_rank_nodes(step("9.0", 0, "Block")).empty());
+}
+
+TEST(JobRankNodes, TakesTheLargestNumberedStep) {
+  std::vector<StepRecord> steps = {step("9.batch", 1, "Block"), step("9.extern", 3, "Block"),
+                                   step("9.0", 3, "Cyclic"), step("9.1", 6, "Cyclic"), step("9.2", 6, "Block")};
+  EXPECT_EQ(job_rank_nodes(steps).at(3), "n1");  // 9.1, the first of the two largest
+  EXPECT_EQ(job_rank_nodes({steps[0], steps[1]}).size(), 0u);  // no numbered step
 }
 
 TEST(ParseJobRef, AcceptsPlainArrayAndHetIds) {
@@ -253,6 +285,27 @@ TEST_F(SlurmdbdClientTest, WriteCommentKeepsExactText) {
   auto again = connection_->read_job(cluster_name(), id);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->comment, "second");
+}
+
+// The step layout as slurmdbd records it: srun -n6 over three nodes, block and cyclic.
+TEST_F(SlurmdbdClientTest, StepLayoutMapsRanksToNodes) {
+  std::string id = submit("--nodes=3 --ntasks=6 --wrap 'srun -n3 true; srun -n6 -m cyclic true; srun -n6 true'");
+  ASSERT_FALSE(id.empty());
+  wait_final(id);
+  auto record = connection_->read_job(cluster_name(), id, /*with_steps=*/true);
+  ASSERT_TRUE(record.ok()) << record.error().message;
+  std::map<std::string, const StepRecord*> by_id;
+  for (const StepRecord& s : record->steps) by_id[s.step_id] = &s;
+  ASSERT_TRUE(by_id.count(id + ".1") && by_id.count(id + ".2")) << record->steps.size() << " steps";
+  EXPECT_EQ(by_id[id + ".1"]->ntasks, 6u);
+  EXPECT_EQ(by_id[id + ".1"]->layout, "Cyclic");
+  EXPECT_EQ(by_id[id + ".2"]->layout, "Block");
+  EXPECT_EQ(step_rank_nodes(*by_id[id + ".1"]).at(4), "n2");
+  // The job's ranks come from the first six-task step (cyclic): rank 4 ran on n2.
+  JobFacts facts = record->to_job_facts();
+  ASSERT_EQ(facts.ranks.size(), 6u);
+  EXPECT_EQ(facts.ranks.at(4), "n2");
+  EXPECT_EQ(facts.ranks.at(5), "n3");
 }
 
 TEST_F(SlurmdbdClientTest, ArrayTasksAreAddressedByTaskId) {

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,7 +49,22 @@ struct StepRecord {
   std::optional<TimeUs> end;
   std::string node_expr;
   std::vector<std::string> nodes;
+  uint32_t ntasks = 0;
+  std::string layout;            // node-level task distribution, as sacct's Layout: Block Cyclic
+                                 // Plane Arbitrary Unknown
 };
+
+// Task id (rank) -> node for one step, from its recorded layout. slurmdbd keeps the
+// node list, the task count and the distribution, not where each task ran, so only
+// layouts that those determine are mapped: one task per node, or an even Block or
+// Cyclic split. Anything else (uneven, Plane, Arbitrary) gives an empty map rather than
+// a guess.
+std::map<int, std::string> step_rank_nodes(const StepRecord& step);
+
+// The layout of the job's application step: the numbered step with the most tasks
+// (ties: the earliest), whose ranks the job's "[rankN]:" / srun --label lines name.
+// Empty when the record has no such step or its layout is not determined.
+std::map<int, std::string> job_rank_nodes(const std::vector<StepRecord>& steps);
 
 // What slurmdbd's job record says (steps only when asked for).
 struct AccountingRecord {
