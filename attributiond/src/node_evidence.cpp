@@ -12,7 +12,56 @@ CoverageStatus status_from_string(const std::string& text) {
   return CoverageStatus::Failed;  // an agent speaking a newer protocol: do not claim coverage
 }
 
+bool was_read(CoverageStatus s) {
+  return s == CoverageStatus::Ok || s == CoverageStatus::Empty || s == CoverageStatus::Partial;
+}
+
+// Rank of a status when nothing was read: the first in this list says the most.
+int failure_rank(CoverageStatus s) {
+  switch (s) {
+    case CoverageStatus::Failed: return 0;
+    case CoverageStatus::Timeout: return 1;
+    case CoverageStatus::Unavailable: return 2;
+    default: return 3;
+  }
+}
+
+void merge_into(Coverage& into, const Coverage& row) {
+  const bool into_read = was_read(into.status), row_read = was_read(row.status);
+  if (into_read && row_read) {
+    if (into.status == CoverageStatus::Partial || row.status == CoverageStatus::Partial)
+      into.status = CoverageStatus::Partial;
+    else if (row.status == CoverageStatus::Ok)
+      into.status = CoverageStatus::Ok;
+  } else if (into_read || row_read) {
+    CoverageStatus missing = into_read ? row.status : into.status;
+    CoverageStatus read = into_read ? into.status : row.status;
+    bool lost = missing == CoverageStatus::Failed || missing == CoverageStatus::Timeout;
+    into.status = lost ? CoverageStatus::Partial : read;
+  } else if (failure_rank(row.status) < failure_rank(into.status)) {
+    into.status = row.status;
+  }
+  into.lines += row.lines;
+  if (row.window_start && (!into.window_start || *row.window_start < *into.window_start))
+    into.window_start = row.window_start;
+  if (row.window_end && (!into.window_end || *row.window_end > *into.window_end)) into.window_end = row.window_end;
+  if (!row.detail.empty()) into.detail += (into.detail.empty() ? "" : "; ") + row.detail;
+}
+
 }  // namespace
+
+std::vector<Coverage> merge_coverage_rows(std::vector<Coverage> rows) {
+  std::vector<Coverage> merged;
+  for (Coverage& row : rows) {
+    auto same = std::find_if(merged.begin(), merged.end(),
+                             [&](const Coverage& m) { return m.node == row.node && m.source == row.source; });
+    if (same == merged.end())
+      merged.push_back(std::move(row));
+    else
+      merge_into(*same, row);
+  }
+  return merged;
+}
 
 NodeEvidence collect_node(const std::shared_ptr<const rules::RulePack>& pack,
                           const std::vector<std::unique_ptr<collectors::Collector>>& collectors,
@@ -25,6 +74,7 @@ NodeEvidence collect_node(const std::shared_ptr<const rules::RulePack>& pack,
     evidence.coverage.insert(evidence.coverage.end(), reported.begin(), reported.end());
   }
   evidence.events = extractor.finish();
+  evidence.coverage = merge_coverage_rows(std::move(evidence.coverage));
   for (Coverage& c : evidence.coverage) {
     c.events = 0;
     for (const Event& e : evidence.events)
