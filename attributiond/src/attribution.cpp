@@ -63,10 +63,12 @@ JobFacts merge_facts(const v1::JobEnded& hook, const std::optional<JobRecordFact
 // pattern stays as is, and the collector then reports the file as unavailable.
 static std::string expand_output_pattern(const std::string& pattern, const v1::JobEnded& hook,
                                          const std::string& batch_host) {
-  std::string job = hook.job_id(), array_job = job, array_task;
-  if (auto underscore = job.find('_'); underscore != std::string::npos) {
-    array_job = job.substr(0, underscore);
-    array_task = job.substr(underscore + 1);
+  // %j is Slurm's own id of the job (an array task's raw id), %A_%a the array pair.
+  std::string job = hook.slurm_job_id().empty() ? hook.job_id() : hook.slurm_job_id();
+  std::string array_job = hook.job_id(), array_task;
+  if (auto underscore = array_job.find('_'); underscore != std::string::npos) {
+    array_task = array_job.substr(underscore + 1);
+    array_job = array_job.substr(0, underscore);
   }
   std::string out;
   for (size_t i = 0; i < pattern.size(); ++i) {

@@ -52,6 +52,11 @@ Result<v1::JobEnded> job_ended_from_env(const Environment& env, TimeUs now) {
     message.set_hook(v1::HOOK_KIND_JOBCOMP_SCRIPT);
     message.set_state(*state);
     if (const auto* id = get(env, "JOBID")) message.set_job_id(*id);
+    message.set_slurm_job_id(message.job_id());
+    // Array tasks: ARRAYJOBID is 0 and ARRAYTASKID NO_VAL (4294967294) for other jobs.
+    if (const auto* array_job = get(env, "ARRAYJOBID"))
+      if (const auto* task = get(env, "ARRAYTASKID"); task && *array_job != "0" && *task != "4294967294")
+        message.set_job_id(*array_job + "_" + *task);
     if (const auto* nodes = get(env, "NODES")) message.set_node_list(*nodes);
     if (const auto* code = get(env, "EXITCODE")) set_exit(message, *code);
     if (const auto* start = get(env, "START")) message.set_start_time_us(to_int(*start).value_or(0) * 1000000);
@@ -64,6 +69,7 @@ Result<v1::JobEnded> job_ended_from_env(const Environment& env, TimeUs now) {
   } else {
     message.set_hook(get(env, "SLURMD_NODENAME") ? v1::HOOK_KIND_EPILOG_SLURMD : v1::HOOK_KIND_EPILOG_SLURMCTLD);
     if (const auto* id = get(env, "SLURM_JOB_ID")) message.set_job_id(*id);
+    message.set_slurm_job_id(message.job_id());
     // Array tasks are attributed under their own id ("4242_7"), the id users see.
     if (const auto* array_job = get(env, "SLURM_ARRAY_JOB_ID"))
       if (const auto* task = get(env, "SLURM_ARRAY_TASK_ID")) message.set_job_id(*array_job + "_" + *task);

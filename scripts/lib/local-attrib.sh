@@ -34,7 +34,7 @@ epilog:
   deadline_ms: 1000
   spool_dir: $dir/spool
 rules:
-  pack_dir: $ATTRIB_SOURCE_DIR/rules/pack
+  pack_dir: ${ATTRIB_RULES_PACK_DIR:-$ATTRIB_SOURCE_DIR/rules/pack}
 collectors:
   - kind: journald
     options:
@@ -154,7 +154,7 @@ node:
   name: $host
   listen: ["127.0.0.1:$port"]
 rules:
-  pack_dir: $ATTRIB_SOURCE_DIR/rules/pack
+  pack_dir: ${ATTRIB_RULES_PACK_DIR:-$ATTRIB_SOURCE_DIR/rules/pack}
 collectors:
   - kind: journald
     options:

@@ -100,8 +100,18 @@ std::optional<uint32_t> step_id(spank_t sp) {
   return id;
 }
 
-std::string job_dir(uint32_t job) {
-  return attrib::spank::expand_spool_dir(state.args.spool_dir, node_name()) + "/" + std::to_string(job);
+// The job's spool directory is named as attrib names the job: an array task by
+// "<array job>_<task>" (the id sacct shows and the daemon attributes), not by the raw
+// job id Slurm gives the task internally.
+std::string job_dir(spank_t sp, uint32_t job) {
+  std::string name = std::to_string(job);
+  uint32_t array_job = 0, array_task = 0;
+  // Other jobs: slurmstepd answers array id = the job id (or 0) and task id NO_VAL.
+  constexpr uint32_t kNoVal = 0xfffffffe;
+  if (spank_get_item(sp, S_JOB_ARRAY_ID, &array_job) == ESPANK_SUCCESS && array_job != 0 &&
+      spank_get_item(sp, S_JOB_ARRAY_TASK_ID, &array_task) == ESPANK_SUCCESS && array_task != kNoVal)
+    name = std::to_string(array_job) + "_" + std::to_string(array_task);
+  return attrib::spank::expand_spool_dir(state.args.spool_dir, node_name()) + "/" + name;
 }
 
 // The identity part of a task record, from the items slurmstepd offers for a task.
@@ -126,8 +136,8 @@ std::optional<attrib::spank::TaskRecord> task_identity(spank_t sp) {
   return record;
 }
 
-void write_record(const attrib::spank::TaskRecord& record) {
-  const std::string dir = job_dir(record.job_id);
+void write_record(spank_t sp, const attrib::spank::TaskRecord& record) {
+  const std::string dir = job_dir(sp, record.job_id);
   attrib::Status written = attrib::spank::ensure_directory(dir, 0755);
   if (written) {
     written = attrib::spank::write_atomically(dir, attrib::spank::record_file_name(record.step_id, record.global_rank),
@@ -242,7 +252,7 @@ int slurm_spank_init_post_opt(spank_t sp, int, char**) {
     if (opted_out()) return;
     auto job = job_id(sp);
     if (!job) return;
-    const std::string dir = job_dir(*job);
+    const std::string dir = job_dir(sp, *job);
     if (auto made = attrib::spank::ensure_directory(dir, 0755); !made) {
       report_problem(made.error().message);
       return;
@@ -282,7 +292,7 @@ int slurm_spank_task_init(spank_t sp, int, char**) {
     spank_setenv(sp, "TORCH_NCCL_TRACE_BUFFER_SIZE", std::to_string(state.args.nccl_trace_buffer_size).c_str(), 0);
     spank_setenv(sp, "TORCH_NCCL_DUMP_ON_TIMEOUT", "1", 0);
     // PyTorch appends the rank: <dir>/user/nccl_trace_rank_<N>.
-    spank_setenv(sp, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE", (job_dir(*job) + "/user/nccl_trace_rank_").c_str(), 0);
+    spank_setenv(sp, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE", (job_dir(sp, *job) + "/user/nccl_trace_rank_").c_str(), 0);
   });
 }
 
@@ -296,7 +306,7 @@ int slurm_spank_task_post_fork(spank_t sp, int, char**) {
     }
     record->start_us = now_us();
     state.started[record->local_rank] = *record;
-    write_record(*record);
+    write_record(sp, *record);
   });
 }
 
@@ -315,7 +325,7 @@ int slurm_spank_task_exit(spank_t sp, int, char**) {
     if (started != state.started.end()) record->start_us = started->second.start_us;
     record->end_us = now_us();
     record->raw_status = raw_status;
-    write_record(*record);
+    write_record(sp, *record);
   });
 }
 

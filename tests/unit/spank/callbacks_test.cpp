@@ -92,6 +92,21 @@ TEST_F(SpankCallbacks, RecordsTaskAndExportsIdentity) {
   EXPECT_TRUE(fake.errors.empty());
 }
 
+// An array task's records are filed under "<array job>_<task>", the id the daemon
+// attributes; the record keeps Slurm's raw job id.
+TEST_F(SpankCallbacks, ArrayTaskIsFiledUnderItsArrayId) {
+  ASSERT_EQ(init({spool_arg_}), 0);
+  fake.job_id = 45;
+  fake.array_job_id = 43;
+  fake.array_task_id = 2;
+  run_task(0);
+  std::ifstream in(tmp_ / "spool" / hostname() / "43_2" / "0.3.json");
+  std::string first;
+  ASSERT_TRUE(std::getline(in, first)) << "no record under 43_2";
+  EXPECT_EQ(nlohmann::json::parse(first)["job_id"], 45);
+  EXPECT_FALSE(fs::exists(tmp_ / "spool" / hostname() / "45"));
+}
+
 TEST_F(SpankCallbacks, BatchStepIsRecordedUnderItsName) {
   ASSERT_EQ(init({spool_arg_}), 0);
   fake.step_id = 4294967291u;

@@ -55,6 +55,8 @@ spank_err_t spank_get_item(spank_t, spank_item_t item, ...) {
   spank_err_t result = ESPANK_BAD_ARG;
   switch (item) {
     case S_JOB_ID: result = fake_spank::give(fake.job_id, args); break;
+    case S_JOB_ARRAY_ID: result = fake_spank::give(fake.array_job_id, args); break;
+    case S_JOB_ARRAY_TASK_ID: result = fake_spank::give(fake.array_task_id, args); break;
     case S_JOB_STEPID: result = fake_spank::give(fake.step_id, args); break;
     case S_TASK_GLOBAL_ID: result = fake_spank::give(fake.global_rank, args); break;
     case S_TASK_ID: result = fake_spank::give(fake.local_rank, args); break;

@@ -17,6 +17,9 @@ namespace fake_spank {
 struct State {
   spank_context_t context = S_CTX_REMOTE;
   std::optional<uint32_t> job_id = 42;
+  // Not an array task, as slurmstepd says it: the job's own id and NO_VAL.
+  std::optional<uint32_t> array_job_id = 42;
+  std::optional<uint32_t> array_task_id = 0xfffffffe;
   std::optional<uint32_t> step_id = 0;
   std::optional<uint32_t> global_rank = 3;
   std::optional<int> local_rank = 1;
