@@ -12,7 +12,16 @@ namespace attrib::rules::detail {
 
 struct CatalogTable {
   std::string name;
-  std::map<std::string, CatalogEntry> entries;  // by key text, e.g. "79"
+  std::map<std::string, CatalogEntry> entries;  // by key text, e.g. "79" (decode tables: key|match cells)
+  // Decode tables (CatalogDef::match): several rows share a key and are told apart by
+  // further columns matched against event fields. Rows in file order.
+  struct DecodeRow {
+    std::string key;                              // the key column's cell, e.g. "145"
+    std::vector<std::vector<std::string>> cells;  // per match spec, per column
+    std::string entry;                            // key into `entries`
+  };
+  std::vector<CatalogMatch> match;
+  std::vector<DecodeRow> rows;
 };
 
 // Parses `text` (the file named by def.file). Every row must map to a domain, a known
@@ -20,5 +29,12 @@ struct CatalogTable {
 CatalogTable load_catalog(const CatalogDef& def, const std::string& text, const std::string& display_name);
 
 bool is_severity(const std::string& severity);
+
+// The row an event with key text `key` and `fields` maps to, or nullptr. Plain tables:
+// the row with that key. Decode tables: the first row (file order) with that key whose
+// match columns all accept the event's fields, preferring rows whose `name` columns
+// list the event's name field.
+const CatalogEntry* find_catalog_entry(const CatalogTable& table, const std::string& key,
+                                       const nlohmann::json& fields);
 
 }  // namespace attrib::rules::detail

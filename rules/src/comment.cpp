@@ -1,6 +1,6 @@
 // The Slurm comment segment. Format (docs/verdict-reference.md):
 //   attrib: <DOMAIN> [candidates=D/rule,...] [node=a,b] [gpu=pci,...] [rule=id] action=A
-//           symptoms=N [unexplained=M] coverage=C/T
+//           symptoms=N [unexplained=M] coverage=C/T [missing=node:source,...]
 // symptoms is the number of distinct symptom events (each may carry a fold count);
 // coverage is C nodes whose every collected source is ok or empty, of T allocated nodes.
 #include "attrib/rules/comment.h"
@@ -95,6 +95,12 @@ std::string render_comment(const Verdict& verdict) {
     }
   }
   parts.push_back("coverage=" + coverage_ratio(verdict));
+  // After coverage= so that the established prefix of the segment is unchanged.
+  if (!verdict.missing_sources.empty()) {
+    std::set<std::string> missing;
+    for (const auto& m : verdict.missing_sources) missing.insert(m.node + ":" + m.source);
+    parts.push_back("missing=" + join({missing.begin(), missing.end()}, ","));
+  }
   return truncate_utf8(sanitize_for_comment(join(parts, " ")), kMaxCommentLength);
 }
 

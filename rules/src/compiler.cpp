@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "candidate_scan.h"
 #include "catalog_loader.h"
 
 namespace attrib::rules::detail {
@@ -56,31 +57,91 @@ std::vector<Def> merge_by_id(const std::vector<std::vector<Def>>& shipped, const
   return merged;
 }
 
+std::unique_ptr<re2::RE2> compile_regex(const std::string& pattern, const SourceLocation& where, const std::string& field) {
+  re2::RE2::Options options;
+  options.set_log_errors(false);
+  auto regex = std::make_unique<re2::RE2>(pattern, options);
+  if (!regex->ok()) fail(kErrRegex, where, field, regex->error());
+  return regex;
+}
+
+// Named groups of `regex` -> typed fields, in group order. Every group needs a type.
+std::vector<CompiledField> typed_groups(const re2::RE2& regex, const std::map<std::string, FieldType>& declared,
+                                        const SourceLocation& where, const std::string& field) {
+  std::vector<CompiledField> out;
+  for (const auto& [name, group] : regex.NamedCapturingGroups()) {
+    auto it = declared.find(name);
+    if (it == declared.end()) fail(kErrRegex, where, field, "named group '" + name + "' has no type under fields");
+    out.push_back({name, it->second, group});
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.group < b.group; });
+  return out;
+}
+
+bool has_field(const std::vector<CompiledField>& fields, const std::string& name) {
+  return std::any_of(fields.begin(), fields.end(), [&](const CompiledField& f) { return f.name == name; });
+}
+
 CompiledExtractionRule compile_extraction(const ExtractionRuleDef& def) {
   CompiledExtractionRule rule;
   rule.def = def;
-  re2::RE2::Options options;
-  options.set_log_errors(false);
-  rule.regex = std::make_unique<re2::RE2>(def.regex, options);
   const std::string where = "extract." + def.id;
-  if (!rule.regex->ok()) fail(kErrRegex, def.regex_where, where + ".regex", rule.regex->error());
+  rule.regex = compile_regex(def.regex, def.regex_where, where + ".regex");
 
-  const auto& groups = rule.regex->NamedCapturingGroups();
   std::map<std::string, FieldType> declared;
   for (const auto& f : def.fields) declared[f.name] = f.type;
-  for (const auto& [name, group] : groups) {
-    auto it = declared.find(name);
-    if (it == declared.end()) {
-      fail(kErrRegex, def.regex_where, where + ".regex", "named group '" + name + "' has no type under fields");
+  rule.fields = typed_groups(*rule.regex, declared, def.regex_where, where + ".regex");
+  if (def.block) {
+    CompiledBlock block;
+    block.end = compile_regex(def.block->end, def.block->end_where, where + ".block.end");
+    block.end_fields = typed_groups(*block.end, declared, def.block->end_where, where + ".block.end");
+    if (!def.block->abort.empty()) {
+      block.abort = compile_regex(def.block->abort, def.block->abort_where, where + ".block.abort");
+      block.abort_fields = typed_groups(*block.abort, declared, def.block->abort_where, where + ".block.abort");
     }
-    rule.fields.push_back({name, it->second, group});
+    if (!def.block->key.empty()) {
+      const std::string& key = def.block->key;
+      if (!has_field(rule.fields, key) || !has_field(block.end_fields, key)) {
+        fail(kErrField, def.block->where, where + ".block.key",
+             "'" + key + "' must be a named group of both regex and block.end");
+      }
+    }
+    rule.block = std::move(block);
   }
   for (const auto& f : def.fields) {
-    if (!groups.count(f.name)) fail(kErrField, def.where, where + ".fields." + f.name, "no named group (?P<" + f.name + ">...) in regex");
+    const bool captured = has_field(rule.fields, f.name) || (rule.block && has_field(rule.block->end_fields, f.name));
+    if (!captured) {
+      fail(kErrField, def.where, where + ".fields." + f.name,
+           std::string("no named group (?P<") + f.name + ">...) in regex" + (def.block ? " or block.end" : ""));
+    }
     if (def.constants.contains(f.name)) fail(kErrField, def.where, where + ".set." + f.name, "also a captured field");
   }
-  std::sort(rule.fields.begin(), rule.fields.end(), [](const auto& a, const auto& b) { return a.group < b.group; });
   return rule;
+}
+
+// Runs a block rule over one example's lines exactly as the extractor does for one stream.
+std::vector<CompletedBlock> run_block_example(const CompiledExtractionRule& rule, const std::string& text) {
+  std::vector<CompletedBlock> out;
+  BlockTracker tracker;
+  uint64_t index = 0;
+  for (const auto line : split_lines(text)) {
+    ++index;
+    if (!tracker.empty()) {
+      if (auto done = tracker.close(rule, index, line)) {
+        out.push_back(std::move(*done));
+        continue;
+      }
+    }
+    if (auto fields = match_line(rule, line)) tracker.open(rule, index, line, std::nullopt, index, true, std::move(*fields));
+  }
+  return out;
+}
+
+std::optional<nlohmann::json> example_fields(const CompiledExtractionRule& rule, const std::string& text) {
+  if (!rule.block) return match_line(rule, text);
+  auto blocks = run_block_example(rule, text);
+  if (blocks.empty()) return std::nullopt;
+  return std::move(blocks.front().fields);
 }
 
 void check_examples(const CompiledExtractionRule& rule) {
@@ -88,9 +149,10 @@ void check_examples(const CompiledExtractionRule& rule) {
   if (rule.def.match_examples.empty()) {
     fail(kErrExample, rule.def.where, where + ".match", "every extraction rule needs at least one matching example");
   }
+  const char* what = rule.block ? "lines do not make a block: " : "line does not match: ";
   for (const auto& example : rule.def.match_examples) {
-    auto fields = match_line(rule, example.line);
-    if (!fields) fail(kErrExample, example.where, where + ".match", "line does not match: " + example.line);
+    auto fields = example_fields(rule, example.line);
+    if (!fields) fail(kErrExample, example.where, where + ".match", what + example.line);
     for (const auto& [name, expected] : example.fields.items()) {
       if (!fields->contains(name)) {
         fail(kErrExample, example.where, where + ".match", "field '" + name + "' was not captured from: " + example.line);
@@ -102,7 +164,10 @@ void check_examples(const CompiledExtractionRule& rule) {
     }
   }
   for (const auto& example : rule.def.no_match_examples) {
-    if (match_line(rule, example.line)) fail(kErrExample, example.where, where + ".no_match", "line matches but must not: " + example.line);
+    if (example_fields(rule, example.line)) {
+      fail(kErrExample, example.where, where + ".no_match",
+           std::string(rule.block ? "lines make a block but must not: " : "line matches but must not: ") + example.line);
+    }
   }
 }
 
@@ -115,6 +180,9 @@ KindFields collect_kind_fields(const std::vector<CompiledExtractionRule>& rules)
   for (const auto& rule : rules) {
     auto& fields = kinds[rule.def.kind];
     for (const auto& f : rule.fields) fields.insert(f.name);
+    if (rule.block) {
+      for (const auto& f : rule.block->end_fields) fields.insert(f.name);
+    }
     for (const auto& [name, value] : rule.def.constants.items()) fields.insert(name);
   }
   return kinds;
@@ -194,7 +262,7 @@ std::vector<std::string> template_placeholders(const std::string& text, const So
   return out;
 }
 
-std::unique_ptr<RulePack> compile_pack(DefinitionSet definitions) {
+std::unique_ptr<RulePack> compile_pack(DefinitionSet definitions, bool candidate_scan) {
   auto pack = std::make_unique<RulePack>();
   pack->name = definitions.manifest.name;
   pack->version = definitions.manifest.version;
@@ -216,6 +284,10 @@ std::unique_ptr<RulePack> compile_pack(DefinitionSet definitions) {
     pack->extraction.push_back(compile_extraction(def));
     check_examples(pack->extraction.back());
     pack->examples += def.match_examples.size() + def.no_match_examples.size();
+  }
+  if (candidate_scan) {
+    plan_candidate_scan(pack->extraction);
+    pack->scanner = CandidateScanner::build(pack->extraction);
   }
   const KindFields kinds = collect_kind_fields(pack->extraction);
   for (const auto& def : merge_by_id(shipped_correlate, site_correlate, "correlate")) {

@@ -16,8 +16,9 @@ struct DefinitionSet {
   std::map<std::string, CatalogTable> catalogs;
 };
 
-// Throws LoadFailure on the first problem.
-std::unique_ptr<RulePack> compile_pack(DefinitionSet definitions);
+// Throws LoadFailure on the first problem. Without `candidate_scan` the pack has no
+// scanner (the RE2-only reference mode tests compare the scan against).
+std::unique_ptr<RulePack> compile_pack(DefinitionSet definitions, bool candidate_scan = true);
 
 // Placeholders of a summary template ("{pci} on {node}" -> pci, node). Throws on
 // unbalanced braces.

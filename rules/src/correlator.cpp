@@ -14,6 +14,10 @@
 //     Locator roots (domain UNATTRIBUTED) never decide; with no other kept root the
 //     verdict is UNATTRIBUTED and the earliest locator root names the affected node.
 //  6. Every other event explained by a kept root is a symptom; the rest unexplained.
+//  7. Coverage (rules.md, "Coverage lowers certainty"): a (node, source) whose coverage
+//     is missing is named in missing_sources when an event it could hold would decide or
+//     change the verdict; a locator's "first failure" that such a source could move is
+//     not claimed (no affected node).
 #include <algorithm>
 #include <map>
 #include <set>
@@ -72,9 +76,7 @@ const CatalogEntry* catalog_row(const RulePack& pack, const CompiledCorrelationR
   const auto& condition = *rule.def.catalog;
   auto key = e.fields.find(condition.key_field);
   if (key == e.fields.end()) return nullptr;
-  const auto& table = pack.catalogs.at(condition.table);
-  auto row = table.entries.find(field_text(*key));
-  return row == table.entries.end() ? nullptr : &row->second;
+  return detail::find_catalog_entry(pack.catalogs.at(condition.table), field_text(*key), e.fields);
 }
 
 std::optional<Candidate> root_candidate(const RulePack& pack, const CompiledCorrelationRule& rule,
@@ -223,6 +225,115 @@ void sort_unique(Verdict& v) {
   v.affected_gpus.erase(std::unique(v.affected_gpus.begin(), v.affected_gpus.end(), gpu_equal), v.affected_gpus.end());
 }
 
+
+// --- Coverage (step 7) ----------------------------------------------------------------
+
+bool is_missing(CoverageStatus status) {
+  return status == CoverageStatus::Partial || status == CoverageStatus::Failed || status == CoverageStatus::Timeout ||
+         status == CoverageStatus::Unavailable;
+}
+
+bool is_application_source(const std::string& source) { return source == "app" || source.rfind("app.", 0) == 0; }
+
+// Could a line of `source` yield a root event for `rule`? Some extraction rule producing
+// the root kind reads the source, and the source can be trusted when the rule needs it.
+bool source_can_root(const RulePack& pack, const CompiledCorrelationRule& rule, const std::string& source) {
+  if (rule.requires_trusted && is_application_source(source)) return false;
+  return std::any_of(pack.extraction.begin(), pack.extraction.end(), [&](const auto& extraction) {
+    return extraction.def.kind == rule.def.root.kind && detail::rule_applies(extraction.def, source);
+  });
+}
+
+// Could a root of `rule` on `node` explain `e`? (Its time is unknown: no skew check.)
+bool could_explain(const CompiledCorrelationRule& rule, const Event& e, const std::string& node) {
+  return std::any_of(rule.def.explains.begin(), rule.def.explains.end(), [&](const EventPattern& pattern) {
+    return fields_match(e, pattern) && (pattern.scope == Scope::Job || e.node == node);
+  });
+}
+
+std::string missing_note(const Coverage& c) {
+  if (c.status == CoverageStatus::Partial) return c.source + " log from " + c.node + " is partial";
+  return "no " + c.source + " log from " + c.node + " (" + to_string(c.status) + ")";
+}
+
+// Events on other nodes whose fields name `node` (srun's "task 1 on cpu002", slurmctld's
+// failed node, a SPANK record's node): symptoms pointing at a peer whose evidence is missing.
+std::vector<std::string> pointers_to(const std::vector<Event>& events, const std::string& node) {
+  std::vector<std::string> ids;
+  for (const auto& e : events) {
+    if (e.node == node) continue;
+    for (const char* field : {"host", "node"}) {
+      auto it = e.fields.find(field);
+      if (it != e.fields.end() && it->is_string() && it->get<std::string>() == node) {
+        ids.push_back(e.id);
+        break;
+      }
+    }
+  }
+  return ids;
+}
+
+// What the verdict rests on, for deciding which missing sources matter.
+struct Decision {
+  enum class Kind { None, Unattributed, Ambiguous, Decided } kind = Kind::None;
+  int precedence = -1;                      // of the deciding roots (Ambiguous, Decided)
+  std::string domain;                       // Decided
+  std::vector<size_t> contested;            // events of the competing candidates / the root
+  const Candidate* locator = nullptr;       // Unattributed: the locator naming the node
+};
+
+// Would an event from (node, source) decide or change this verdict? With nothing decided,
+// any root would; with a decision at precedence P, a higher root would win, and an equal
+// one that explains a contested event would order it.
+bool source_matters(const RulePack& pack, const Decision& d, const std::vector<Event>& events,
+                    const std::string& node, const std::string& source) {
+  for (const auto& rule : pack.correlation) {
+    if (rule.def.domain == detail::kLocatorDomain || !source_can_root(pack, rule, source)) continue;
+    switch (d.kind) {
+      case Decision::Kind::None:
+        return false;
+      case Decision::Kind::Unattributed:
+        return true;
+      case Decision::Kind::Ambiguous:
+      case Decision::Kind::Decided: {
+        if (rule.def.precedence > d.precedence) return true;
+        if (rule.def.precedence < d.precedence) break;
+        // A catalog rule's domain depends on the event: it may differ.
+        if (d.kind == Decision::Kind::Decided && rule.def.domain == d.domain) break;
+        for (const size_t i : d.contested) {
+          if (could_explain(rule, events[i], node)) return true;
+        }
+        break;
+      }
+    }
+  }
+  return false;
+}
+
+// Could (node, source) hold a root for the locator's rule earlier than the one it found?
+bool could_move_locator(const RulePack& pack, const Candidate& locator, const std::vector<Event>& events,
+                        const std::string& node, const std::string& source) {
+  return node != events[locator.event].node && source_can_root(pack, *locator.rule, source);
+}
+
+void add_missing_sources(Verdict& v, const RulePack& pack, const Decision& d, const std::vector<Event>& events) {
+  std::set<std::pair<std::string, std::string>> seen;
+  bool locator_in_doubt = false;
+  for (const auto& c : v.coverage) {  // sorted by (node, source, detail)
+    if (!is_missing(c.status) || !seen.insert({c.node, c.source}).second) continue;
+    const bool moves_locator = d.locator != nullptr && could_move_locator(pack, *d.locator, events, c.node, c.source);
+    locator_in_doubt = locator_in_doubt || moves_locator;
+    if (!moves_locator && !source_matters(pack, d, events, c.node, c.source)) continue;
+    v.missing_sources.push_back({c.node, c.source, c.status, missing_note(c), pointers_to(events, c.node)});
+  }
+  // "A verdict that depends on a missing source is not made": the earliest failure is
+  // only the earliest among what was read, so the node is not claimed.
+  if (locator_in_doubt) {
+    v.affected_nodes.clear();
+    v.affected_gpus.clear();
+  }
+}
+
 }  // namespace
 
 Verdict correlate(const RulePack& pack, const JobFacts& job, std::vector<Event> input, std::vector<Coverage> coverage) {
@@ -285,6 +396,7 @@ Verdict correlate(const RulePack& pack, const JobFacts& job, std::vector<Event> 
   }
 
   std::vector<bool> listed(events.size(), false);  // root_cause event: not repeated elsewhere
+  Decision decision;
   if (succeeded) {
     v.domain = "NONE";
     v.recommended_action = "NONE";
@@ -298,6 +410,8 @@ Verdict correlate(const RulePack& pack, const JobFacts& job, std::vector<Event> 
       if (first == nullptr || k.event < first->event) first = &k;
     }
     if (first != nullptr) add_affected(v, events[first->event]);
+    decision.kind = Decision::Kind::Unattributed;
+    decision.locator = first;
   } else {
     int top = -1;
     for (const auto& k : kept) {
@@ -314,6 +428,7 @@ Verdict correlate(const RulePack& pack, const JobFacts& job, std::vector<Event> 
       int strongest = -1;
       for (auto& k : kept) {
         if (is_locator(k) || k.rule->def.precedence != top) continue;
+        decision.contested.push_back(k.event);
         const auto key = std::make_pair(k.domain, k.rule->def.id);
         if (!first_of.count(key)) first_of[key] = &k;
         ids[key].push_back(events[k.event].id);
@@ -326,6 +441,8 @@ Verdict correlate(const RulePack& pack, const JobFacts& job, std::vector<Event> 
       for (const auto& [key, first] : first_of) {
         v.candidates.push_back({key.first, key.second, render_summary(*first, events[first->event], job), ids[key]});
       }
+      decision.kind = Decision::Kind::Ambiguous;
+      decision.precedence = top;
     } else {
       const std::string domain = *top_domains.begin();
       const Candidate* primary = nullptr;
@@ -342,6 +459,10 @@ Verdict correlate(const RulePack& pack, const JobFacts& job, std::vector<Event> 
                                events[primary->event]};
       listed[primary->event] = true;
       add_affected(v, events[primary->event]);
+      decision.kind = Decision::Kind::Decided;
+      decision.precedence = top;
+      decision.domain = domain;
+      decision.contested.push_back(primary->event);
       for (const auto& k : kept) {  // same-domain reports elsewhere are fan-out of the mechanism
         if (&k == primary || k.domain != domain) continue;
         explained_by[k.event] = primary->rule->def.id;
@@ -358,6 +479,7 @@ Verdict correlate(const RulePack& pack, const JobFacts& job, std::vector<Event> 
       v.unexplained.push_back(events[i]);
     }
   }
+  add_missing_sources(v, pack, decision, events);
   sort_unique(v);
   v.comment = render_comment(v);
   return v;

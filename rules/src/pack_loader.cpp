@@ -32,7 +32,7 @@ void hash_file(detail::Sha256& hash, const std::string& name, const std::string&
   hash.update(bytes);
 }
 
-std::unique_ptr<RulePack> load(const LoadOptions& options) {
+std::unique_ptr<RulePack> load(const LoadOptions& options, bool candidate_scan) {
   detail::Sha256 hash;
   std::vector<std::string> files;
   detail::DefinitionSet definitions;
@@ -78,17 +78,15 @@ std::unique_ptr<RulePack> load(const LoadOptions& options) {
     }
   }
 
-  auto pack = detail::compile_pack(std::move(definitions));
+  auto pack = detail::compile_pack(std::move(definitions), candidate_scan);
   pack->hash = "sha256:" + hash.finish_hex();
   pack->files = std::move(files);
   return pack;
 }
 
-}  // namespace
-
-Result<std::shared_ptr<const RulePack>> load_rule_pack(const LoadOptions& options) {
+Result<std::shared_ptr<const RulePack>> load_pack(const LoadOptions& options, bool candidate_scan) {
   try {
-    return std::shared_ptr<const RulePack>(load(options));
+    return std::shared_ptr<const RulePack>(load(options, candidate_scan));
   } catch (const detail::LoadFailure& failure) {
     return failure.error;
   } catch (const YAML::Exception& e) {
@@ -98,6 +96,16 @@ Result<std::shared_ptr<const RulePack>> load_rule_pack(const LoadOptions& option
     return Error{detail::kErrIo, e.what()};
   }
 }
+
+}  // namespace
+
+Result<std::shared_ptr<const RulePack>> load_rule_pack(const LoadOptions& options) { return load_pack(options, true); }
+
+namespace detail {
+Result<std::shared_ptr<const RulePack>> load_rule_pack_without_scan(const LoadOptions& options) {
+  return load_pack(options, false);
+}
+}  // namespace detail
 
 std::string pack_version(const RulePack& pack) { return pack.version; }
 std::string pack_hash(const RulePack& pack) { return pack.hash; }
@@ -110,6 +118,17 @@ PackStats pack_stats(const RulePack& pack) {
   stats.extraction_rules = pack.extraction.size();
   stats.correlation_rules = pack.correlation.size();
   stats.examples = pack.examples;
+  for (const auto& rule : pack.extraction) {
+    if (rule.block) ++stats.block_rules;
+    if (!pack.scanner) continue;
+    if (!rule.scan_note.empty()) {
+      stats.scan_fallbacks.push_back(rule.def.id + ": " + rule.scan_note);
+    } else if (rule.scan == detail::ScanMode::Literal) {
+      ++stats.scan_literal_rules;
+    } else if (rule.scan == detail::ScanMode::Regex) {
+      ++stats.scan_regex_rules;
+    }
+  }
   return stats;
 }
 

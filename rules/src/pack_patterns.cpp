@@ -8,7 +8,9 @@ namespace attrib::rules {
 std::vector<ExtractionPattern> extraction_patterns(const RulePack& pack) {
   std::vector<ExtractionPattern> out;
   out.reserve(pack.extraction.size());
-  for (const auto& rule : pack.extraction) out.push_back({rule.def.id, rule.def.regex});
+  for (const auto& rule : pack.extraction) {
+    out.push_back({rule.def.id, rule.def.regex, rule.def.block ? rule.def.block->end : std::string()});
+  }
   return out;
 }
 

@@ -77,9 +77,32 @@ void check_source_list(const MapView& map, const std::vector<std::string>& sourc
   }
 }
 
+// Largest accepted `block.max_lines`: an open block holds two lines whatever its length,
+// but a huge window would let one unterminated start swallow a stream's later blocks.
+constexpr int64_t kMaxBlockLines = 10000;
+
+BlockDef parse_block(const std::string& file, const MapView& rule) {
+  if (!rule.get("block").IsMap()) fail(kErrField, rule.where("block"), rule.field("block"), "expected a map {end, max_lines, key}");
+  MapView map(file, rule.get("block"), rule.field("block"), rule.where().line);
+  map.allow_only({"end", "abort", "max_lines", "key"});
+  BlockDef block;
+  block.where = rule.where("block");
+  block.end = map.required_string("end");
+  block.end_where = map.where("end");
+  block.abort = map.optional_string("abort").value_or("");
+  block.abort_where = map.where("abort");
+  block.max_lines = map.optional_int("max_lines").value_or(block.max_lines);
+  if (block.max_lines < 2 || block.max_lines > kMaxBlockLines) {
+    fail(kErrField, map.where("max_lines"), map.field("max_lines"), "must be 2.." + std::to_string(kMaxBlockLines));
+  }
+  block.key = map.optional_string("key").value_or("");
+  return block;
+}
+
 ExtractionRuleDef parse_extraction_rule(const std::string& file, const YAML::Node& node, const std::string& context) {
   MapView map(file, node, context);
-  map.allow_only({"id", "kind", "description", "sources", "prefilter", "regex", "fields", "set", "examples", "override"});
+  map.allow_only({"id", "kind", "description", "sources", "prefilter", "regex", "block", "fields", "set", "examples",
+                  "override"});
   ExtractionRuleDef rule;
   rule.where = map.where();
   rule.id = map.required_string("id");
@@ -94,6 +117,7 @@ ExtractionRuleDef parse_extraction_rule(const std::string& file, const YAML::Nod
   rule.regex = map.required_string("regex");
   rule.regex_where = map.where("regex");
   rule.override_shipped = map.optional_bool("override").value_or(false);
+  if (map.has("block")) rule.block = parse_block(file, map);
 
   if (map.has("fields")) {
     MapView fields(file, map.get("fields"), map.field("fields"), rule.where.line);
@@ -258,7 +282,8 @@ std::map<std::string, std::string> parse_string_map(const MapView& parent, const
 CatalogDef parse_catalog(const std::string& file, const YAML::Node& node, const std::string& context) {
   MapView map(file, node, context);
   map.allow_only({"name", "file", "key_column", "name_column", "domain_column", "severity_column", "domain_map",
-                  "action_by_severity", "action_overrides"});
+                  "action_by_severity", "action_overrides", "severity_map", "action_column", "action_map", "name_format",
+                  "match"});
   CatalogDef catalog;
   catalog.where = map.where();
   catalog.name = map.required_string("name");
@@ -284,6 +309,38 @@ CatalogDef parse_catalog(const std::string& file, const YAML::Node& node, const 
     size_t i = 0;
     for (const auto& item : flatten_sequence(map.get("action_overrides"))) {
       catalog.action_overrides.push_back(parse_override(file, item, context_index(map.field("action_overrides"), i++)));
+    }
+  }
+  catalog.severity_map = parse_string_map(map, "severity_map");
+  for (const auto& [cell, severity] : catalog.severity_map) {
+    static const std::set<std::string> kSeverities = {"fatal", "job-fatal", "degraded", "benign"};
+    if (!kSeverities.count(severity)) {
+      fail(kErrField, map.where("severity_map"), map.field("severity_map." + cell), "unknown severity '" + severity + "'");
+    }
+  }
+  catalog.action_column = map.optional_string("action_column").value_or("");
+  catalog.action_map = parse_string_map(map, "action_map");
+  for (const auto& [cell, action] : catalog.action_map) {
+    if (!is_action(action)) fail(kErrField, map.where("action_map"), map.field("action_map." + cell), "unknown action '" + action + "'");
+  }
+  if (!catalog.action_column.empty() && catalog.action_map.empty()) {
+    fail(kErrField, map.where("action_column"), map.field("action_column"), "action_column needs an action_map");
+  }
+  catalog.name_format = map.optional_string("name_format").value_or("");
+  if (map.has("match")) {
+    size_t i = 0;
+    for (const auto& item : flatten_sequence(map.get("match"))) {
+      MapView m(file, item, context_index(map.field("match"), i++));
+      m.allow_only({"columns", "field", "type"});
+      CatalogMatch spec;
+      spec.columns = m.string_list("columns");
+      if (spec.columns.empty()) fail(kErrField, m.where(), m.field("columns"), "at least one column is required");
+      spec.field = m.required_string("field");
+      spec.type = m.required_string("type");
+      if (spec.type != "bits" && spec.type != "hex" && spec.type != "name") {
+        fail(kErrField, m.where("type"), m.field("type"), "type must be bits, hex or name");
+      }
+      catalog.match.push_back(std::move(spec));
     }
   }
   return catalog;

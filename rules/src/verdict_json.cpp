@@ -241,6 +241,22 @@ json to_json(const Verdict& verdict) {
   j["coverage"] = json::array();
   for (const auto& c : coverage) j["coverage"].push_back(to_json(c));
 
+  std::vector<MissingSource> missing = verdict.missing_sources;
+  std::stable_sort(missing.begin(), missing.end(), [](const MissingSource& a, const MissingSource& b) {
+    return std::tie(a.node, a.source) < std::tie(b.node, b.source);
+  });
+  j["missing_sources"] = json::array();
+  for (const auto& m : missing) {
+    std::vector<std::string> ids = m.named_by;
+    std::sort(ids.begin(), ids.end(),
+              [](const std::string& a, const std::string& b) { return event_id_key(a) < event_id_key(b); });
+    j["missing_sources"].push_back({{"node", m.node},
+                                    {"source", m.source},
+                                    {"status", to_string(m.status)},
+                                    {"note", m.note},
+                                    {"named_by", ids}});
+  }
+
   j["ruleset"] = {{"version", verdict.ruleset_version}, {"hash", verdict.ruleset_hash}};
   j["comment"] = verdict.comment;
   return j;
@@ -322,6 +338,26 @@ Result<Verdict> verdict_from_json(const json& j) {
     const json& coverage = Reader::array(j, "coverage", root);
     for (size_t i = 0; i < coverage.size(); ++i) {
       v.coverage.push_back(coverage_from(coverage[i], root + ".coverage[" + std::to_string(i) + "]"));
+    }
+    // "missing_sources" was added after the first v1 writers: optional on input.
+    if (j.contains("missing_sources")) {
+      const json& missing = Reader::array(j, "missing_sources", root);
+      for (size_t i = 0; i < missing.size(); ++i) {
+        const std::string path = root + ".missing_sources[" + std::to_string(i) + "]";
+        MissingSource m;
+        m.node = Reader::string(missing[i], "node", path);
+        m.source = Reader::string(missing[i], "source", path);
+        const std::string status = Reader::string(missing[i], "status", path);
+        auto parsed = coverage_status_from(status);
+        if (!parsed) throw Reader::Failure{path + ".status: unknown coverage status: " + status};
+        m.status = *parsed;
+        m.note = Reader::string(missing[i], "note", path);
+        for (const auto& id : Reader::array(missing[i], "named_by", path)) {
+          if (!id.is_string()) throw Reader::Failure{path + ".named_by: expected strings"};
+          m.named_by.push_back(id.get<std::string>());
+        }
+        v.missing_sources.push_back(std::move(m));
+      }
     }
     const json& ruleset = Reader::member(j, "ruleset", root);
     v.ruleset_version = Reader::string(ruleset, "version", root + ".ruleset");

@@ -68,6 +68,18 @@ std::string render_verdict_text(const Verdict& v) {
     out << "Candidates (" << v.candidates.size() << "):\n";
     for (const auto& c : v.candidates) out << "    " << c.domain << "  " << c.rule << ": " << c.summary << "\n";
   }
+  if (!v.missing_sources.empty()) {
+    out << "Missing (" << v.missing_sources.size() << "):\n";
+    for (const auto& m : v.missing_sources) {
+      out << "    " << m.note;
+      if (!m.named_by.empty()) {
+        out << " (named by";
+        for (const auto& id : m.named_by) out << " " << id;
+        out << ")";
+      }
+      out << "\n";
+    }
+  }
   uint64_t symptom_count = 0;
   for (const auto& s : v.symptoms) symptom_count += s.count;
   out << "Symptoms (" << v.symptoms.size() << " events, " << symptom_count << " lines):\n";

@@ -27,6 +27,10 @@ void print_stats(const attrib::rules::RulePack& pack) {
   std::printf("pack %s %s %s: %zu files, %zu extraction rules, %zu correlation rules, %zu examples passed\n",
               stats.name.c_str(), stats.version.c_str(), attrib::rules::pack_hash(pack).c_str(), stats.files.size(),
               stats.extraction_rules, stats.correlation_rules, stats.examples);
+  std::printf("candidate scan: %zu rules by prefilter literal, %zu by regex, %zu on every line; %zu block rules\n",
+              stats.scan_literal_rules, stats.scan_regex_rules, stats.scan_fallbacks.size(), stats.block_rules);
+  // Not an error: such a rule works, RE2 just runs on every line of its sources.
+  for (const auto& note : stats.scan_fallbacks) std::printf("  every line: %s\n", note.c_str());
 }
 
 int run_tests(const std::shared_ptr<const attrib::rules::RulePack>& pack, const std::string& fixtures, bool verbose) {
@@ -102,7 +106,10 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (patterns->parsed()) {
-    for (const auto& p : attrib::rules::extraction_patterns(**pack)) std::cout << p.regex << "\n";
+    for (const auto& p : attrib::rules::extraction_patterns(**pack)) {
+      std::cout << p.regex << "\n";
+      if (!p.block_end.empty()) std::cout << p.block_end << "\n";  // a block's last line is matched too
+    }
     return 0;
   }
   print_stats(**pack);

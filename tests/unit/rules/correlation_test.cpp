@@ -64,7 +64,7 @@ TEST(Correlate, XidFallenOffTheBusExplainsWatchdogTimeoutsOnOtherNodes) {
   EXPECT_TRUE(v.unexplained.empty());
   // ids follow the deterministic order: the uuid line, the Xid, then the timeouts
   EXPECT_EQ(v.root_cause->event.id, "e2");
-  EXPECT_EQ(v.ruleset_version, "1.0.0");
+  EXPECT_EQ(v.ruleset_version, "1.1.0");
   EXPECT_EQ(v.ruleset_hash, rules::pack_hash(*test::shipped_pack()));
   EXPECT_EQ(v.comment, render_comment(v));
 }
@@ -246,14 +246,30 @@ TEST(Correlate, UserPrintedXidCorroboratesARealOne) {
 }
 
 TEST(Correlate, BenignAndDegradedXidsAreNeverRoots) {
+  const std::string remap = "NVRM: Xid (PCI:0000:52:00): 63, pid='<unknown>', name=<unknown>, Row Remapper: New row (0x0000000018f31d80) marked for remapping, reset gpu to activate.";
+  const Verdict v = test::attribute(
+      job("FAILED", 1, kNodes),
+      {kernel_line("n1", remap, at("2026-11-30T10:01:00Z"), 1),
+       kernel_line("n1", "NVRM: Xid (PCI:0000:52:00): 154, GPU recovery action changed from 0x0 (None) to 0x3 (Drain P2P)",
+                   at("2026-11-30T10:01:01Z"), 2)});
+  EXPECT_EQ(v.domain, "UNATTRIBUTED");
+  EXPECT_EQ(v.unexplained.size(), 2u);
+}
+
+// Xid 154 is benign in the catalog, but a recovery action that takes the GPU out of
+// service (reset, node reboot) is the driver saying so: that rule decides, not the catalog.
+TEST(Correlate, RecoveryActionXid154NeedingAResetIsAGpuVerdict) {
   const Verdict v = test::attribute(
       job("FAILED", 1, kNodes),
       {kernel_line("n1", "NVRM: Xid (PCI:0000:52:00): 63, pid='<unknown>', name=<unknown>, Row Remapper: New row (0x0000000018f31d80) marked for remapping, reset gpu to activate.",
                    at("2026-11-30T10:01:00Z"), 1),
        kernel_line("n1", "NVRM: Xid (PCI:0000:52:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)",
                    at("2026-11-30T10:01:01Z"), 2)});
-  EXPECT_EQ(v.domain, "UNATTRIBUTED");
-  EXPECT_EQ(v.unexplained.size(), 2u);
+  EXPECT_EQ(v.domain, "GPU_HARDWARE");
+  EXPECT_EQ(v.recommended_action, "RESET_GPU");
+  ASSERT_TRUE(v.root_cause.has_value());
+  EXPECT_EQ(v.root_cause->rule, "gpu.recovery_gpu_reset");
+  ASSERT_EQ(v.symptoms.size(), 1u);  // the pending row remap on the same GPU
 }
 
 TEST(Correlate, HbmSequenceIsOneGpuVerdictWithTheLaterXidsAsSymptoms) {

@@ -59,6 +59,8 @@ Verdict sample_verdict() {
   missing.status = CoverageStatus::Unavailable;
   missing.detail = "node agent unreachable";
   v.coverage.push_back(missing);
+  v.missing_sources.push_back(
+      {"gpu001", "kernel", CoverageStatus::Unavailable, "no kernel log from gpu001 (unavailable)", {"e2"}});
   v.ruleset_version = "1.0.0";
   v.ruleset_hash = "sha256:00";
   v.comment = "attrib: GPU_HARDWARE node=gpu017";
@@ -86,6 +88,9 @@ TEST(VerdictJson, HasTheV1Shape) {
   EXPECT_EQ(j["coverage"][1]["status"], "ok");
   EXPECT_EQ(j["ruleset"]["version"], "1.0.0");
   EXPECT_EQ(j["affected_gpus"][0]["pci"], "0000:3b:00.0");
+  EXPECT_EQ(j["missing_sources"][0],
+            json({{"node", "gpu001"}, {"source", "kernel"}, {"status", "unavailable"},
+                  {"note", "no kernel log from gpu001 (unavailable)"}, {"named_by", {"e2"}}}));
 }
 
 TEST(VerdictJson, NullRootCauseForUnattributed) {

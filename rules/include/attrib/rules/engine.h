@@ -38,6 +38,13 @@ struct PackStats {
   size_t extraction_rules = 0;
   size_t correlation_rules = 0;
   size_t examples = 0;             // inline examples checked at load time
+  size_t block_rules = 0;          // multi-line extraction rules (`block:`)
+  // The one-pass candidate scan: rules found by their prefilter literals, by their regex
+  // (Hyperscan prefilter mode), and "rule-id: why" for those RE2 must try on every line
+  // of their sources because Hyperscan cannot stand in for them.
+  size_t scan_literal_rules = 0;
+  size_t scan_regex_rules = 0;
+  std::vector<std::string> scan_fallbacks;
 };
 PackStats pack_stats(const RulePack& pack);
 

@@ -36,6 +36,17 @@ struct AffectedGpu {
   std::string pci;
 };
 
+// A (node, source) whose coverage is missing (partial, failed, timeout, unavailable) and
+// whose evidence could decide or change the verdict (rules.md: "say which missing source
+// would decide it"; "coverage lowers certainty").
+struct MissingSource {
+  std::string node;
+  std::string source;
+  CoverageStatus status = CoverageStatus::Unavailable;
+  std::string note;                   // e.g. "no kernel log from gpu017 (unavailable)"
+  std::vector<std::string> named_by;  // ids of events on other nodes that point at this node
+};
+
 struct Verdict {
   std::string job_id;
   std::string cluster;
@@ -53,6 +64,7 @@ struct Verdict {
   std::vector<AffectedGpu> affected_gpus;
   std::string recommended_action = "NONE";
   std::vector<Coverage> coverage;
+  std::vector<MissingSource> missing_sources;  // sorted by (node, source); added in v1
   std::string ruleset_version;
   std::string ruleset_hash;  // "sha256:<hex>"
   std::string comment;       // the attrib segment written to Slurm
