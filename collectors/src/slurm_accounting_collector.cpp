@@ -13,9 +13,16 @@ std::string format_step_line(const slurm::StepRecord& step) {
 }
 
 std::string format_job_line(const slurm::AccountingRecord& job) {
-  return "job " + job.job_id + " ended " + job.state + " exit_code=" + std::to_string(job.exit_code) +
-         " signal=" + std::to_string(job.signal) + " reason=" + (job.reason.empty() ? "None" : job.reason) +
-         " requeues=" + std::to_string(job.requeue_count) + " on " + job.node_expr;
+  std::string line = "job " + job.job_id + " ended " + job.state + " exit_code=" + std::to_string(job.exit_code) +
+                     " signal=" + std::to_string(job.signal) + " reason=" + (job.reason.empty() ? "None" : job.reason) +
+                     " requeues=" + std::to_string(job.requeue_count) + " on " + job.node_expr;
+  // Who cancelled it (rules/pack/accounting.yaml reads this): only for CANCELLED, where
+  // requid means the canceller; appended so the line's earlier shape is unchanged.
+  if (job.state == "CANCELLED" && job.requid) {
+    const std::string name = job.requser.empty() ? std::to_string(*job.requid) : job.requser;
+    line += " cancelled_by=" + name + "(" + std::to_string(*job.requid) + ")";
+  }
+  return line;
 }
 
 const std::vector<OptionSpec>& SlurmAccountingCollector::option_specs() {

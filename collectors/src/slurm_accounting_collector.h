@@ -18,7 +18,8 @@
 namespace attrib::collectors {
 
 // The lines this collector writes, one per record. Kept in one place: the pack's
-// slurm.step_end / slurm.job_end rules match exactly these shapes.
+// rules/pack/accounting.yaml rules (slurm.accounting_step_failed,
+// slurm.accounting_job_cancelled) match exactly these shapes.
 std::string format_step_line(const slurm::StepRecord& step);
 std::string format_job_line(const slurm::AccountingRecord& job);
 

@@ -15,6 +15,10 @@
 #include <mutex>
 #include <set>
 #include <string_view>
+#include <vector>
+
+#include <pwd.h>
+#include <unistd.h>
 
 extern "C" {
 #include <slurm/slurm.h>
@@ -156,6 +160,24 @@ StepRecord to_step(const slurmdb_step_rec_t& step) {
   return r;
 }
 
+// The user name of `uid` on this host, or the uid as text (as sacct prints an unknown
+// user). getpwuid_r: the collector may serve several jobs from different threads.
+std::string user_name(uint32_t uid) {
+  long size = sysconf(_SC_GETPW_R_SIZE_MAX);
+  std::vector<char> buffer(size > 0 ? static_cast<size_t>(size) : 16384);
+  struct passwd entry{};
+  struct passwd* found = nullptr;
+  while (true) {
+    int rc = getpwuid_r(static_cast<uid_t>(uid), &entry, buffer.data(), buffer.size(), &found);
+    if (rc == ERANGE && buffer.size() < (1u << 20)) {
+      buffer.resize(buffer.size() * 2);
+      continue;
+    }
+    if (rc == 0 && found != nullptr && found->pw_name != nullptr && found->pw_name[0] != '\0') return found->pw_name;
+    return std::to_string(uid);
+  }
+}
+
 AccountingRecord to_record(const slurmdb_job_rec_t& job, const std::string& asked_id,
                            const std::string& cluster) {
   AccountingRecord r;
@@ -187,6 +209,12 @@ AccountingRecord to_record(const slurmdb_job_rec_t& job, const std::string& aske
   r.admin_comment = text_or_empty(job.admin_comment);
   r.system_comment = text_or_empty(job.system_comment);
   r.reason = text_or_empty(slurm_job_reason_string(static_cast<job_state_reason>(job.state_reason_prev)));
+  // slurmdbd keeps -1 (INFINITE once read) when nobody asked for the job to end; NO_VAL
+  // is Slurm's other "not set".
+  if (job.requid != INFINITE && job.requid != NO_VAL) {
+    r.requid = job.requid;
+    r.requser = user_name(job.requid);
+  }
   if (job.steps != nullptr)
     for_each_item<slurmdb_step_rec_t>(job.steps, [&](slurmdb_step_rec_t* step) { r.steps.push_back(to_step(*step)); });
   return r;

@@ -144,6 +144,17 @@ bool cell_accepts(const CatalogMatch& spec, const std::string& cell, const nlohm
   return false;
 }
 
+// A decode row's entry for this event: the secondary one when the event matches one of
+// the row's secondary cells.
+const CatalogEntry* row_entry(const CatalogTable& table, const CatalogTable::DecodeRow& row, const nlohmann::json& fields) {
+  if (row.secondary && table.secondary_when) {
+    for (const auto& cell : row.secondary_when) {
+      if (!cell.empty() && cell_accepts(*table.secondary_when, cell, fields)) return &*row.secondary;
+    }
+  }
+  return &table.entries.at(row.entry);
+}
+
 }  // namespace
 
 const CatalogEntry* find_catalog_entry(const CatalogTable& table, const std::string& key, const nlohmann::json& fields) {
@@ -173,13 +184,13 @@ const CatalogEntry* find_catalog_entry(const CatalogTable& table, const std::str
       ok = any || !constrained;
     }
     if (!ok) continue;
-    if (!has_name) return &table.entries.at(row.entry);
+    if (!has_name) return row_entry(table, row, fields);
     if (best == nullptr || (named && !best_named)) {
       best = &row;
       best_named = named;
     }
   }
-  return best ? &table.entries.at(best->entry) : nullptr;
+  return best ? row_entry(table, *best, fields) : nullptr;
 }
 
 bool is_severity(const std::string& severity) {
@@ -196,7 +207,10 @@ CatalogTable load_catalog(const CatalogDef& def, const std::string& text, const 
   std::vector<std::string> header;
   size_t key_col = 0, name_col = 0, domain_col = 0, severity_col = 0, action_col = 0;
   std::vector<std::vector<size_t>> match_cols;
+  size_t secondary_col = 0;
+  std::vector<size_t> secondary_when_cols;
   table.match = def.match;
+  if (def.secondary_action) table.secondary_when = def.secondary_action->when;
   while (std::getline(in, line)) {
     ++line_number;
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -213,6 +227,12 @@ CatalogTable load_catalog(const CatalogDef& def, const std::string& text, const 
         std::vector<size_t> cols;
         for (const auto& c : spec.columns) cols.push_back(column_index(header, c, def, display_name));
         match_cols.push_back(std::move(cols));
+      }
+      if (def.secondary_action) {
+        secondary_col = column_index(header, def.secondary_action->column, def, display_name);
+        for (const auto& c : def.secondary_action->when.columns) {
+          secondary_when_cols.push_back(column_index(header, c, def, display_name));
+        }
       }
       continue;
     }
@@ -285,6 +305,32 @@ CatalogTable load_catalog(const CatalogDef& def, const std::string& text, const 
       }
       entry.key = unique;
       row.entry = unique;
+      if (def.secondary_action) {
+        const auto& spec = *def.secondary_action;
+        bool has_when = false;
+        for (size_t j = 0; j < secondary_when_cols.size(); ++j) {
+          const std::string& cell = cells[secondary_when_cols[j]];
+          check_match_cell(spec.when, cell, where, spec.when.columns[j]);
+          row.secondary_when.push_back(cell);
+          has_when = has_when || !cell.empty();
+        }
+        const std::string& action_cell = cells[secondary_col];
+        if (action_cell.empty() && has_when) {
+          fail(kErrCatalog, where, spec.column, "the row has secondary-action cells but no secondary action");
+        }
+        if (!action_cell.empty()) {
+          if (!has_when) fail(kErrCatalog, where, spec.column, "secondary action '" + action_cell + "' but no cell says when");
+          auto action = def.action_map.find(action_cell);
+          if (action == def.action_map.end()) {
+            fail(kErrCatalog, where, spec.column,
+                 "action '" + action_cell + "' has no entry in catalogs." + def.name + ".action_map");
+          }
+          CatalogEntry secondary = entry;
+          secondary.key = unique + "|" + spec.column;
+          secondary.action = action->second;
+          row.secondary = std::move(secondary);
+        }
+      }
       table.rows.push_back(std::move(row));
     }
     if (!table.entries.emplace(entry.key, entry).second) fail(kErrCatalog, where, def.key_column, "duplicate key " + entry.key);

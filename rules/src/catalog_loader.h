@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include "attrib/rules/engine.h"
@@ -19,8 +20,14 @@ struct CatalogTable {
     std::string key;                              // the key column's cell, e.g. "145"
     std::vector<std::vector<std::string>> cells;  // per match spec, per column
     std::string entry;                            // key into `entries`
+    // Secondary action (CatalogDef::secondary_action): when the event also matches one
+    // of `secondary_when` the row's meaning is `secondary`, the same row with the
+    // secondary action. Kept out of `entries`: it is no row of its own.
+    std::vector<std::string> secondary_when;
+    std::optional<CatalogEntry> secondary;
   };
   std::vector<CatalogMatch> match;
+  std::optional<CatalogMatch> secondary_when;  // the field and type the secondary cells test
   std::vector<DecodeRow> rows;
 };
 
@@ -33,7 +40,8 @@ bool is_severity(const std::string& severity);
 // The row an event with key text `key` and `fields` maps to, or nullptr. Plain tables:
 // the row with that key. Decode tables: the first row (file order) with that key whose
 // match columns all accept the event's fields, preferring rows whose `name` columns
-// list the event's name field.
+// list the event's name field; that row's secondary entry when the event matches its
+// secondary cells.
 const CatalogEntry* find_catalog_entry(const CatalogTable& table, const std::string& key,
                                        const nlohmann::json& fields);
 

@@ -222,6 +222,19 @@ CompiledCorrelationRule compile_correlation(const CorrelationRuleDef& def, const
     }
   }
 
+  if (def.distinct) {
+    const auto& fields = kinds.at(def.root.kind);
+    if (!fields.count(def.distinct->field)) {
+      fail(kErrRef, def.distinct->where, where + ".root.distinct.field",
+           "kind '" + def.root.kind + "' has no field '" + def.distinct->field + "'");
+    }
+    // same_gpu groups events by their PCI bus id: a kind without one could never qualify.
+    if (def.distinct->scope == Scope::SameGpu && !fields.count("pci")) {
+      fail(kErrRef, def.distinct->where, where + ".root.distinct.scope",
+           "scope same_gpu needs a 'pci' field, which kind '" + def.root.kind + "' does not have");
+    }
+  }
+
   CompiledCorrelationRule rule;
   rule.def = def;
   const bool needs_trust = def.catalog.has_value() || domain_requires_trust(def.domain);
@@ -235,6 +248,9 @@ CompiledCorrelationRule compile_correlation(const CorrelationRuleDef& def, const
   for (const auto& f : kinds.at(def.root.kind)) allowed.insert(f);
   if (def.catalog) {
     for (const char* c : {"catalog.name", "catalog.severity", "catalog.domain_hint", "catalog.key"}) allowed.insert(c);
+  }
+  if (def.distinct) {
+    for (const char* c : {"distinct.count", "distinct.values"}) allowed.insert(c);
   }
   for (const auto& name : template_placeholders(def.summary, def.summary_where, where + ".summary")) {
     if (!allowed.count(name)) fail(kErrTemplate, def.summary_where, where + ".summary", "unknown placeholder {" + name + "}");

@@ -5,7 +5,8 @@
 //     synthetic `slurm.job_state` event when some rule can take it as a root.
 //  2. A job that COMPLETED with exit 0 and no signal is NONE: nothing to attribute.
 //  3. Candidates: for each event, the highest-precedence rule (then lowest id) whose
-//     root condition it meets, including trust and catalog eligibility.
+//     root condition it meets, including trust, catalog eligibility and, for
+//     `root.distinct`, enough distinct values among the events of its scope.
 //  4. Candidates are visited by (precedence desc, event order, rule id). One that an
 //     already kept root explains is demoted to a symptom; otherwise it is kept.
 //  5. The kept roots of the highest precedence decide the domain: two or more domains
@@ -42,7 +43,11 @@ struct Candidate {
   std::string domain;
   std::string action;
   const CatalogEntry* catalog = nullptr;
+  const std::vector<std::string>* distinct = nullptr;  // root.distinct: the values counted, in event order
 };
+
+// root.distinct, per rule: scope key -> the distinct values of the field, in event order.
+using DistinctGroups = std::map<std::string, std::vector<std::string>>;
 
 std::string field_text(const json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); }
 
@@ -79,8 +84,9 @@ const CatalogEntry* catalog_row(const RulePack& pack, const CompiledCorrelationR
   return detail::find_catalog_entry(pack.catalogs.at(condition.table), field_text(*key), e.fields);
 }
 
-std::optional<Candidate> root_candidate(const RulePack& pack, const CompiledCorrelationRule& rule,
-                                        const std::vector<Event>& events, size_t index) {
+// Everything of the root condition but `distinct`: kind, where, present, trust, catalog.
+std::optional<Candidate> single_root_candidate(const RulePack& pack, const CompiledCorrelationRule& rule,
+                                               const std::vector<Event>& events, size_t index) {
   const Event& e = events[index];
   if (!fields_match(e, rule.def.root)) return std::nullopt;
   if (rule.requires_trusted && !e.trusted) return std::nullopt;
@@ -90,10 +96,72 @@ std::optional<Candidate> root_candidate(const RulePack& pack, const CompiledCorr
     if (row == nullptr || !row->root_eligible) return std::nullopt;
     const auto& severities = rule.def.catalog->severities;
     if (std::find(severities.begin(), severities.end(), row->severity) == severities.end()) return std::nullopt;
+    const auto& actions = rule.def.catalog->actions;
+    if (!actions.empty() && std::find(actions.begin(), actions.end(), row->action) == actions.end()) return std::nullopt;
     c.catalog = row;
     if (c.domain == "catalog") c.domain = row->domain;
     if (c.action == "catalog") c.action = row->action;
   }
+  return c;
+}
+
+// The group an event belongs to under a distinct condition's scope; none when the event
+// lacks what the scope compares (a node, a PCI bus id).
+std::optional<std::string> distinct_group(Scope scope, const Event& e) {
+  switch (scope) {
+    case Scope::Job:
+      return std::string();
+    case Scope::SameNode:
+      if (e.node.empty()) return std::nullopt;
+      return e.node;
+    case Scope::SameGpu: {
+      const auto pci = pci_of(e);
+      if (e.node.empty() || !pci) return std::nullopt;
+      return e.node + '\n' + *pci;
+    }
+  }
+  return std::nullopt;
+}
+
+// The value an event contributes to a distinct condition; none when the field is absent
+// or listed under `ignore` (e.g. pid '<unknown>': not a process that can be told apart).
+std::optional<std::string> distinct_value(const detail::DistinctCondition& d, const Event& e) {
+  auto it = e.fields.find(d.field);
+  if (it == e.fields.end()) return std::nullopt;
+  std::string value = field_text(*it);
+  if (std::find(d.ignore.begin(), d.ignore.end(), value) != d.ignore.end()) return std::nullopt;
+  return value;
+}
+
+// The groups of a rule with root.distinct: every event meeting the rest of the root
+// condition adds its value to its scope's group. Events are visited in the engine's
+// order, so the values (and a summary naming them) do not depend on input order.
+DistinctGroups distinct_groups(const RulePack& pack, const CompiledCorrelationRule& rule, const std::vector<Event>& events) {
+  DistinctGroups groups;
+  std::set<std::pair<std::string, std::string>> seen;  // (group, value): a storm of pids stays n log n
+  const auto& d = *rule.def.distinct;
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (!single_root_candidate(pack, rule, events, i)) continue;
+    const auto group = distinct_group(d.scope, events[i]);
+    const auto value = distinct_value(d, events[i]);
+    if (!group || !value) continue;
+    if (seen.emplace(*group, *value).second) groups[*group].push_back(*value);
+  }
+  return groups;
+}
+
+// The full root condition. With root.distinct the event must itself carry a counted
+// value and its group must hold at least `at_least` of them.
+std::optional<Candidate> root_candidate(const RulePack& pack, const CompiledCorrelationRule& rule,
+                                        const DistinctGroups* groups, const std::vector<Event>& events, size_t index) {
+  auto c = single_root_candidate(pack, rule, events, index);
+  if (!c || !rule.def.distinct) return c;
+  const auto& d = *rule.def.distinct;
+  const auto group = distinct_group(d.scope, events[index]);
+  if (!group || !distinct_value(d, events[index])) return std::nullopt;
+  auto it = groups->find(*group);
+  if (it == groups->end() || it->second.size() < static_cast<size_t>(d.at_least)) return std::nullopt;
+  c->distinct = &it->second;
   return c;
 }
 
@@ -148,6 +216,11 @@ std::string render_summary(const Candidate& c, const Event& e, const JobFacts& j
       else if (what == "severity") value = c.catalog->severity;
       else if (what == "domain_hint") value = c.catalog->domain_hint;
       else if (what == "key") value = c.catalog->key;
+    } else if (name == "distinct.count" && c.distinct) {
+      value = std::to_string(c.distinct->size());
+    } else if (name == "distinct.values" && c.distinct) {
+      value.clear();
+      for (const auto& v : *c.distinct) value += (value.empty() ? "" : ", ") + v;
     } else if (e.fields.contains(name)) {
       value = field_text(e.fields[name]);
     }
@@ -363,11 +436,17 @@ Verdict correlate(const RulePack& pack, const JobFacts& job, std::vector<Event> 
   std::vector<Candidate> kept;
   std::vector<std::string> explained_by(events.size());
   std::vector<bool> is_root(events.size(), false);
+  // root.distinct groups, per rule (by index in pack.correlation); candidates point
+  // into them, so they live as long as the verdict is being built.
+  std::vector<DistinctGroups> groups(pack.correlation.size());
   if (!succeeded) {
+    for (size_t r = 0; r < pack.correlation.size(); ++r) {
+      if (pack.correlation[r].def.distinct) groups[r] = distinct_groups(pack, pack.correlation[r], events);
+    }
     std::vector<Candidate> candidates;
     for (size_t i = 0; i < events.size(); ++i) {
-      for (const auto& rule : pack.correlation) {  // already by (precedence desc, id)
-        if (auto c = root_candidate(pack, rule, events, i)) {
+      for (size_t r = 0; r < pack.correlation.size(); ++r) {  // already by (precedence desc, id)
+        if (auto c = root_candidate(pack, pack.correlation[r], &groups[r], events, i)) {
           candidates.push_back(*c);
           break;
         }

@@ -187,12 +187,34 @@ EventPattern parse_pattern(const std::string& file, const YAML::Node& node, cons
     map.allow_only({"kind", "where", "present", "scope"});
     pattern.scope = parse_scope(map);
   } else {
-    map.allow_only({"kind", "where", "present", "trusted", "catalog"});
+    map.allow_only({"kind", "where", "present", "trusted", "catalog", "distinct"});
   }
   pattern.kind = map.required_string("kind");
   pattern.where = parse_conditions(file, map.get("where"), map.field("where"), pattern.location.line);
   pattern.present = map.string_list("present");
   return pattern;
+}
+
+// Bounds of `root.distinct.at_least`: 1 would be no condition at all, and a count far
+// beyond any job's processes or nodes is a typo rather than a rule.
+constexpr int64_t kMaxDistinct = 1000;
+
+DistinctCondition parse_distinct(const std::string& file, const MapView& root) {
+  if (!root.get("distinct").IsMap()) {
+    fail(kErrField, root.where("distinct"), root.field("distinct"), "expected a map {field, at_least, scope, ignore}");
+  }
+  MapView map(file, root.get("distinct"), root.field("distinct"), root.where().line);
+  map.allow_only({"field", "at_least", "scope", "ignore"});
+  DistinctCondition distinct;
+  distinct.where = root.where("distinct");
+  distinct.field = map.required_string("field");
+  distinct.at_least = map.optional_int("at_least").value_or(distinct.at_least);
+  if (distinct.at_least < 2 || distinct.at_least > kMaxDistinct) {
+    fail(kErrField, map.where("at_least"), map.field("at_least"), "must be 2.." + std::to_string(kMaxDistinct));
+  }
+  distinct.scope = parse_scope(map);
+  distinct.ignore = map.string_list("ignore");
+  return distinct;
 }
 
 CorrelationRuleDef parse_correlation_rule(const std::string& file, const YAML::Node& node, const std::string& context) {
@@ -222,14 +244,19 @@ CorrelationRuleDef parse_correlation_rule(const std::string& file, const YAML::N
     }
     if (root.has("catalog")) {
       MapView catalog(file, root.get("catalog"), root.field("catalog"), rule.where.line);
-      catalog.allow_only({"table", "key", "severities"});
+      catalog.allow_only({"table", "key", "severities", "actions"});
       CatalogCondition condition;
       condition.table = catalog.required_string("table");
       condition.key_field = catalog.required_string("key");
       condition.severities = catalog.string_list("severities");
       if (condition.severities.empty()) fail(kErrField, catalog.where(), catalog.field("severities"), "at least one severity is required");
+      condition.actions = catalog.string_list("actions");
+      for (const auto& action : condition.actions) {
+        if (!is_action(action)) fail(kErrField, catalog.where("actions"), catalog.field("actions"), "unknown action '" + action + "'");
+      }
       rule.catalog = std::move(condition);
     }
+    if (root.has("distinct")) rule.distinct = parse_distinct(file, root);
   }
   const bool from_catalog = rule.catalog.has_value();
   if (rule.domain == "catalog" || rule.action == "catalog") {
@@ -279,11 +306,25 @@ std::map<std::string, std::string> parse_string_map(const MapView& parent, const
   return out;
 }
 
+CatalogMatch parse_catalog_match(const std::string& file, const YAML::Node& node, const std::string& context) {
+  MapView m(file, node, context);
+  m.allow_only({"columns", "field", "type"});
+  CatalogMatch spec;
+  spec.columns = m.string_list("columns");
+  if (spec.columns.empty()) fail(kErrField, m.where(), m.field("columns"), "at least one column is required");
+  spec.field = m.required_string("field");
+  spec.type = m.required_string("type");
+  if (spec.type != "bits" && spec.type != "hex" && spec.type != "name") {
+    fail(kErrField, m.where("type"), m.field("type"), "type must be bits, hex or name");
+  }
+  return spec;
+}
+
 CatalogDef parse_catalog(const std::string& file, const YAML::Node& node, const std::string& context) {
   MapView map(file, node, context);
   map.allow_only({"name", "file", "key_column", "name_column", "domain_column", "severity_column", "domain_map",
                   "action_by_severity", "action_overrides", "severity_map", "action_column", "action_map", "name_format",
-                  "match"});
+                  "match", "secondary_action"});
   CatalogDef catalog;
   catalog.where = map.where();
   catalog.name = map.required_string("name");
@@ -327,20 +368,31 @@ CatalogDef parse_catalog(const std::string& file, const YAML::Node& node, const 
     fail(kErrField, map.where("action_column"), map.field("action_column"), "action_column needs an action_map");
   }
   catalog.name_format = map.optional_string("name_format").value_or("");
+  if (map.has("secondary_action")) {
+    if (catalog.match.empty() && !map.has("match")) {
+      fail(kErrField, map.where("secondary_action"), map.field("secondary_action"), "only decode tables (with match) have a secondary action");
+    }
+    if (!map.get("secondary_action").IsMap()) {
+      fail(kErrField, map.where("secondary_action"), map.field("secondary_action"), "expected a map {column, when}");
+    }
+    MapView secondary(file, map.get("secondary_action"), map.field("secondary_action"), map.where().line);
+    secondary.allow_only({"column", "when"});
+    CatalogSecondaryAction spec;
+    spec.column = secondary.required_string("column");
+    if (!secondary.has("when")) fail(kErrField, secondary.where(), secondary.field("when"), "missing required key");
+    spec.when = parse_catalog_match(file, secondary.get("when"), secondary.field("when"));
+    if (spec.when.type == "name") {
+      fail(kErrField, secondary.where("when"), secondary.field("when.type"), "type must be bits or hex");
+    }
+    if (catalog.action_map.empty()) {
+      fail(kErrField, secondary.where("column"), secondary.field("column"), "a secondary action needs an action_map");
+    }
+    catalog.secondary_action = std::move(spec);
+  }
   if (map.has("match")) {
     size_t i = 0;
     for (const auto& item : flatten_sequence(map.get("match"))) {
-      MapView m(file, item, context_index(map.field("match"), i++));
-      m.allow_only({"columns", "field", "type"});
-      CatalogMatch spec;
-      spec.columns = m.string_list("columns");
-      if (spec.columns.empty()) fail(kErrField, m.where(), m.field("columns"), "at least one column is required");
-      spec.field = m.required_string("field");
-      spec.type = m.required_string("type");
-      if (spec.type != "bits" && spec.type != "hex" && spec.type != "name") {
-        fail(kErrField, m.where("type"), m.field("type"), "type must be bits, hex or name");
-      }
-      catalog.match.push_back(std::move(spec));
+      catalog.match.push_back(parse_catalog_match(file, item, context_index(map.field("match"), i++)));
     }
   }
   return catalog;

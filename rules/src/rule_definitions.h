@@ -85,6 +85,19 @@ struct CatalogCondition {
   std::string table;
   std::string key_field;
   std::vector<std::string> severities;  // only rows with one of these severities qualify
+  std::vector<std::string> actions;     // optional: only rows with one of these actions qualify
+};
+
+// A root condition over several events (`root.distinct`, docs/rules.md): the root event
+// counts only if the events meeting the rest of the root condition within `scope` of it
+// (itself included) carry at least `at_least` distinct values of `field`. Values listed
+// in `ignore` (e.g. pid '<unknown>') are not counted.
+struct DistinctCondition {
+  std::string field;
+  int64_t at_least = 2;
+  Scope scope = Scope::Job;
+  std::vector<std::string> ignore;
+  SourceLocation where;
 };
 
 struct CorrelationRuleDef {
@@ -97,6 +110,7 @@ struct CorrelationRuleDef {
   bool root_trusted = false;
   bool root_trusted_given = false;
   std::optional<CatalogCondition> catalog;
+  std::optional<DistinctCondition> distinct;
   std::vector<EventPattern> explains;
   std::string summary;
   bool override_shipped = false;
@@ -121,6 +135,15 @@ struct CatalogMatch {
   std::string type;
 };
 
+// A decode table's secondary action (pack.yaml `catalogs[].secondary_action`): a row
+// whose `column` cell is set replaces its action with that cell (through action_map)
+// when the event also matches the row's `when` cells, e.g. NVLink5 RLW_RXPIPE rows
+// that need a GPU reset when IntrInfo bit 10 is set.
+struct CatalogSecondaryAction {
+  std::string column;
+  CatalogMatch when;  // type bits or hex
+};
+
 // A tab-separated data table loaded as rules (pack.yaml `catalogs:`).
 struct CatalogDef {
   std::string name;
@@ -137,6 +160,7 @@ struct CatalogDef {
   std::map<std::string, std::string> action_map;          // action_column cell -> verdict action
   std::string name_format;                                // optional: "{column} ..." builds the row's name
   std::vector<CatalogMatch> match;                        // decode tables: rows sharing a key, told apart by these
+  std::optional<CatalogSecondaryAction> secondary_action; // decode tables: a second action for some rows
   SourceLocation where;
 };
 

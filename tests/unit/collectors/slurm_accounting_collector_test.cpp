@@ -1,4 +1,4 @@
-// The slurm_accounting collector's line shapes against the shipped rule that reads them.
+// The slurm_accounting collector's line shapes against the shipped rules that read them.
 // The collector against a real slurmdbd runs in the end-to-end suite (xid79_symptoms,
 // exit3_unattributed).
 #include <gtest/gtest.h>
@@ -59,6 +59,46 @@ TEST(SlurmAccountingCollector, CompletedStepAndJobLineAreNoEvents) {
   std::string line = collectors::format_job_line(job);
   EXPECT_EQ(line, "job 12 ended FAILED exit_code=1 signal=0 reason=NonZeroExitCode requeues=0 on n[1-3]");
   EXPECT_TRUE(extract(line).empty());  // the job's state reaches the rules from the record itself
+}
+
+// slurmdbd's requid on a cancelled job: who cancelled it, appended to the job line and
+// read back by the pack as a slurm.cancelled event naming the user.
+TEST(SlurmAccountingCollector, CancelledJobLineNamesWhoCancelled) {
+  slurm::AccountingRecord job;
+  job.job_id = "12";
+  job.state = "CANCELLED";
+  job.signal = 15;
+  job.node_expr = "n[1-3]";
+  // No requid recorded: the line keeps its old shape and is no event.
+  std::string line = collectors::format_job_line(job);
+  EXPECT_EQ(line, "job 12 ended CANCELLED exit_code=0 signal=15 reason=None requeues=0 on n[1-3]");
+  EXPECT_TRUE(extract(line).empty());
+
+  job.requid = 1000;
+  job.requser = "alice";
+  line = collectors::format_job_line(job);
+  EXPECT_EQ(line, "job 12 ended CANCELLED exit_code=0 signal=15 reason=None requeues=0 on n[1-3] cancelled_by=alice(1000)");
+  auto events = extract(line);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, "slurm.cancelled");
+  EXPECT_EQ(events[0].rule, "slurm.accounting_job_cancelled");
+  EXPECT_EQ(events[0].fields["cancelled_by"], "alice");
+  EXPECT_EQ(events[0].fields["cancelled_by_uid"], 1000);
+  EXPECT_EQ(events[0].fields["job"], "12");
+
+  // A uid without a name (no passwd entry where the collector runs) is written as its number.
+  job.requid = 0;
+  job.requser.clear();
+  line = collectors::format_job_line(job);
+  EXPECT_EQ(line, "job 12 ended CANCELLED exit_code=0 signal=15 reason=None requeues=0 on n[1-3] cancelled_by=0(0)");
+  events = extract(line);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].fields["cancelled_by"], "0");
+
+  // requid on a job that was not cancelled (Slurm may record it on other ends) is not written.
+  job.state = "TIMEOUT";
+  job.requid = 1000;
+  EXPECT_EQ(collectors::format_job_line(job), "job 12 ended TIMEOUT exit_code=0 signal=15 reason=None requeues=0 on n[1-3]");
 }
 
 TEST(SlurmAccountingCollector, OptionsAreValidatedAndClusterIsRequiredSomewhere) {

@@ -64,7 +64,7 @@ TEST(Correlate, XidFallenOffTheBusExplainsWatchdogTimeoutsOnOtherNodes) {
   EXPECT_TRUE(v.unexplained.empty());
   // ids follow the deterministic order: the uuid line, the Xid, then the timeouts
   EXPECT_EQ(v.root_cause->event.id, "e2");
-  EXPECT_EQ(v.ruleset_version, "1.1.0");
+  EXPECT_EQ(v.ruleset_version, "1.2.0");
   EXPECT_EQ(v.ruleset_hash, rules::pack_hash(*test::shipped_pack()));
   EXPECT_EQ(v.comment, render_comment(v));
 }
@@ -152,6 +152,107 @@ TEST(Correlate, CancelledIsScheduler) {
               return out;
             }()),
             (std::vector<std::string>{"slurm.cancelled", "slurm.task_exit"}));
+}
+
+// The accounting job line names who cancelled (slurmdbd's requid): the verdict says so,
+// whether it was the job's own user or root.
+TEST(Correlate, CancelledByNamesTheUser) {
+  for (const auto& [who, uid] : {std::pair<std::string, int>{"alice", 1000}, {"root", 0}}) {
+    const Verdict v = test::attribute(
+        job("CANCELLED", 0, kNodes, 15),
+        {LogLine{"n1", "slurm", at("2026-11-30T10:19:00Z"), 0, true,
+                 "job 4242 ended CANCELLED exit_code=0 signal=15 reason=None requeues=0 on n[1-3] cancelled_by=" + who +
+                     "(" + std::to_string(uid) + ")"},
+         app_line("n1", "app", "slurmstepd: error: *** JOB 4242 ON n1 CANCELLED AT 2026-11-30T10:19:00 ***", std::nullopt, 5)});
+    EXPECT_EQ(v.domain, "SCHEDULER");
+    EXPECT_EQ(v.recommended_action, "NONE");
+    ASSERT_TRUE(v.root_cause.has_value());
+    EXPECT_EQ(v.root_cause->rule, "slurm.cancelled_by");
+    EXPECT_EQ(v.root_cause->summary, "Job 4242 was cancelled by " + who + " (uid " + std::to_string(uid) + ")");
+    std::vector<std::string> symptom_kinds;
+    for (const auto& sym : v.symptoms) symptom_kinds.push_back(sym.event.kind);
+    std::sort(symptom_kinds.begin(), symptom_kinds.end());
+    EXPECT_EQ(symptom_kinds, (std::vector<std::string>{"slurm.cancelled", "slurm.job_state"}));
+    EXPECT_TRUE(v.unexplained.empty());
+  }
+  // Users cannot name a canceller: the same text in the job's output is not evidence.
+  const Verdict forged = test::attribute(
+      job("CANCELLED", 0, kNodes, 15),
+      {app_line("n1", "app", "job 4242 ended CANCELLED exit_code=0 signal=15 reason=None requeues=0 on n1 cancelled_by=root(0)",
+                std::nullopt, 1)});
+  ASSERT_TRUE(forged.root_cause.has_value());
+  EXPECT_EQ(forged.root_cause->rule, "slurm.cancelled");
+}
+
+// Xid 13/31 are the application's unless the same GPU fails for different processes
+// (root.distinct on pid, scope same_gpu).
+const char* kXid13Pid100 =
+    "NVRM: Xid (PCI:0000:3b:00): 13, pid=100, name=python, Graphics SM Warp Exception on (GPC 7, TPC 7, SM 0): Illegal "
+    "Instruction Parameter";
+std::string xid13(const std::string& pci, const std::string& pid) {
+  return "NVRM: Xid (PCI:" + pci + "): 13, pid=" + pid +
+         ", name=python, Graphics SM Warp Exception on (GPC 7, TPC 7, SM 0): Illegal Instruction Parameter";
+}
+
+TEST(Correlate, Xid13TwiceFromOneProcessIsTheApplication) {
+  const Verdict v = test::attribute(job("FAILED", 1, kNodes),
+                                    {kernel_line("n1", kXid13Pid100, at("2026-11-30T10:01:00Z"), 1),
+                                     kernel_line("n1", kXid13Pid100, at("2026-11-30T10:02:00Z"), 2)});
+  EXPECT_EQ(v.domain, "APPLICATION");
+  ASSERT_TRUE(v.root_cause.has_value());
+  EXPECT_EQ(v.root_cause->rule, "gpu.xid_job_fatal");
+  EXPECT_EQ(v.recommended_action, "FIX_APPLICATION");
+}
+
+TEST(Correlate, Xid13FromTwoProcessesOnOneGpuIsTheGpu) {
+  const Verdict v = test::attribute(
+      job("FAILED", 1, kNodes),
+      {kernel_line("n1", xid13("0000:3b:00", "100"), at("2026-11-30T10:01:00Z"), 1),
+       kernel_line("n1",
+                   "NVRM: Xid (PCI:0000:3b:00): 13, pid=100, name=python, Graphics Exception: ESR 0x57c730=0xc04000b "
+                   "0x57c734=0x24 0x57c728=0x1f81fb60 0x57c72c=0x1174",
+                   at("2026-11-30T10:01:30Z"), 2),
+       kernel_line("n1",
+                   "NVRM: Xid (PCI:0000:3b:00): 31, pid=230, name=python, channel 0x0000000c, intr 00000000. MMU Fault: "
+                   "ENGINE GRAPHICS GPC2 GPCCLIENT_PROP_0 faulted @ 0x0_00000000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ",
+                   at("2026-11-30T10:02:00Z"), 3),
+       app_line("n2", "app.rank1", watchdog_line(1, 7), at("2026-11-30T10:12:00Z"), 1)});
+  EXPECT_EQ(v.domain, "GPU_HARDWARE");
+  EXPECT_EQ(v.recommended_action, "DRAIN_NODE");
+  ASSERT_TRUE(v.root_cause.has_value());
+  EXPECT_EQ(v.root_cause->rule, "gpu.xid_app_class_repeated");
+  EXPECT_EQ(v.root_cause->event.id, "e1");  // the earliest report is the mechanism
+  EXPECT_EQ(v.root_cause->summary,
+            "Xid 13 (ROBUST_CHANNEL_GR_EXCEPTION / ROBUST_CHANNEL_GR_ERROR_SW_NOTIFY) on GPU 0000:3b:00 on n1 in 2 "
+            "different processes (pids 100, 230): suspect the GPU");
+  ASSERT_EQ(v.affected_gpus.size(), 1u);
+  EXPECT_EQ(v.affected_gpus[0].pci, "0000:3b:00.0");
+  EXPECT_EQ(v.symptoms.size(), 3u);  // the later Xids and the peer's watchdog timeout
+  EXPECT_TRUE(v.unexplained.empty());
+}
+
+TEST(Correlate, Xid13FromTwoProcessesOnDifferentGpusIsTheApplication) {
+  const Verdict v = test::attribute(job("FAILED", 1, kNodes),
+                                    {kernel_line("n1", xid13("0000:3b:00", "100"), at("2026-11-30T10:01:00Z"), 1),
+                                     kernel_line("n1", xid13("0000:5e:00", "230"), at("2026-11-30T10:01:01Z"), 2),
+                                     // same bus id, other node: another GPU
+                                     kernel_line("n2", xid13("0000:3b:00", "231"), at("2026-11-30T10:01:02Z"), 1)});
+  EXPECT_EQ(v.domain, "APPLICATION");
+  ASSERT_TRUE(v.root_cause.has_value());
+  EXPECT_EQ(v.root_cause->rule, "gpu.xid_job_fatal");
+}
+
+TEST(Correlate, UnknownPidsAndUntrustedCopiesDoNotCountAsProcesses) {
+  const Verdict v = test::attribute(
+      job("FAILED", 1, kNodes),
+      {kernel_line("n1", xid13("0000:3b:00", "100"), at("2026-11-30T10:01:00Z"), 1),
+       kernel_line("n1", xid13("0000:3b:00", "'<unknown>'"), at("2026-11-30T10:01:01Z"), 2),
+       kernel_line("n1", xid13("0000:3b:00", "<n/a>"), at("2026-11-30T10:01:02Z"), 3),
+       // the user's own printout of a fault "from another process" is no evidence
+       app_line("n1", "app.rank0", xid13("0000:3b:00", "999"), at("2026-11-30T10:01:03Z"), 4)});
+  EXPECT_EQ(v.domain, "APPLICATION");
+  ASSERT_TRUE(v.root_cause.has_value());
+  EXPECT_EQ(v.root_cause->rule, "gpu.xid_job_fatal");
 }
 
 TEST(Correlate, TimeoutIsScheduler) {

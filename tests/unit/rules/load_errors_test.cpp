@@ -171,6 +171,57 @@ TEST_F(TempPack, UnknownSummaryPlaceholder) {
   EXPECT_NE(e.message.find("bad.yaml:18:"), std::string::npos) << e.message;
 }
 
+// root.distinct (docs/rules.md): shape errors name file:line and the field, a field the
+// root kind lacks is a reference error, its placeholders exist only with it.
+TEST_F(TempPack, DistinctRootCondition) {
+  const std::string root = "root: {kind: gpu.xid, where: {xid: 79}}";
+  auto with_root = [&](const std::string& replacement, const std::string& summary = "GPU {pci} on {node}") {
+    std::string text = kGoodRule;
+    text.replace(text.find(root), root.size(), replacement);
+    text.replace(text.find("GPU {pci} on {node}"), 19, summary);
+    write("bad.yaml", text);
+  };
+  with_root("root: {kind: gpu.xid, distinct: {field: xid, scope: same_gpu}}",
+            "GPU {pci} on {node}: {distinct.count} Xids ({distinct.values})");
+  rules::LoadOptions options;
+  options.pack_dir = dir_;
+  auto loaded = rules::load_rule_pack(options);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+
+  with_root("root: {kind: gpu.xid, distinct: {field: xid, at_least: 1}}");
+  Error e = load_error();
+  EXPECT_EQ(e.code, "RULE_E_FIELD");
+  EXPECT_NE(e.message.find("bad.yaml:17: correlate[0].root.distinct.at_least: must be 2..1000"), std::string::npos)
+      << e.message;
+
+  with_root("root: {kind: gpu.xid, distinct: {field: xid, atleast: 2}}");
+  e = load_error();
+  EXPECT_EQ(e.code, "RULE_E_FIELD");
+  EXPECT_NE(e.message.find("bad.yaml:17: correlate[0].root.distinct.atleast"), std::string::npos) << e.message;
+
+  with_root("root: {kind: gpu.xid, distinct: {at_least: 2}}");
+  e = load_error();
+  EXPECT_EQ(e.code, "RULE_E_FIELD");
+  EXPECT_NE(e.message.find("correlate[0].root.distinct.field: missing required key"), std::string::npos) << e.message;
+
+  with_root("root: {kind: gpu.xid, distinct: pid}");
+  e = load_error();
+  EXPECT_EQ(e.code, "RULE_E_FIELD");
+  EXPECT_NE(e.message.find("bad.yaml:17: correlate[0].root.distinct: expected a map"), std::string::npos) << e.message;
+
+  with_root("root: {kind: gpu.xid, distinct: {field: pid, scope: same_gpu}}");
+  e = load_error();
+  EXPECT_EQ(e.code, "RULE_E_REF");
+  EXPECT_NE(e.message.find("bad.yaml:17: correlate.test.gpu.root.distinct.field: kind 'gpu.xid' has no field 'pid'"),
+            std::string::npos)
+      << e.message;
+
+  with_root("root: {kind: gpu.xid, where: {xid: 79}}", "GPU {pci}: {distinct.count}");
+  e = load_error();
+  EXPECT_EQ(e.code, "RULE_E_TEMPLATE");
+  EXPECT_NE(e.message.find("{distinct.count}"), std::string::npos) << e.message;
+}
+
 TEST_F(TempPack, DuplicateIds) {
   write("bad.yaml", std::string(kGoodRule));
   write("pack.yaml", "name: test\nversion: 0.0.1\nrule_files: [bad.yaml, bad.yaml]\n");
@@ -215,6 +266,49 @@ TEST_F(TempPack, CatalogRowThatMapsToNothing) {
   const Error e = load_error();
   EXPECT_EQ(e.code, "RULE_E_CATALOG");
   EXPECT_NE(e.message.find("cat.tsv:3:"), std::string::npos) << e.message;
+}
+
+// A decode table's secondary action: its action must map, and it needs cells saying when.
+TEST_F(TempPack, CatalogSecondaryActionThatMapsToNothing) {
+  write("bad.yaml", kGoodRule);
+  const std::string manifest =
+      "name: test\nversion: 0.0.1\nrule_files: [bad.yaml]\ncatalogs:\n  - name: dec\n    file: data/dec.tsv\n"
+      "    key_column: xid\n    name_column: name\n    domain_column: domain_hint\n    severity_column: severity\n"
+      "    domain_map: {HW: NVLINK_FABRIC}\n    action_by_severity: {degraded: NONE}\n"
+      "    action_column: action\n    action_map: {IGNORE: NONE, RESET_GPU: RESET_GPU}\n"
+      "    match:\n      - {columns: [mask], field: intr_info, type: bits}\n"
+      "    secondary_action:\n      column: action2\n      when: {columns: [mask2], field: intr_info, type: bits}\n";
+  write("pack.yaml", manifest);
+  write("data/dec.tsv",
+        "xid\tname\tdomain_hint\tseverity\taction\tmask\tmask2\taction2\n"
+        "145\tRX\tHW\tdegraded\tIGNORE\t-0\t-1\tRESET_GPU\n");
+  rules::LoadOptions options;
+  options.pack_dir = dir_;
+  auto loaded = rules::load_rule_pack(options);
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+
+  write("data/dec.tsv",
+        "xid\tname\tdomain_hint\tseverity\taction\tmask\tmask2\taction2\n"
+        "145\tRX\tHW\tdegraded\tIGNORE\t-0\t-1\tREBOOT\n");
+  Error e = load_error();
+  EXPECT_EQ(e.code, "RULE_E_CATALOG");
+  EXPECT_NE(e.message.find("dec.tsv:2: action2: action 'REBOOT' has no entry in catalogs.dec.action_map"),
+            std::string::npos)
+      << e.message;
+
+  write("data/dec.tsv",
+        "xid\tname\tdomain_hint\tseverity\taction\tmask\tmask2\taction2\n"
+        "145\tRX\tHW\tdegraded\tIGNORE\t-0\t\tRESET_GPU\n");
+  e = load_error();
+  EXPECT_EQ(e.code, "RULE_E_CATALOG");
+  EXPECT_NE(e.message.find("but no cell says when"), std::string::npos) << e.message;
+
+  write("pack.yaml", manifest.substr(0, manifest.find("    secondary_action:")) +
+                         "    secondary_action: {column: action2, when: {columns: [mask2], field: subunit, type: name}}\n");
+  e = load_error();
+  EXPECT_EQ(e.code, "RULE_E_FIELD");
+  EXPECT_NE(e.message.find("catalogs[0].secondary_action.when.type: type must be bits or hex"), std::string::npos)
+      << e.message;
 }
 
 }  // namespace

@@ -27,8 +27,8 @@ TEST(ShippedPack, LoadsWithAllInlineExamplesPassing) {
   auto pack = rules::load_rule_pack(options);
   ASSERT_TRUE(pack.ok()) << pack.error().code << ": " << pack.error().message;
   const auto stats = rules::pack_stats(**pack);
-  EXPECT_EQ(stats.version, "1.1.0");
-  EXPECT_EQ(rules::pack_version(**pack), "1.1.0");
+  EXPECT_EQ(stats.version, "1.2.0");
+  EXPECT_EQ(rules::pack_version(**pack), "1.2.0");
   EXPECT_GE(stats.extraction_rules, 20u);
   EXPECT_GE(stats.correlation_rules, 15u);
   EXPECT_GE(stats.examples, stats.extraction_rules);
@@ -237,6 +237,49 @@ TEST(Nvlink5Decode, FatalRowsDecideTheVerdictAndNonFatalOnesDoNot) {
       test::at("2026-11-30T10:05:00Z"), 1)});
   EXPECT_EQ(nonfatal.domain, "UNATTRIBUTED");
   EXPECT_FALSE(nonfatal.root_cause.has_value());
+}
+
+// The decode's secondary action: RLW_RXPIPE's Non-fatal* rows need a GPU reset when
+// IntrInfo bit 10 is set (the action2 masks); without the bit the report stays no cause.
+TEST(Nvlink5Decode, SecondaryActionResetsTheGpuWhenIntrInfoBit10IsSet) {
+  const auto pack = test::shipped_pack();
+  ASSERT_TRUE(pack);
+  const auto& table = pack->catalogs.at("nvlink5");
+  const nlohmann::json clear = {{"xid", 145}, {"intr_info", "0x0409a0c2"}, {"error_status", "0x00000001"}, {"subunit", "RLW_RXPIPE"}};
+  nlohmann::json set = clear;
+  set["intr_info"] = "0x0409a4c2";  // bit 10
+  const auto* plain = rules::detail::find_catalog_entry(table, "145", clear);
+  const auto* secondary = rules::detail::find_catalog_entry(table, "145", set);
+  ASSERT_NE(plain, nullptr);
+  ASSERT_NE(secondary, nullptr);
+  EXPECT_EQ(plain->action, "NONE");
+  EXPECT_EQ(plain->severity, "degraded");
+  EXPECT_EQ(secondary->action, "RESET_GPU");
+  EXPECT_EQ(secondary->severity, "degraded");  // still the same row: non-fatal, remote packet loss
+  EXPECT_EQ(secondary->name, plain->name);
+  EXPECT_EQ(secondary->key, plain->key + "|action2");
+  // The R575+ layout's action2 mask names the same secondary action.
+  set["intr_info"] = "0x00000086";
+  const auto* v2 = rules::detail::find_catalog_entry(table, "145", set);
+  ASSERT_NE(v2, nullptr);
+  EXPECT_EQ(v2->action, "RESET_GPU");
+
+  const auto facts = test::job("FAILED", 1, {"n1"});
+  const auto v = test::attribute(facts, {test::kernel_line(
+      "n1", "NVRM: Xid (PCI:0018:01:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 13 (0x0409a4c2 0x00000001 0x00000001 0x00000000 0x00100000 0x00000004)",
+      test::at("2026-11-30T10:05:00Z"), 1)});
+  EXPECT_EQ(v.domain, "NVLINK_FABRIC");
+  EXPECT_EQ(v.recommended_action, "RESET_GPU");
+  ASSERT_TRUE(v.root_cause.has_value());
+  EXPECT_EQ(v.root_cause->rule, "gpu.nvlink5_secondary_reset");
+  EXPECT_NE(v.root_cause->summary.find("RLW_RXPIPE"), std::string::npos) << v.root_cause->summary;
+  EXPECT_NE(v.root_cause->summary.find("0x0409a4c2"), std::string::npos) << v.root_cause->summary;
+
+  const auto without = test::attribute(facts, {test::kernel_line(
+      "n1", "NVRM: Xid (PCI:0018:01:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 13 (0x0409a0c2 0x00000001 0x00000001 0x00000000 0x00100000 0x00000004)",
+      test::at("2026-11-30T10:05:00Z"), 1)});
+  EXPECT_EQ(without.domain, "UNATTRIBUTED");
+  EXPECT_FALSE(without.root_cause.has_value());
 }
 
 // Every catalog row, fed through the engine as a real kernel line, yields the catalog's

@@ -94,6 +94,9 @@ struct AccountingRecord {
   std::string system_comment;
   int requeue_count = 0;         // earlier attempts of the same job id (database rows before this one)
   std::string reason;            // why the job ended as it did (Slurm's last state reason), e.g. NonZeroExitCode
+  std::optional<uint32_t> requid;  // uid that requested the cancel (slurmdbd's requid); absent when none is
+                                   // recorded (Slurm stores -1, read back as INFINITE, or NO_VAL)
+  std::string requser;           // requid's user name (getpwuid_r), or the uid as text when it has none
   std::vector<StepRecord> steps; // read_job(..., with_steps = true) only
 
   // True when the record has stopped changing: a terminal state without the
