@@ -13,9 +13,13 @@
 
 #include "attrib/collectors/registry.h"
 #include "config.h"
+#include "daemon_metrics.h"
 #include "head_daemon.h"
+#include "journal_sink.h"
+#include "metrics_server.h"
 #include "node_collect_service.h"
 #include "slurmdbd_accounting.h"
+#include "systemd_notify.h"
 
 namespace {
 
@@ -62,10 +66,16 @@ void wait_for_stop(const sigset_t& stop_signals) {
 }
 
 int run_node_agent(const attrib::config::Config& config, std::shared_ptr<const attrib::rules::RulePack> pack,
-                   std::vector<std::unique_ptr<attrib::collectors::Collector>> collectors) {
+                   std::vector<std::unique_ptr<attrib::collectors::Collector>> collectors,
+                   attrib::head::SystemdNotifier& systemd) {
   std::string node = config.node.name.empty() ? short_hostname() : config.node.name;
   sigset_t stop_signals = block_stop_signals();
-  attrib::head::NodeCollectService service(node, std::move(pack), std::move(collectors));
+  attrib::metrics::Registry registry;
+  attrib::head::register_info(registry, "node", attrib::rules::pack_version(*pack), attrib::rules::pack_hash(*pack));
+  attrib::head::NodeMetrics metrics(registry);
+  auto authenticator = attrib::auth::Authenticator::create(config.auth);
+  if (!authenticator) return fail(authenticator.error());
+  attrib::head::NodeCollectService service(node, std::move(pack), std::move(collectors), *authenticator, &metrics);
   grpc::ServerBuilder builder;
   std::vector<int> ports(config.node.listen.size(), 0);
   for (size_t i = 0; i < ports.size(); ++i)
@@ -75,10 +85,32 @@ int run_node_agent(const attrib::config::Config& config, std::shared_ptr<const a
   for (size_t i = 0; i < ports.size(); ++i)
     if (!server || ports[i] == 0)
       return fail({"LISTEN_E_BIND", "cannot listen on " + config.node.listen[i]});
+  std::unique_ptr<attrib::head::MetricsServer> metrics_server;
+  if (!config.node.metrics_listen.empty()) {
+    auto started = attrib::head::MetricsServer::start(config.node.metrics_listen, registry);
+    if (!started) return fail(started.error());
+    metrics_server = std::move(*started);
+    spdlog::info("metrics on http://{}/metrics", config.node.metrics_listen);
+  }
   spdlog::info("attributiond (node agent for {}) listening on {}", node, fmt::join(config.node.listen, ", "));
+  systemd.ready(fmt::format("node agent for {} listening on {}", node, fmt::join(config.node.listen, ", ")));
+  // No queue or database to probe here: the pings only prove the process still runs
+  // threads (a deadlocked or stopped agent is restarted).
+  systemd.start_watchdog([] { return true; });
   wait_for_stop(stop_signals);
+  systemd.stopping("stopping");
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   return 0;
+}
+
+// Under systemd with StandardError=journal, log to the journal directly: structured
+// fields (job, node, collector) and real priorities instead of text on a stream.
+void use_journal_when_stderr_is_journal() {
+  if (!attrib::logging::stderr_is_journal()) return;
+  auto logger = std::make_shared<spdlog::logger>(
+      "attributiond", std::make_shared<attrib::logging::JournalSink>("attributiond"));
+  logger->set_level(spdlog::get_level());
+  spdlog::set_default_logger(std::move(logger));
 }
 
 }  // namespace
@@ -110,6 +142,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%f %^%l%$ %v");
+  use_journal_when_stderr_is_journal();
 
   auto config = attrib::config::load(config_path);
   if (!config) return fail(config.error());
@@ -124,7 +157,9 @@ int main(int argc, char** argv) {
     std::printf("%s: configuration, rule pack and %zu collector(s) OK\n", config_path.c_str(), collectors->size());
     return 0;
   }
-  if (role == "node") return run_node_agent(*config, *pack, std::move(*collectors));
+  // READY=1/WATCHDOG=1/STOPPING=1 for Type=notify units; no-ops outside systemd.
+  attrib::head::SystemdNotifier systemd;
+  if (role == "node") return run_node_agent(*config, *pack, std::move(*collectors), systemd);
 
   auto store = attrib::head::JobStore::open(config->head.database);
   if (!store) return fail(store.error());
@@ -135,8 +170,12 @@ int main(int argc, char** argv) {
                                   [] { return std::make_unique<attrib::head::SlurmdbdAccounting>(); });
   if (auto s = daemon.start(); !s) return fail(s.error());
   spdlog::info("attributiond (head) ready for cluster {}", config->cluster);
+  systemd.ready(fmt::format("head for cluster {} listening on {}", config->cluster,
+                            fmt::join(config->head.listen, ", ")));
+  systemd.start_watchdog([&daemon] { return daemon.healthy(); });
 
   wait_for_stop(stop_signals);
+  systemd.stopping("stopping: finishing the jobs in progress");
   daemon.stop();
   return 0;
 }

@@ -14,6 +14,13 @@ pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
 pkg_check_modules(SQLITE3 REQUIRED IMPORTED_TARGET sqlite3)
 pkg_check_modules(HS REQUIRED IMPORTED_TARGET libhs)
 pkg_check_modules(CURL REQUIRED IMPORTED_TARGET libcurl)
+# MUNGE authenticates attrib's RPCs (the key every Slurm cluster shares); OpenSSL's
+# SHA-256 (already linked by gRPC) binds each credential to its request.
+pkg_check_modules(MUNGE REQUIRED IMPORTED_TARGET munge)
+find_package(OpenSSL REQUIRED COMPONENTS Crypto)
+# cpp-httplib serves attributiond's /metrics. Debian builds it as a small shared library
+# (libcpp-httplib.so) from the header; the .pc carries its defines.
+pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib>=0.11)
 
 # libslurm ships no pkg-config file: headers <slurm/*.h>, library -lslurm.
 find_path(SLURM_INCLUDE_DIR slurm/slurmdb.h REQUIRED)

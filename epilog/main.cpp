@@ -13,6 +13,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "attrib/v1/attrib.grpc.pb.h"
+#include "auth.h"
 #include "config.h"
 #include "hook_env.h"
 #include "spool.h"
@@ -24,11 +25,18 @@ attrib::TimeUs now_us() {
              std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-bool submit(const attrib::config::EpilogConfig& config, const attrib::v1::JobEnded& message, std::string& why) {
+bool submit(const attrib::config::EpilogConfig& config, const attrib::config::AuthConfig& auth,
+            const attrib::v1::JobEnded& message, std::string& why) {
   auto channel = grpc::CreateChannel(config.server, grpc::InsecureChannelCredentials());
   auto stub = attrib::v1::Attribution::NewStub(channel);
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(config.deadline_ms));
+  // The daemon accepts JobEnded only from root or the SlurmUser, proven by MUNGE. Without
+  // a credential (munged down) the job is spooled: the daemon drains the spool itself.
+  if (auto signed_ = attrib::auth::attach_credential(context, auth, attrib::auth::kSubmitJobEnded, message); !signed_) {
+    why = signed_.error().message;
+    return false;
+  }
   attrib::v1::SubmitResponse response;
   grpc::Status status = stub->SubmitJobEnded(&context, message, &response);
   if (!status.ok()) {
@@ -57,9 +65,11 @@ int run(int argc, char** argv) {
 
   // An unreadable config must not lose the job: fall back to the documented defaults.
   attrib::config::EpilogConfig epilog_config;
+  attrib::config::AuthConfig auth_config;
   std::string cluster;
   if (auto config = attrib::config::load(config_path)) {
     epilog_config = config->epilog;
+    auth_config = config->auth;
     cluster = config->cluster;
   } else {
     std::fprintf(stderr, "attrib-epilog: %s (using defaults)\n", config.error().message.c_str());
@@ -75,7 +85,7 @@ int run(int argc, char** argv) {
     return 0;
   }
   std::string why;
-  if (submit(epilog_config, *message, why)) return 0;
+  if (submit(epilog_config, auth_config, *message, why)) return 0;
   auto spooled = attrib::spool::write(epilog_config.spool_dir, *message);
   if (spooled) {
     std::fprintf(stderr, "attrib-epilog: job %s spooled to %s: %s\n", message->job_id().c_str(),

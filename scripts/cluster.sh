@@ -290,6 +290,9 @@ write_env_file() {
 export SLURM_CONF=$SLURM_CONF
 export ATTRIB_CLUSTER_DIR=$base
 export ATTRIB_CLUSTER_NAME=$CLUSTER_NAME
+# This cluster's munged: attrib authenticates its RPCs with it (auth.munge_socket;
+# attrib-show reads ATTRIB_MUNGE_SOCKET).
+export ATTRIB_MUNGE_SOCKET=$base/munge/munge.socket
 case ":\$PATH:" in *:/usr/sbin:*) ;; *) export PATH="\$PATH:/usr/sbin" ;; esac
 EOF
 }

@@ -20,7 +20,8 @@ namespace attrib::head {
 
 class AgentFanout {
  public:
-  AgentFanout(config::AgentsConfig config, std::string ruleset_hash);
+  // auth: each Collect carries a fresh MUNGE credential when auth.mode is munge.
+  AgentFanout(config::AgentsConfig config, config::AuthConfig auth, std::string ruleset_hash);
 
   // One NodeEvidence per node that has an agent address; nodes without one are skipped
   // (the head's own collectors cover them).
@@ -32,6 +33,7 @@ class AgentFanout {
   std::shared_ptr<grpc::Channel> channel(const std::string& address);
 
   config::AgentsConfig config_;
+  config::AuthConfig auth_;
   std::string ruleset_hash_;
   std::mutex mutex_;
   std::map<std::string, std::shared_ptr<grpc::Channel>> channels_;  // reused across jobs

@@ -9,6 +9,8 @@
 #include "attrib/rules/bundle_export.h"
 #include "attrib/rules/comment.h"
 #include "attrib/collectors/slurmdbd_client.h"
+#include "attribution_service.h"
+#include "log_context.h"
 
 namespace attrib::head {
 namespace {
@@ -19,6 +21,16 @@ Outcome reschedule(JobStore& store, const QueuedJob& job, TimeUs next, const std
   if (auto s = store.reschedule(job.key, next, why); !s)
     spdlog::error("job {}: cannot reschedule: {}", job.key.second, s.error().message);
   return Outcome::Rescheduled;
+}
+
+// A step failed: counted, then retried after the backoff.
+Outcome retry_after_failure(const AttributionContext& context, const QueuedJob& job, TimeUs now, const char* step,
+                            const std::string& why) {
+  if (context.metrics != nullptr) {
+    context.metrics->attribution_failures.labels({step}).inc();
+    context.metrics->attribution_retries.labels({"failure"}).inc();
+  }
+  return reschedule(context.store, job, now + context.config.retry_backoff_s * kSecond, why);
 }
 
 // Writes the verdict's segment into the job's Comment, keeping the user's text, and reads
@@ -154,11 +166,13 @@ static bool user_opted_out(const v1::JobEnded& hook) {
 
 Outcome attribute_once(const AttributionContext& context, Accounting& accounting, const QueuedJob& job, TimeUs now) {
   const auto& [cluster, job_id] = job.key;
+  logging::LogScope log_scope(job_id);
   if (!job.verdict_json && context.config.allow_opt_out && user_opted_out(job.request)) {
     // Kept in the archive (never silently lost), but neither attributed nor commented.
     if (auto s = context.store.mark_not_attributed(job.key, "opted out by the user (--attrib=off)", now); !s)
-      return reschedule(context.store, job, now + context.config.retry_backoff_s * kSecond, s.error().message);
+      return retry_after_failure(context, job, now, "opt_out", s.error().message);
     spdlog::info("job {}: opted out of attribution by its user", job_id);
+    if (context.metrics != nullptr) context.metrics->jobs_not_attributed.labels({"opt_out"}).inc();
     return Outcome::Done;
   }
   std::string segment;
@@ -173,13 +187,16 @@ Outcome attribute_once(const AttributionContext& context, Accounting& accounting
       record = *read;
     } else if (!waited_too_long) {
       std::string why = read ? "accounting record not final yet" : read.error().message;
-      TimeUs delay = (read || read.error().code == kAccountingNotFound)
-                         ? context.config.scope_poll_interval_ms * 1000
-                         : context.config.retry_backoff_s * kSecond;
-      return reschedule(context.store, job, now + delay, why);
+      // Not final or not known yet is slurmdbd's normal lag, polled quickly; any other
+      // error (slurmdbd down) is a failure, retried after the backoff.
+      if (!read && read.error().code != kAccountingNotFound)
+        return retry_after_failure(context, job, now, "scope", why);
+      if (context.metrics != nullptr) context.metrics->attribution_retries.labels({"accounting_pending"}).inc();
+      return reschedule(context.store, job, now + context.config.scope_poll_interval_ms * 1000, why);
     } else {
       spdlog::warn("job {}: no final accounting record after {} s; attributing from the hook's facts", job_id,
                    context.config.scope_max_wait_s);
+      if (context.metrics != nullptr) context.metrics->scope_timeouts.get().inc();
       if (read) record = *read;
     }
     JobFacts facts = merge_facts(job.request, record, slurm::expand_hostlist(job.request.node_list()),
@@ -187,18 +204,25 @@ Outcome attribute_once(const AttributionContext& context, Accounting& accounting
     Verdict verdict = attribute_window(context, facts, job.request.hook_time_us() ? job.request.hook_time_us() : now,
                                        output_paths_of(job.request, facts.nodes.empty() ? "" : facts.nodes.front()));
     if (auto s = context.store.archive(job.key, verdict, rules::events_of_verdict(verdict), now); !s)
-      return reschedule(context.store, job, now + context.config.retry_backoff_s * kSecond, s.error().message);
+      return retry_after_failure(context, job, now, "archive", s.error().message);
     spdlog::info("job {}: {} ({})", job_id, verdict.domain, verdict.comment);
+    if (context.metrics != nullptr) {
+      TimeUs hook_time = job.request.hook_time_us() ? job.request.hook_time_us() : job.received;
+      context.metrics->record_verdict(verdict, facts.end.value_or(hook_time), wall_clock_us());
+    }
     segment = verdict.comment;
   }
 
   if (context.config.write_comment) {
     if (auto s = write_and_verify_comment(accounting, job.key, segment); !s)
-      return reschedule(context.store, job, now + context.config.retry_backoff_s * kSecond,
-                        "comment not written: " + s.error().message);
+      return retry_after_failure(context, job, now, "comment", "comment not written: " + s.error().message);
   }
   if (auto s = context.store.mark_done(job.key, now); !s) {
     spdlog::error("job {}: cannot mark done: {}", job_id, s.error().message);
+    if (context.metrics != nullptr) {
+      context.metrics->attribution_failures.labels({"done"}).inc();
+      context.metrics->attribution_retries.labels({"failure"}).inc();
+    }
     return Outcome::Rescheduled;
   }
   return Outcome::Done;

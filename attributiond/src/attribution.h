@@ -14,6 +14,7 @@
 #include "attrib/collectors/collector.h"
 #include "attrib/rules/engine.h"
 #include "config.h"
+#include "daemon_metrics.h"
 #include "job_store.h"
 
 namespace attrib::head {
@@ -25,6 +26,7 @@ struct AttributionContext {
   const std::vector<std::unique_ptr<collectors::Collector>>& collectors;  // run on the head for every node
   AgentFanout* agents;  // node agents, or nullptr when none are configured
   JobStore& store;
+  HeadMetrics* metrics = nullptr;  // counted when given (the head daemon's)
 };
 
 enum class Outcome { Done, Rescheduled };

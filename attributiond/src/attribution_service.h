@@ -5,6 +5,8 @@
 #include <string>
 
 #include "attrib/v1/attrib.grpc.pb.h"
+#include "auth.h"
+#include "daemon_metrics.h"
 #include "job_store.h"
 
 namespace attrib::head {
@@ -12,7 +14,10 @@ namespace attrib::head {
 class AttributionService final : public v1::Attribution::Service {
  public:
   // on_enqueued wakes the workers; it must not block.
-  AttributionService(JobStore& store, std::string default_cluster, std::function<void()> on_enqueued);
+  // auth: checks every call's credential (auth.h); required.
+  // metrics: counted when given (the head daemon's); may be null.
+  AttributionService(JobStore& store, std::string default_cluster, std::function<void()> on_enqueued,
+                     std::shared_ptr<const auth::Authenticator> auth, HeadMetrics* metrics = nullptr);
 
   grpc::Status SubmitJobEnded(grpc::ServerContext* context, const v1::JobEnded* request,
                               v1::SubmitResponse* response) override;
@@ -23,6 +28,8 @@ class AttributionService final : public v1::Attribution::Service {
   JobStore& store_;
   std::string default_cluster_;
   std::function<void()> on_enqueued_;
+  std::shared_ptr<const auth::Authenticator> auth_;
+  HeadMetrics* metrics_;
 };
 
 // Shared by the RPC and the spool drain: queue one job; returns whether it was new.

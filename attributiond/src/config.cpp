@@ -37,6 +37,11 @@ const std::vector<Key>& keys() {
       {"head.listen", Type::StringList, "[unix:///run/attrib/attributiond.sock]",
        "gRPC listen addresses of the head daemon: unix:///path or host:port.",
        [](Config& c, const YAML::Node& n) { c.head.listen = n.as<std::vector<std::string>>(); }},
+      {"head.metrics_listen", Type::String, "",
+       "host:port for the Prometheus endpoint (GET /metrics), e.g. \"127.0.0.1:9464\" or \"0.0.0.0:9464\". "
+       "Empty: no endpoint. Off by default because it is plain, unauthenticated HTTP; bind it to loopback or a "
+       "management network. See docs/operations.md for the metrics.",
+       [](Config& c, const YAML::Node& n) { c.head.metrics_listen = n.as<std::string>(); }},
       {"head.database", Type::String, "/var/lib/attrib/attrib.db",
        "SQLite file holding the durable job queue and the verdict archive.",
        [](Config& c, const YAML::Node& n) { c.head.database = n.as<std::string>(); }},
@@ -83,6 +88,10 @@ const std::vector<Key>& keys() {
       {"node.listen", Type::StringList, "[\"0.0.0.0:7070\"]",
        "gRPC listen addresses of a node agent (attributiond --role node).",
        [](Config& c, const YAML::Node& n) { c.node.listen = n.as<std::vector<std::string>>(); }},
+      {"node.metrics_listen", Type::String, "",
+       "host:port for a node agent's Prometheus endpoint (GET /metrics), e.g. \"127.0.0.1:9465\". Empty: no "
+       "endpoint (several agents may share a host in tests and demos; each needs its own port).",
+       [](Config& c, const YAML::Node& n) { c.node.metrics_listen = n.as<std::string>(); }},
       {"node.name", Type::String, "", "Slurm node name a node agent serves. Empty: the host's short name.",
        [](Config& c, const YAML::Node& n) { c.node.name = n.as<std::string>(); }},
       {"epilog.server", Type::String, "unix:///run/attrib/attributiond.sock",
@@ -94,6 +103,23 @@ const std::vector<Key>& keys() {
       {"epilog.spool_dir", Type::String, "/var/spool/attrib",
        "Where attrib-epilog spools a job when the daemon is unreachable (same directory as head.spool_dir on the head node).",
        [](Config& c, const YAML::Node& n) { c.epilog.spool_dir = n.as<std::string>(); }},
+      {"auth.mode", Type::String, "munge",
+       "How every RPC is authenticated: `munge` (each request carries a MUNGE credential bound to its method "
+       "and body; see docs/operations.md, Authentication) or `none` (no authentication at all: any peer may "
+       "submit jobs, read every verdict and collect node evidence; tests and development only, logged loudly).",
+       [](Config& c, const YAML::Node& n) { c.auth.mode = n.as<std::string>(); }},
+      {"auth.munge_socket", Type::String, "",
+       "munged's socket used to create and verify credentials. Empty: libmunge's default "
+       "(/run/munge/munge.socket.2).",
+       [](Config& c, const YAML::Node& n) { c.auth.munge_socket = n.as<std::string>(); }},
+      {"auth.slurm_user", Type::String, "slurm",
+       "The cluster's SlurmUser. Only it and root may submit JobEnded and call a node agent's Collect, and it "
+       "sees every job's verdict.",
+       [](Config& c, const YAML::Node& n) { c.auth.slurm_user = n.as<std::string>(); }},
+      {"auth.admin_group", Type::String, "",
+       "Unix group whose members (primary or supplementary) may read every job's verdict with attrib-show. "
+       "Empty: only root and the SlurmUser; other users always see their own jobs only.",
+       [](Config& c, const YAML::Node& n) { c.auth.admin_group = n.as<std::string>(); }},
       {"rules.pack_dir", Type::String, "/usr/share/attrib/rules", "The shipped rule pack.",
        [](Config& c, const YAML::Node& n) { c.rules_pack_dir = n.as<std::string>(); }},
       {"rules.site_dirs", Type::StringList, "[]", "Site rule directories, loaded after the pack.",
@@ -200,6 +226,8 @@ Result<Config> parse(const std::string& yaml_text, const std::string& path_for_e
   if (config.head.agents.concurrency < 1)
     return Error{"CONFIG_E_VALUE", path_for_errors + ": head.agents.concurrency must be >= 1"};
   if (config.head.workers < 1) return Error{"CONFIG_E_VALUE", path_for_errors + ": head.workers must be >= 1"};
+  if (config.auth.mode != "munge" && config.auth.mode != "none")
+    return Error{"CONFIG_E_VALUE", path_for_errors + ": auth.mode must be munge or none, not '" + config.auth.mode + "'"};
   return config;
 }
 

@@ -34,6 +34,7 @@ struct AgentsConfig {
 
 struct HeadConfig {
   std::vector<std::string> listen;
+  std::string metrics_listen;  // host:port of GET /metrics; empty: none
   std::string database;
   std::string spool_dir;
   int spool_scan_interval_s = 5;
@@ -50,6 +51,7 @@ struct HeadConfig {
 
 struct NodeConfig {
   std::vector<std::string> listen;
+  std::string metrics_listen;  // host:port of GET /metrics; empty: none
   std::string name;  // the Slurm node name this agent serves; empty: the short hostname
 };
 
@@ -60,12 +62,23 @@ struct EpilogConfig {
   std::string spool_dir = "/var/spool/attrib";
 };
 
+// How RPCs are authenticated (docs/operations.md, "Authentication"); shared by the
+// daemon (verifying) and every client (attrib-epilog, attrib-show, the head's fan-out).
+struct AuthConfig {
+  std::string mode = "munge";  // munge | none (none: tests and development only)
+  std::string munge_socket;    // empty: libmunge's default socket
+  std::string slurm_user = "slurm";
+  std::string admin_group;     // empty: only root and the SlurmUser are admins
+  bool enabled() const { return mode != "none"; }
+};
+
 struct Config {
   std::string path;
   std::string cluster;
   HeadConfig head;
   NodeConfig node;
   EpilogConfig epilog;
+  AuthConfig auth;
   std::string rules_pack_dir;
   std::vector<std::string> rules_site_dirs;
   std::vector<CollectorConfig> collectors;

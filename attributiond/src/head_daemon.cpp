@@ -32,13 +32,25 @@ HeadDaemon::HeadDaemon(config::Config config, std::unique_ptr<JobStore> store,
       collectors_(std::move(collectors)),
       accounting_factory_(std::move(accounting)) {
   if (config_.head.agents.enabled())
-    agents_ = std::make_unique<AgentFanout>(config_.head.agents, rules::pack_hash(*pack_));
+    agents_ = std::make_unique<AgentFanout>(config_.head.agents, config_.auth, rules::pack_hash(*pack_));
+  register_info(registry_, "head", rules::pack_version(*pack_), rules::pack_hash(*pack_));
+  register_head_gauges(
+      registry_,
+      [this]() -> std::optional<double> {
+        auto pending = store_->pending_count();
+        if (!pending) return std::nullopt;
+        return static_cast<double>(*pending);
+      },
+      [this]() -> std::optional<double> { return static_cast<double>(spool::list(config_.head.spool_dir).size()); });
 }
 
 HeadDaemon::~HeadDaemon() { stop(); }
 
 Status HeadDaemon::start() {
-  service_ = std::make_unique<AttributionService>(*store_, config_.cluster, [this] { wake(); });
+  auto authenticator = auth::Authenticator::create(config_.auth);
+  if (!authenticator) return authenticator.error();
+  service_ = std::make_unique<AttributionService>(*store_, config_.cluster, [this] { wake(); }, *authenticator,
+                                                  &metrics_);
   grpc::ServerBuilder builder;
   std::vector<int> ports(config_.head.listen.size(), 0);
   for (size_t i = 0; i < config_.head.listen.size(); ++i) {
@@ -50,6 +62,12 @@ Status HeadDaemon::start() {
   for (size_t i = 0; i < ports.size(); ++i)
     if (!server_ || ports[i] == 0) return Error{"LISTEN_E_BIND", "cannot listen on " + config_.head.listen[i]};
   for (const auto& address : config_.head.listen) spdlog::info("listening on {}", address);
+  if (!config_.head.metrics_listen.empty()) {
+    auto metrics = MetricsServer::start(config_.head.metrics_listen, registry_);
+    if (!metrics) return metrics.error();
+    metrics_server_ = std::move(*metrics);
+    spdlog::info("metrics on http://{}/metrics (port {})", config_.head.metrics_listen, metrics_server_->port());
+  }
 
   std::error_code ec;
   std::filesystem::create_directories(config_.head.spool_dir, ec);
@@ -65,7 +83,10 @@ void HeadDaemon::stop() {
   wake();
   for (auto& t : threads_) t.join();
   threads_.clear();
+  metrics_server_.reset();  // its gauges read the store
 }
+
+bool HeadDaemon::healthy() { return store_ && store_->pending_count().ok(); }
 
 void HeadDaemon::wake() {
   std::lock_guard lock(mutex_);
@@ -78,6 +99,7 @@ void HeadDaemon::drain_spool() {
     if (!message) {
       spdlog::error("spool: {}; moved to bad/", message.error().message);
       if (auto s = spool::quarantine(file); !s) spdlog::error("spool: {}", s.error().message);
+      metrics_.spool_quarantined.get().inc();
       continue;
     }
     auto queued = accept_job(*store_, *message, config_.cluster, wall_clock_us());
@@ -86,6 +108,7 @@ void HeadDaemon::drain_spool() {
       continue;  // the file stays until the queue has the job
     }
     spdlog::info("spool: job {} {}", message->job_id(), *queued ? "queued" : "already known");
+    (*queued ? metrics_.jobs_accepted : metrics_.jobs_duplicate).labels({hook_label(message->hook()), "spool"}).inc();
     std::error_code ec;
     std::filesystem::remove(file, ec);
     if (*queued) wake();
@@ -105,7 +128,7 @@ void HeadDaemon::spool_loop() {
 
 void HeadDaemon::worker_loop() {
   std::unique_ptr<Accounting> accounting = accounting_factory_();
-  AttributionContext context{config_.head, config_.cluster, pack_, collectors_, agents_.get(), *store_};
+  AttributionContext context{config_.head, config_.cluster, pack_, collectors_, agents_.get(), *store_, &metrics_};
   while (!stopping_) {
     std::optional<QueuedJob> job;
     {

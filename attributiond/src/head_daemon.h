@@ -15,6 +15,8 @@
 #include "accounting.h"
 #include "attribution.h"
 #include "attribution_service.h"
+#include "daemon_metrics.h"
+#include "metrics_server.h"
 
 namespace attrib::head {
 
@@ -31,6 +33,13 @@ class HeadDaemon {
   // Stops accepting, lets workers finish their current job, joins every thread.
   void stop();
 
+  // For the systemd watchdog: the durable queue answers (a wedged or lost database
+  // means no job can be accepted or attributed).
+  bool healthy();
+  // The port GET /metrics is served on (head.metrics_listen; useful with port 0), or 0.
+  int metrics_port() const { return metrics_server_ ? metrics_server_->port() : 0; }
+  const metrics::Registry& metrics_registry() const { return registry_; }
+
  private:
   void worker_loop();
   void spool_loop();
@@ -45,6 +54,10 @@ class HeadDaemon {
   std::unique_ptr<AgentFanout> agents_;
   std::unique_ptr<AttributionService> service_;
   std::unique_ptr<grpc::Server> server_;
+  // Declared before the threads and the server that update and read them.
+  metrics::Registry registry_;
+  HeadMetrics metrics_{registry_};
+  std::unique_ptr<MetricsServer> metrics_server_;
 
   std::mutex mutex_;
   std::condition_variable wakeup_;

@@ -183,7 +183,7 @@ Status JobStore::mark_not_attributed(const JobKey& key, const std::string& why, 
 Result<std::optional<JobRecord>> JobStore::lookup(const JobKey& key) {
   std::lock_guard lock(mutex_);
   auto stmt = db_.prepare(
-      "SELECT status, attempts, last_error, verdict_json FROM jobs WHERE cluster = ? AND job_id = ?");
+      "SELECT status, attempts, last_error, verdict_json, request FROM jobs WHERE cluster = ? AND job_id = ?");
   stmt.bind(1, key.first).bind(2, key.second);
   if (!stmt.step()) {
     if (!stmt.error().empty()) return db_error(stmt);
@@ -194,6 +194,12 @@ Result<std::optional<JobRecord>> JobStore::lookup(const JobKey& key) {
   record.attempts = static_cast<int>(stmt.int_at(1));
   record.last_error = stmt.text_at(2);
   if (!stmt.is_null(3)) record.verdict_json = stmt.text_at(3);
+  // The owner is read from the stored request (no column of its own): every row has it,
+  // including rows written before attrib checked ownership.
+  if (v1::JobEnded request; request.ParseFromString(stmt.text_at(4))) {
+    record.uid = request.uid();
+    record.user = request.user();
+  }
   return std::optional<JobRecord>(std::move(record));
 }
 

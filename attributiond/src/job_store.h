@@ -37,6 +37,8 @@ struct JobRecord {
   int attempts = 0;
   std::string last_error;
   std::optional<std::string> verdict_json;
+  uint32_t uid = 0;   // who the job ran as, from the stored JobEnded (0 with user "" : unknown)
+  std::string user;
 };
 
 class JobStore {

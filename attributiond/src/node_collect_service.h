@@ -8,22 +8,31 @@
 #include <vector>
 
 #include "attrib/v1/attrib.grpc.pb.h"
+#include "auth.h"
+#include "daemon_metrics.h"
 #include "node_evidence.h"
 
 namespace attrib::head {
 
 class NodeCollectService final : public v1::NodeCollector::Service {
  public:
+  // auth: only root or the SlurmUser (the head daemon) may collect; required.
+  // metrics: counted when given (the node agent's); may be null.
   NodeCollectService(std::string node_name, std::shared_ptr<const rules::RulePack> pack,
-                     std::vector<std::unique_ptr<collectors::Collector>> collectors);
+                     std::vector<std::unique_ptr<collectors::Collector>> collectors,
+                     std::shared_ptr<const auth::Authenticator> auth, NodeMetrics* metrics = nullptr);
 
   grpc::Status Collect(grpc::ServerContext* context, const v1::CollectRequest* request,
                        v1::CollectResponse* response) override;
 
  private:
+  grpc::Status serve(const v1::CollectRequest& request, v1::CollectResponse& response);
+
   std::string node_name_;
   std::shared_ptr<const rules::RulePack> pack_;
   std::vector<std::unique_ptr<collectors::Collector>> collectors_;
+  std::shared_ptr<const auth::Authenticator> auth_;
+  NodeMetrics* metrics_;
 };
 
 }  // namespace attrib::head

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "log_context.h"
+
 namespace attrib::head {
 namespace {
 
@@ -70,6 +72,7 @@ NodeEvidence collect_node(const std::shared_ptr<const rules::RulePack>& pack,
   rules::Extractor extractor(pack);
   for (const auto& collector : collectors) {
     if (!only.empty() && std::find(only.begin(), only.end(), collector->name()) == only.end()) continue;
+    logging::LogScope log_scope(request.job_id, request.node, collector->name());
     auto reported = collector->collect(request, [&](const LogLine& line) { extractor.feed(line); });
     evidence.coverage.insert(evidence.coverage.end(), reported.begin(), reported.end());
   }

@@ -8,6 +8,11 @@ ATTRIB_SHOW=$ATTRIB_BUILD_DIR/attributiond/attrib-show
 ATTRIB_EPILOG=$ATTRIB_BUILD_DIR/epilog/attrib-epilog
 JOURNAL_INJECT=$ATTRIB_SOURCE_DIR/scripts/journal-inject.sh
 
+# attrib authenticates every RPC with the cluster's own munged (its env.sh exports the
+# socket; older env.sh files lack it). Exported: attrib-show --server reads no config file
+# and takes the socket from ATTRIB_MUNGE_SOCKET.
+export ATTRIB_MUNGE_SOCKET=${ATTRIB_MUNGE_SOCKET:-${ATTRIB_CLUSTER_DIR:-/nonexistent}/munge/munge.socket}
+
 # write_attrib_config DIR: a config for a head daemon whose state lives in DIR and that
 # reads a central journal directory DIR/journal holding every node's entries.
 write_attrib_config() {
@@ -33,6 +38,10 @@ epilog:
   server: "$DAEMON_ADDR"
   deadline_ms: 1000
   spool_dir: $dir/spool
+auth:
+  mode: munge
+  munge_socket: $ATTRIB_MUNGE_SOCKET
+  slurm_user: slurm
 rules:
   pack_dir: ${ATTRIB_RULES_PACK_DIR:-$ATTRIB_SOURCE_DIR/rules/pack}
 collectors:
@@ -153,6 +162,10 @@ cluster: lab
 node:
   name: $host
   listen: ["127.0.0.1:$port"]
+auth:
+  mode: munge
+  munge_socket: $ATTRIB_MUNGE_SOCKET
+  slurm_user: slurm
 rules:
   pack_dir: ${ATTRIB_RULES_PACK_DIR:-$ATTRIB_SOURCE_DIR/rules/pack}
 collectors:

@@ -81,3 +81,21 @@ TEST(Config, ShippedConfigIsValidAndMatchesTheTableDefaults) {
   auto journald = attrib::collectors::create_collector(c->collectors[0].kind, c->collectors[0].options);
   EXPECT_TRUE(journald) << journald.error().message;
 }
+
+TEST(Config, AuthDefaultsToMungeAndRejectsUnknownModes) {
+  auto defaults = parse("cluster: lab\n", "a.yaml");
+  ASSERT_TRUE(defaults) << defaults.error().message;
+  EXPECT_EQ(defaults->auth.mode, "munge");
+  EXPECT_TRUE(defaults->auth.enabled());
+  EXPECT_EQ(defaults->auth.munge_socket, "");
+  EXPECT_EQ(defaults->auth.slurm_user, "slurm");
+  EXPECT_EQ(defaults->auth.admin_group, "");
+  auto set = parse("cluster: lab\nauth:\n  mode: none\n  munge_socket: /tmp/m.sock\n  admin_group: hpcadm\n", "a.yaml");
+  ASSERT_TRUE(set) << set.error().message;
+  EXPECT_FALSE(set->auth.enabled());
+  EXPECT_EQ(set->auth.munge_socket, "/tmp/m.sock");
+  EXPECT_EQ(set->auth.admin_group, "hpcadm");
+  auto bad = parse("cluster: lab\nauth:\n  mode: trust\n", "a.yaml");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("auth.mode must be munge or none"), std::string::npos) << bad.error().message;
+}

@@ -73,6 +73,7 @@ class HeadDaemonTest : public ::testing::Test {
     fs::create_directories(dir_ / "journal");
     fs::create_directories(dir_ / "spool");
     config_.cluster = "lab";
+    config_.auth.mode = "none";  // authentication has its own suite (test_auth.cpp)
     config_.head.listen = {"unix://" + (dir_ / "sock").string()};
     config_.head.database = (dir_ / "attrib.db").string();
     config_.head.spool_dir = (dir_ / "spool").string();
@@ -183,7 +184,7 @@ class HeadDaemonTest : public ::testing::Test {
     auto pack = rules::load_rule_pack({config_.rules_pack_dir, {}});
     EXPECT_TRUE(pack);
     Agent agent;
-    agent.service = std::make_unique<head::NodeCollectService>(node, *pack, std::move(list));
+    agent.service = std::make_unique<head::NodeCollectService>(node, *pack, std::move(list), auth::Authenticator::none());
     std::string address = "unix://" + (dir_ / ("agent-" + node + ".sock")).string();
     grpc::ServerBuilder builder;
     builder.AddListeningPort(address, grpc::InsecureServerCredentials());
