@@ -5,5 +5,9 @@ set -euo pipefail
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${ATTRIB_BUILD_DIR:-$src/build}
 "$src/scripts/install-deps.sh"
-cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+# The installed layout of the RPMs (packaging/CMakeLists.txt), so that the same tree
+# can be packaged (scripts/build-rpms.sh) and the built-in defaults match it.
+cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_INSTALL_SYSCONFDIR=/etc -DCMAKE_INSTALL_LOCALSTATEDIR=/var \
+  -DCMAKE_INSTALL_LIBDIR=lib64 "$@" >/dev/null
 cmake --build "$build" -j"$(nproc)"

@@ -9,7 +9,7 @@ build_packages=(
   libslurm-dev libsystemd-dev libprotobuf-dev protobuf-compiler libgrpc++-dev
   protobuf-compiler-grpc libsqlite3-dev libgtest-dev libgmock-dev libyaml-cpp-dev
   libre2-dev libvectorscan-dev libcli11-dev libspdlog-dev nlohmann-json3-dev
-  libcurl4-openssl-dev libmunge-dev libbenchmark-dev
+  libcurl4-openssl-dev libmunge-dev libbenchmark-dev libcpp-httplib-dev
 )
 # A real Slurm 22.05 cluster on one machine (scripts/cluster.sh).
 cluster_packages=(
@@ -19,6 +19,7 @@ cluster_packages=(
 # Real log sources and tools used by tests and the demo.
 tool_packages=(
   systemd-journal-remote sqlite3 prometheus python3 curl ca-certificates jq
+  rpm                     # rpmbuild, rpm -qlp/-qRp: scripts/build-rpms.sh
 )
 
 wanted=("${build_packages[@]}" "${cluster_packages[@]}" "${tool_packages[@]}")
