@@ -244,6 +244,22 @@ int action_strength(const std::string& action) {
 // A locator rule (domain UNATTRIBUTED) points at where a failure showed first without
 // naming a cause: it never decides the domain, it only explains later events of its
 // kind and, when nothing else decides, names the affected node (docs/rules.md).
+// The driver prints "NVRM: GPU at PCI:<bdf>: GPU-<uuid>" before a GPU's first Xid: it
+// names the failed GPU, so the root cause gains fields.gpu_uuid (what an admin quotes to
+// the vendor). The line itself stays listed as evidence the root explains: verdict v1
+// has no other place for it, and a bundle exported from the verdict must hold it.
+void name_root_gpu_uuid(RootCause& root, const std::vector<Event>& events) {
+  const auto pci = pci_of(root.event);
+  if (!pci) return;
+  for (const Event& e : events) {
+    if (e.kind != "gpu.uuid" || e.node != root.event.node || pci_of(e) != pci) continue;
+    auto uuid = e.fields.find("uuid");
+    if (uuid == e.fields.end() || !uuid->is_string()) continue;
+    root.event.fields["gpu_uuid"] = *uuid;
+    return;
+  }
+}
+
 bool is_locator(const Candidate& c) { return c.domain == detail::kLocatorDomain; }
 
 bool job_succeeded(const JobFacts& job) { return job.state == "COMPLETED" && job.exit_code == 0 && job.signal == 0; }
@@ -537,6 +553,7 @@ Verdict correlate(const RulePack& pack, const JobFacts& job, std::vector<Event> 
       v.root_cause = RootCause{primary->rule->def.id, render_summary(*primary, events[primary->event], job),
                                events[primary->event]};
       listed[primary->event] = true;
+      name_root_gpu_uuid(*v.root_cause, events);
       add_affected(v, events[primary->event]);
       decision.kind = Decision::Kind::Decided;
       decision.precedence = top;

@@ -1,7 +1,7 @@
 // Golden fixture comparison (attrib/rules/golden.h). expected.json keys:
 //   description        free text (required: say what the scenario is)
 //   domain             exact
-//   root_cause         null, or {rule, node, kind}: each given key exact
+//   root_cause         null, or {rule, node, kind, gpu_uuid}: each given key exact
 //   recommended_action exact
 //   affected_nodes     exact list (sorted)
 //   candidates         exact set of candidate rule ids (AMBIGUOUS)
@@ -103,7 +103,7 @@ Result<GoldenResult> check_golden_fixture(const fs::path& dir, std::shared_ptr<c
     if (rc.is_null()) {
       if (v.root_cause) m.push_back("root_cause: expected none, got " + v.root_cause->rule);
     } else if (!rc.is_object()) {
-      return expected_error(file, "root_cause: expected null or {rule, node, kind}");
+      return expected_error(file, "root_cause: expected null or {rule, node, kind, gpu_uuid}");
     } else if (!v.root_cause) {
       m.push_back("root_cause: expected " + rc.dump() + ", got none");
     } else {
@@ -112,6 +112,7 @@ Result<GoldenResult> check_golden_fixture(const fs::path& dir, std::shared_ptr<c
         if (key == "rule") actual = v.root_cause->rule;
         else if (key == "node") actual = v.root_cause->event.node;
         else if (key == "kind") actual = v.root_cause->event.kind;
+        else if (key == "gpu_uuid") actual = v.root_cause->event.fields.value("gpu_uuid", "");
         else return expected_error(file, "root_cause: unknown key '" + key + "'");
         if (!value.is_string() || value.get<std::string>() != actual)
           m.push_back("root_cause." + key + ": expected " + value.dump() + ", got " + actual);

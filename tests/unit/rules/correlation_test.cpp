@@ -61,6 +61,8 @@ TEST(Correlate, XidFallenOffTheBusExplainsWatchdogTimeoutsOnOtherNodes) {
     if (s.event.kind == "nccl.watchdog_timeout") timeout_nodes.push_back(s.event.node);
   }
   EXPECT_EQ(timeout_nodes, (std::vector<std::string>{"n1", "n3"}));
+  // The driver's "GPU at PCI:… GPU-<uuid>" line names the failed GPU in the root cause.
+  EXPECT_EQ(v.root_cause->event.fields.value("gpu_uuid", ""), "GPU-660d987e-5b28-3bf6-2a2d-1d5ecae7f6df");
   EXPECT_TRUE(v.unexplained.empty());
   // ids follow the deterministic order: the uuid line, the Xid, then the timeouts
   EXPECT_EQ(v.root_cause->event.id, "e2");
