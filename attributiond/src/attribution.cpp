@@ -213,6 +213,14 @@ Outcome attribute_once(const AttributionContext& context, Accounting& accounting
     segment = verdict.comment;
   }
 
+  // Only here, in the head's worker after the archive, may a node be drained (never from
+  // a hook). Idempotent per job, so a retried attempt does not act twice; its failure is
+  // recorded and logged and does not hold the comment back.
+  if (context.remediator != nullptr && context.remediator->enabled()) {
+    if (auto acted = context.remediator->after_verdict(context.store, job.key, now); !acted)
+      spdlog::error("job {}: remediation: {}", job_id, acted.error().message);
+  }
+
   if (context.config.write_comment) {
     if (auto s = write_and_verify_comment(accounting, job.key, segment); !s)
       return retry_after_failure(context, job, now, "comment", "comment not written: " + s.error().message);

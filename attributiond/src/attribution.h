@@ -16,6 +16,7 @@
 #include "config.h"
 #include "daemon_metrics.h"
 #include "job_store.h"
+#include "remediation.h"
 
 namespace attrib::head {
 
@@ -27,6 +28,7 @@ struct AttributionContext {
   AgentFanout* agents;  // node agents, or nullptr when none are configured
   JobStore& store;
   HeadMetrics* metrics = nullptr;  // counted when given (the head daemon's)
+  Remediator* remediator = nullptr;  // remediation.mode other than off (remediation.h)
 };
 
 enum class Outcome { Done, Rescheduled };

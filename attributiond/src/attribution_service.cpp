@@ -20,12 +20,14 @@ Result<bool> accept_job(JobStore& store, v1::JobEnded request, const std::string
 
 AttributionService::AttributionService(JobStore& store, std::string default_cluster,
                                        std::function<void()> on_enqueued,
-                                       std::shared_ptr<const auth::Authenticator> auth, HeadMetrics* metrics)
+                                       std::shared_ptr<const auth::Authenticator> auth, HeadMetrics* metrics,
+                                       FleetPolicy fleet)
     : store_(store),
       default_cluster_(std::move(default_cluster)),
       on_enqueued_(std::move(on_enqueued)),
       auth_(std::move(auth)),
-      metrics_(metrics) {}
+      metrics_(metrics),
+      fleet_(std::move(fleet)) {}
 
 grpc::Status AttributionService::SubmitJobEnded(grpc::ServerContext* context, const v1::JobEnded* request,
                                                 v1::SubmitResponse* response) {

@@ -7,6 +7,7 @@
 #include "attrib/v1/attrib.grpc.pb.h"
 #include "auth.h"
 #include "daemon_metrics.h"
+#include "fleet_history.h"
 #include "job_store.h"
 
 namespace attrib::head {
@@ -16,13 +17,20 @@ class AttributionService final : public v1::Attribution::Service {
   // on_enqueued wakes the workers; it must not block.
   // auth: checks every call's credential (auth.h); required.
   // metrics: counted when given (the head daemon's); may be null.
+  // fleet: the repeat-offender policy GetNodeHistory reports with (config fleet.*).
   AttributionService(JobStore& store, std::string default_cluster, std::function<void()> on_enqueued,
-                     std::shared_ptr<const auth::Authenticator> auth, HeadMetrics* metrics = nullptr);
+                     std::shared_ptr<const auth::Authenticator> auth, HeadMetrics* metrics = nullptr,
+                     FleetPolicy fleet = FleetPolicy{});
 
   grpc::Status SubmitJobEnded(grpc::ServerContext* context, const v1::JobEnded* request,
                               v1::SubmitResponse* response) override;
   grpc::Status GetVerdict(grpc::ServerContext* context, const v1::GetVerdictRequest* request,
                           v1::GetVerdictResponse* response) override;
+  // Fleet history (docs/fleet.md), implemented in fleet_rpcs.cpp.
+  grpc::Status GetNodeHistory(grpc::ServerContext* context, const v1::NodeHistoryRequest* request,
+                              v1::FleetReport* response) override;
+  grpc::Status ListVerdicts(grpc::ServerContext* context, const v1::VerdictListRequest* request,
+                            v1::FleetReport* response) override;
 
  private:
   JobStore& store_;
@@ -30,6 +38,7 @@ class AttributionService final : public v1::Attribution::Service {
   std::function<void()> on_enqueued_;
   std::shared_ptr<const auth::Authenticator> auth_;
   HeadMetrics* metrics_;
+  FleetPolicy fleet_;
 };
 
 // Shared by the RPC and the spool drain: queue one job; returns whether it was new.

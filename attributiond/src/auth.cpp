@@ -122,6 +122,61 @@ std::string peer_of(const grpc::ServerContext* context) {
   return const_cast<grpc::ServerContext*>(context)->peer();
 }
 
+// munge_encode of payload with the socket and time-to-live asked for.
+Result<std::string> encode_payload(const std::string& socket, const std::string& payload, int ttl_s) {
+  auto ctx = make_context(socket);
+  if (!ctx) return ctx.error();
+  if (ttl_s > 0) {
+    munge_err_t rc = munge_ctx_set(ctx->get(), MUNGE_OPT_TTL, ttl_s);
+    if (rc != EMUNGE_SUCCESS)
+      return Error{kMunged, "cannot set the MUNGE time-to-live: " + munge_error(ctx->get(), rc)};
+  }
+  char* cred = nullptr;
+  munge_err_t rc = munge_encode(&cred, ctx->get(), payload.data(), static_cast<int>(payload.size()));
+  std::unique_ptr<char, FreeDeleter> owned(cred);
+  if (rc != EMUNGE_SUCCESS)
+    return Error{kMunged, "cannot create a MUNGE credential with " + socket_name(socket) + ": " +
+                              munge_error(ctx->get(), rc)};
+  return std::string(cred);
+}
+
+// munge_decode of cred (munged rejects invalid, expired and replayed credentials), then
+// the payload must be exactly `expected`: what binds the credential to one use.
+Result<Caller> decode_payload(const std::string& socket, const std::string& cred, const std::string& expected) {
+  auto ctx = make_context(socket);
+  if (!ctx) return ctx.error();
+  void* payload = nullptr;
+  int length = 0;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  munge_err_t rc = munge_decode(cred.c_str(), ctx->get(), &payload, &length, &uid, &gid);
+  // Allocated even for some failures (expired, replayed): freed on every path.
+  std::unique_ptr<void, FreeDeleter> owned_payload(payload);
+  switch (rc) {
+    case EMUNGE_SUCCESS: break;
+    case EMUNGE_CRED_EXPIRED:
+      return Error{kExpired, "MUNGE credential expired (older than its time-to-live; check the clocks)"};
+    case EMUNGE_CRED_REWOUND:
+      return Error{kExpired, "MUNGE credential from the future (the sender's clock is ahead)"};
+    case EMUNGE_CRED_REPLAYED:
+      return Error{kReplayed, "MUNGE credential replayed (it was already used for another call)"};
+    case EMUNGE_SNAFU:
+    case EMUNGE_NO_MEMORY:
+    case EMUNGE_SOCKET:
+    case EMUNGE_TIMEOUT:
+      return Error{kMunged, "cannot verify the MUNGE credential with " + socket_name(socket) + ": " +
+                                munge_error(ctx->get(), rc)};
+    default:
+      return Error{kInvalid, std::string("invalid MUNGE credential: ") + munge_strerror(rc)};
+  }
+  std::string received = payload != nullptr && length > 0
+                             ? std::string(static_cast<const char*>(payload), static_cast<size_t>(length))
+                             : std::string();
+  if (received != expected)
+    return Error{kMismatch, "MUNGE credential was made for another request (method or body differ)"};
+  return Caller{uid, gid, true};
+}
+
 }  // namespace
 
 std::string credential_payload(std::string_view method, const google::protobuf::Message& request) {
@@ -130,21 +185,11 @@ std::string credential_payload(std::string_view method, const google::protobuf::
 
 Result<std::string> encode_credential(const std::string& socket, std::string_view method,
                                       const google::protobuf::Message& request, int ttl_s) {
-  auto ctx = make_context(socket);
-  if (!ctx) return ctx.error();
-  if (ttl_s > 0) {
-    munge_err_t rc = munge_ctx_set(ctx->get(), MUNGE_OPT_TTL, ttl_s);
-    if (rc != EMUNGE_SUCCESS)
-      return Error{kMunged, "cannot set the MUNGE time-to-live: " + munge_error(ctx->get(), rc)};
-  }
-  std::string payload = credential_payload(method, request);
-  char* cred = nullptr;
-  munge_err_t rc = munge_encode(&cred, ctx->get(), payload.data(), static_cast<int>(payload.size()));
-  std::unique_ptr<char, FreeDeleter> owned(cred);
-  if (rc != EMUNGE_SUCCESS)
-    return Error{kMunged, "cannot create a MUNGE credential with " + socket_name(socket) + ": " +
-                              munge_error(ctx->get(), rc)};
-  return std::string(cred);
+  return encode_payload(socket, credential_payload(method, request), ttl_s);
+}
+
+Result<std::string> encode_dashboard_login(const std::string& socket, int ttl_s) {
+  return encode_payload(socket, std::string(kDashboardLoginPayload), ttl_s);
 }
 
 Status attach_credential(grpc::ClientContext& context, const config::AuthConfig& config, std::string_view method,
@@ -195,39 +240,12 @@ Result<Caller> Authenticator::authenticate(const grpc::ServerContext* context, s
     return Error{kInvalid, "more than one MUNGE credential in the request"};
   std::string cred(range.first->second.data(), range.first->second.size());
 
-  auto ctx = make_context(config_.munge_socket);
-  if (!ctx) return ctx.error();
-  void* payload = nullptr;
-  int length = 0;
-  uid_t uid = 0;
-  gid_t gid = 0;
-  munge_err_t rc = munge_decode(cred.c_str(), ctx->get(), &payload, &length, &uid, &gid);
-  // Allocated even for some failures (expired, replayed): freed on every path.
-  std::unique_ptr<void, FreeDeleter> owned_payload(payload);
-  switch (rc) {
-    case EMUNGE_SUCCESS: break;
-    case EMUNGE_CRED_EXPIRED:
-      return Error{kExpired, "MUNGE credential expired (older than its time-to-live; check the clocks)"};
-    case EMUNGE_CRED_REWOUND:
-      return Error{kExpired, "MUNGE credential from the future (the sender's clock is ahead)"};
-    case EMUNGE_CRED_REPLAYED:
-      return Error{kReplayed, "MUNGE credential replayed (it was already used for another call)"};
-    case EMUNGE_SNAFU:
-    case EMUNGE_NO_MEMORY:
-    case EMUNGE_SOCKET:
-    case EMUNGE_TIMEOUT:
-      return Error{kMunged, "cannot verify the MUNGE credential with " + socket_name(config_.munge_socket) + ": " +
-                                munge_error(ctx->get(), rc)};
-    default:
-      return Error{kInvalid, std::string("invalid MUNGE credential: ") + munge_strerror(rc)};
-  }
-  std::string expected = credential_payload(method, request);
-  std::string received = payload != nullptr && length > 0
-                             ? std::string(static_cast<const char*>(payload), static_cast<size_t>(length))
-                             : std::string();
-  if (received != expected)
-    return Error{kMismatch, "MUNGE credential was made for another request (method or body differ)"};
-  return Caller{uid, gid, true};
+  return decode_payload(config_.munge_socket, cred, credential_payload(method, request));
+}
+
+Result<Caller> Authenticator::verify_dashboard_login(const std::string& credential) const {
+  if (!config_.enabled()) return Caller{};
+  return decode_payload(config_.munge_socket, credential, std::string(kDashboardLoginPayload));
 }
 
 grpc::Status Authenticator::require_cluster_daemon(const grpc::ServerContext* context, std::string_view method,

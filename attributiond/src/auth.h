@@ -8,6 +8,8 @@
 // twice. The uid munged vouches for decides what the caller may do:
 //   SubmitJobEnded, Collect  root or the SlurmUser (the hooks and the head daemon);
 //   GetVerdict               anyone; non-admins see only their own jobs' verdicts.
+//   ListVerdicts             anyone; non-admins see (and count) only their own jobs.
+//   GetNodeHistory           admins only: a node's history names every user's jobs.
 //
 // Unix-socket peers are not trusted by their socket credentials: gRPC C++ does not expose
 // SO_PEERCRED, so local callers present a MUNGE credential like remote ones.
@@ -35,6 +37,8 @@ inline constexpr std::string_view kMetadataKey = "x-attrib-munge";
 // Full gRPC method names, the ones bound into credentials.
 inline constexpr std::string_view kSubmitJobEnded = "/attrib.v1.Attribution/SubmitJobEnded";
 inline constexpr std::string_view kGetVerdict = "/attrib.v1.Attribution/GetVerdict";
+inline constexpr std::string_view kGetNodeHistory = "/attrib.v1.Attribution/GetNodeHistory";  // admins only
+inline constexpr std::string_view kListVerdicts = "/attrib.v1.Attribution/ListVerdicts";  // own jobs unless admin
 inline constexpr std::string_view kCollect = "/attrib.v1.NodeCollector/Collect";
 
 // Stable error codes; to_grpc_status maps them to gRPC status codes.
@@ -56,6 +60,13 @@ std::string credential_payload(std::string_view method, const google::protobuf::
 // munged's default time-to-live.
 Result<std::string> encode_credential(const std::string& socket, std::string_view method,
                                       const google::protobuf::Message& request, int ttl_s = 0);
+
+// The dashboard's login (docs/dashboard.md): `attrib-show --dashboard` mints a credential
+// with this exact payload for the calling user; the dashboard's /login decodes it (uid,
+// expiry, replay) and opens a browser session for that uid. A credential made for an RPC
+// has another payload and cannot open a session, nor can this one sign an RPC.
+inline constexpr std::string_view kDashboardLoginPayload = "attrib.v1 dashboard-login";
+Result<std::string> encode_dashboard_login(const std::string& socket, int ttl_s = 0);
 
 // Adds a fresh credential to context when auth.mode is munge; nothing otherwise. Call it
 // once per call: munged rejects a credential decoded twice.
@@ -83,6 +94,10 @@ class Authenticator {
   // called directly, not through gRPC): then there is no credential.
   Result<Caller> authenticate(const grpc::ServerContext* context, std::string_view method,
                               const google::protobuf::Message& request) const;
+
+  // A dashboard login credential (kDashboardLoginPayload): decoded by munged, which
+  // rejects expired and replayed ones. With mode none: an unverified Caller (an admin).
+  Result<Caller> verify_dashboard_login(const std::string& credential) const;
 
   // authenticate, then require root or the SlurmUser (JobEnded, Collect): OK or the status
   // to return, already logged.

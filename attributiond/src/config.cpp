@@ -42,6 +42,15 @@ const std::vector<Key>& keys() {
        "Empty: no endpoint. Off by default because it is plain, unauthenticated HTTP; bind it to loopback or a "
        "management network. See docs/operations.md for the metrics.",
        [](Config& c, const YAML::Node& n) { c.head.metrics_listen = n.as<std::string>(); }},
+      {"head.dashboard_listen", Type::String, "",
+       "host:port for the read-only web dashboard (docs/dashboard.md), e.g. \"127.0.0.1:8470\"; a bare port "
+       "(\"8470\") binds 127.0.0.1. Empty: no dashboard (the default). Plain HTTP: keep it on loopback (reach it "
+       "through an SSH tunnel) or a management network. Users log in with `attrib-show --dashboard` and see their "
+       "own jobs; admins see every job. With auth.mode none there is no login and every visitor is an admin.",
+       [](Config& c, const YAML::Node& n) { c.head.dashboard_listen = n.as<std::string>(); }},
+      {"head.dashboard_session_ttl_s", Type::Int, "28800",
+       "Lifetime of a dashboard login session (seconds, from login). Sessions live in memory: a restart ends them.",
+       [](Config& c, const YAML::Node& n) { c.head.dashboard_session_ttl_s = n.as<int>(); }},
       {"head.database", Type::String, "/var/lib/attrib/attrib.db",
        "SQLite file holding the durable job queue and the verdict archive.",
        [](Config& c, const YAML::Node& n) { c.head.database = n.as<std::string>(); }},
@@ -120,6 +129,36 @@ const std::vector<Key>& keys() {
        "Unix group whose members (primary or supplementary) may read every job's verdict with attrib-show. "
        "Empty: only root and the SlurmUser; other users always see their own jobs only.",
        [](Config& c, const YAML::Node& n) { c.auth.admin_group = n.as<std::string>(); }},
+      {"fleet.offender_threshold", Type::Int, "2",
+       "A node (or one of its GPUs) is a repeat offender once this many counted verdicts blame it within "
+       "fleet.offender_window_s. Counted: a trusted root cause in one of fleet.offender_domains; AMBIGUOUS, "
+       "UNATTRIBUTED and untrusted verdicts never count. See docs/fleet.md.",
+       [](Config& c, const YAML::Node& n) { c.fleet.offender_threshold = n.as<int>(); }},
+      {"fleet.offender_window_s", Type::Int, "1209600", "The repeat-offender window in seconds (default 14 days).",
+       [](Config& c, const YAML::Node& n) { c.fleet.offender_window_s = n.as<int>(); }},
+      {"fleet.offender_domains", Type::StringList, "[GPU_HARDWARE, HOST_HARDWARE, NVLINK_FABRIC]",
+       "Verdict domains whose trusted root cause counts against the node (and GPU) it names.",
+       [](Config& c, const YAML::Node& n) { c.fleet.offender_domains = n.as<std::vector<std::string>>(); }},
+      {"fleet.systemic_nodes", Type::Int, "16",
+       "Systemic guard: when counted verdicts blame more than this many distinct nodes within "
+       "fleet.systemic_window_s, the burst is reported as one systemic event and marks (and drains) no node.",
+       [](Config& c, const YAML::Node& n) { c.fleet.systemic_nodes = n.as<int>(); }},
+      {"fleet.systemic_window_s", Type::Int, "3600", "The systemic guard's window in seconds.",
+       [](Config& c, const YAML::Node& n) { c.fleet.systemic_window_s = n.as<int>(); }},
+      {"remediation.mode", Type::String, "off",
+       "Node draining by the head daemon: `off`, `dry-run` (record and log what would be drained, touch nothing) "
+       "or `drain` (set the node DRAIN through slurmctld with a reason starting `attrib:`). Needs the daemon to run "
+       "as root or the SlurmUser. See docs/fleet.md, Remediation.",
+       [](Config& c, const YAML::Node& n) { c.remediation.mode = n.as<std::string>(); }},
+      {"remediation.max_drains_per_hour", Type::Int, "4",
+       "At most this many drains (or, in dry-run, would-be drains) in any hour; more are recorded as rate-limited.",
+       [](Config& c, const YAML::Node& n) { c.remediation.max_drains_per_hour = n.as<int>(); }},
+      {"remediation.on_verdict", Type::Bool, "true",
+       "Drain the root cause node of a verdict that recommends DRAIN_NODE with a trusted root cause.",
+       [](Config& c, const YAML::Node& n) { c.remediation.on_verdict = n.as<bool>(); }},
+      {"remediation.on_repeat_offender", Type::Bool, "true",
+       "Drain a node when a new verdict makes it (or one of its GPUs) a repeat offender.",
+       [](Config& c, const YAML::Node& n) { c.remediation.on_repeat_offender = n.as<bool>(); }},
       {"rules.pack_dir", Type::String, "/usr/share/attrib/rules", "The shipped rule pack.",
        [](Config& c, const YAML::Node& n) { c.rules_pack_dir = n.as<std::string>(); }},
       {"rules.site_dirs", Type::StringList, "[]", "Site rule directories, loaded after the pack.",
@@ -225,7 +264,15 @@ Result<Config> parse(const std::string& yaml_text, const std::string& path_for_e
   if (config.cluster.empty()) return Error{"CONFIG_E_REQUIRED", path_for_errors + ": 'cluster' is required"};
   if (config.head.agents.concurrency < 1)
     return Error{"CONFIG_E_VALUE", path_for_errors + ": head.agents.concurrency must be >= 1"};
+  if (config.head.dashboard_session_ttl_s < 60)
+    return Error{"CONFIG_E_VALUE", path_for_errors + ": head.dashboard_session_ttl_s must be >= 60"};
   if (config.head.workers < 1) return Error{"CONFIG_E_VALUE", path_for_errors + ": head.workers must be >= 1"};
+  if (config.remediation.mode != "off" && config.remediation.mode != "dry-run" && config.remediation.mode != "drain")
+    return Error{"CONFIG_E_VALUE", path_for_errors + ": remediation.mode must be off, dry-run or drain, not '" +
+                                       config.remediation.mode + "'"};
+  if (config.fleet.offender_threshold < 1 || config.fleet.offender_window_s < 1 || config.fleet.systemic_nodes < 1 ||
+      config.fleet.systemic_window_s < 1 || config.remediation.max_drains_per_hour < 0)
+    return Error{"CONFIG_E_VALUE", path_for_errors + ": fleet.* must be >= 1 and remediation.max_drains_per_hour >= 0"};
   if (config.auth.mode != "munge" && config.auth.mode != "none")
     return Error{"CONFIG_E_VALUE", path_for_errors + ": auth.mode must be munge or none, not '" + config.auth.mode + "'"};
   return config;
@@ -246,6 +293,12 @@ std::string reference_markdown() {
            key.help + " |\n";
   }
   return out;
+}
+
+std::string dashboard_address(const std::string& listen) {
+  if (!listen.empty() && listen.find_first_not_of("0123456789") == std::string::npos) return "127.0.0.1:" + listen;
+  if (listen.size() > 1 && listen.front() == ':') return "127.0.0.1" + listen;
+  return listen;
 }
 
 std::string AgentsConfig::address_for(const std::string& node) const {

@@ -35,6 +35,8 @@ struct AgentsConfig {
 struct HeadConfig {
   std::vector<std::string> listen;
   std::string metrics_listen;  // host:port of GET /metrics; empty: none
+  std::string dashboard_listen;  // host:port (or a port: loopback) of the web dashboard; empty: none
+  int dashboard_session_ttl_s = 8 * 3600;
   std::string database;
   std::string spool_dir;
   int spool_scan_interval_s = 5;
@@ -72,6 +74,23 @@ struct AuthConfig {
   bool enabled() const { return mode != "none"; }
 };
 
+// The repeat-offender policy over the fleet history (docs/fleet.md; fleet_history.h).
+struct FleetConfig {
+  int offender_threshold = 2;
+  int offender_window_s = 14 * 86400;
+  std::vector<std::string> offender_domains = {"GPU_HARDWARE", "HOST_HARDWARE", "NVLINK_FABRIC"};
+  int systemic_nodes = 16;
+  int systemic_window_s = 3600;
+};
+
+// Opt-in node draining by the head daemon (docs/fleet.md; remediation.h).
+struct RemediationConfig {
+  std::string mode = "off";  // off | dry-run | drain
+  int max_drains_per_hour = 4;
+  bool on_verdict = true;          // drain for a trusted DRAIN_NODE verdict
+  bool on_repeat_offender = true;  // drain a node that became a repeat offender
+};
+
 struct Config {
   std::string path;
   std::string cluster;
@@ -79,6 +98,8 @@ struct Config {
   NodeConfig node;
   EpilogConfig epilog;
   AuthConfig auth;
+  FleetConfig fleet;
+  RemediationConfig remediation;
   std::string rules_pack_dir;
   std::vector<std::string> rules_site_dirs;
   std::vector<CollectorConfig> collectors;
@@ -86,6 +107,10 @@ struct Config {
 
 Result<Config> load(const std::string& path);
 Result<Config> parse(const std::string& yaml_text, const std::string& path_for_errors);
+
+// head.dashboard_listen as host:port: a bare port ("8470", ":8470") means 127.0.0.1, so
+// the dashboard is never exposed beyond the host unless a host is written out.
+std::string dashboard_address(const std::string& listen);
 
 // Markdown table of every key with its default and meaning.
 std::string reference_markdown();

@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "slurm_drainer.h"
 #include "spool.h"
 
 namespace attrib::head {
@@ -21,6 +22,17 @@ Status prepare_listen_address(const std::string& address) {
   return ok_status();
 }
 
+// Under MUNGE every call proves its uid, so any local user may connect: attrib-show
+// shows ordinary users their own jobs. Without auth the socket keeps the umask's mode.
+void open_unix_socket_to_users(const std::string& address, const config::AuthConfig& auth) {
+  static const std::string kUnix = "unix://";
+  if (!auth.enabled() || address.rfind(kUnix, 0) != 0) return;
+  std::error_code ec;
+  std::filesystem::permissions(address.substr(kUnix.size()), std::filesystem::perms(0666),
+                               std::filesystem::perm_options::replace, ec);
+  if (ec) spdlog::warn("cannot open {} to local users: {}", address, ec.message());
+}
+
 }  // namespace
 
 HeadDaemon::HeadDaemon(config::Config config, std::unique_ptr<JobStore> store,
@@ -33,6 +45,7 @@ HeadDaemon::HeadDaemon(config::Config config, std::unique_ptr<JobStore> store,
       accounting_factory_(std::move(accounting)) {
   if (config_.head.agents.enabled())
     agents_ = std::make_unique<AgentFanout>(config_.head.agents, config_.auth, rules::pack_hash(*pack_));
+  if (config_.remediation.mode != "off") set_node_drainer(make_slurm_drainer());
   register_info(registry_, "head", rules::pack_version(*pack_), rules::pack_hash(*pack_));
   register_head_gauges(
       registry_,
@@ -46,11 +59,18 @@ HeadDaemon::HeadDaemon(config::Config config, std::unique_ptr<JobStore> store,
 
 HeadDaemon::~HeadDaemon() { stop(); }
 
+void HeadDaemon::set_node_drainer(std::unique_ptr<NodeDrainer> drainer) {
+  remediator_ = std::make_unique<Remediator>(config_.remediation, fleet_policy(config_.fleet), std::move(drainer));
+}
+
 Status HeadDaemon::start() {
   auto authenticator = auth::Authenticator::create(config_.auth);
   if (!authenticator) return authenticator.error();
   service_ = std::make_unique<AttributionService>(*store_, config_.cluster, [this] { wake(); }, *authenticator,
-                                                  &metrics_);
+                                                  &metrics_, fleet_policy(config_.fleet));
+  if (remediator_ && remediator_->enabled())
+    spdlog::warn("remediation.mode {}: nodes blamed by trusted verdicts are {} (docs/fleet.md)",
+                 config_.remediation.mode, config_.remediation.mode == "drain" ? "drained" : "reported, not drained");
   grpc::ServerBuilder builder;
   std::vector<int> ports(config_.head.listen.size(), 0);
   for (size_t i = 0; i < config_.head.listen.size(); ++i) {
@@ -61,12 +81,24 @@ Status HeadDaemon::start() {
   server_ = builder.BuildAndStart();
   for (size_t i = 0; i < ports.size(); ++i)
     if (!server_ || ports[i] == 0) return Error{"LISTEN_E_BIND", "cannot listen on " + config_.head.listen[i]};
-  for (const auto& address : config_.head.listen) spdlog::info("listening on {}", address);
+  for (const auto& address : config_.head.listen) {
+    open_unix_socket_to_users(address, config_.auth);
+    spdlog::info("listening on {}", address);
+  }
   if (!config_.head.metrics_listen.empty()) {
     auto metrics = MetricsServer::start(config_.head.metrics_listen, registry_);
     if (!metrics) return metrics.error();
     metrics_server_ = std::move(*metrics);
     spdlog::info("metrics on http://{}/metrics (port {})", config_.head.metrics_listen, metrics_server_->port());
+  }
+  if (!config_.head.dashboard_listen.empty()) {
+    DashboardOptions options{config_.head.dashboard_listen, config_.head.database,
+                             config_.head.dashboard_session_ttl_s, fleet_policy(config_.fleet), *authenticator};
+    auto dashboard = DashboardServer::start(options);
+    if (!dashboard) return dashboard.error();
+    dashboard_server_ = std::move(*dashboard);
+    spdlog::info("dashboard on http://{}/ (port {})", config::dashboard_address(config_.head.dashboard_listen),
+                 dashboard_server_->port());
   }
 
   std::error_code ec;
@@ -84,6 +116,7 @@ void HeadDaemon::stop() {
   for (auto& t : threads_) t.join();
   threads_.clear();
   metrics_server_.reset();  // its gauges read the store
+  dashboard_server_.reset();
 }
 
 bool HeadDaemon::healthy() { return store_ && store_->pending_count().ok(); }
@@ -129,6 +162,7 @@ void HeadDaemon::spool_loop() {
 void HeadDaemon::worker_loop() {
   std::unique_ptr<Accounting> accounting = accounting_factory_();
   AttributionContext context{config_.head, config_.cluster, pack_, collectors_, agents_.get(), *store_, &metrics_};
+  context.remediator = remediator_.get();
   while (!stopping_) {
     std::optional<QueuedJob> job;
     {

@@ -16,7 +16,9 @@
 #include "attribution.h"
 #include "attribution_service.h"
 #include "daemon_metrics.h"
+#include "dashboard_server.h"
 #include "metrics_server.h"
+#include "remediation.h"
 
 namespace attrib::head {
 
@@ -32,6 +34,8 @@ class HeadDaemon {
   Status start();
   // Stops accepting, lets workers finish their current job, joins every thread.
   void stop();
+  // Replaces the libslurm drainer of remediation.mode dry-run/drain (tests); before start().
+  void set_node_drainer(std::unique_ptr<NodeDrainer> drainer);
 
   // For the systemd watchdog: the durable queue answers (a wedged or lost database
   // means no job can be accepted or attributed).
@@ -39,6 +43,8 @@ class HeadDaemon {
   // The port GET /metrics is served on (head.metrics_listen; useful with port 0), or 0.
   int metrics_port() const { return metrics_server_ ? metrics_server_->port() : 0; }
   const metrics::Registry& metrics_registry() const { return registry_; }
+  // The port of the web dashboard (head.dashboard_listen; useful with port 0), or 0.
+  int dashboard_port() const { return dashboard_server_ ? dashboard_server_->port() : 0; }
 
  private:
   void worker_loop();
@@ -53,11 +59,13 @@ class HeadDaemon {
   AccountingFactory accounting_factory_;
   std::unique_ptr<AgentFanout> agents_;
   std::unique_ptr<AttributionService> service_;
+  std::unique_ptr<Remediator> remediator_;  // null with remediation.mode off
   std::unique_ptr<grpc::Server> server_;
   // Declared before the threads and the server that update and read them.
   metrics::Registry registry_;
   HeadMetrics metrics_{registry_};
   std::unique_ptr<MetricsServer> metrics_server_;
+  std::unique_ptr<DashboardServer> dashboard_server_;
 
   std::mutex mutex_;
   std::condition_variable wakeup_;

@@ -1,5 +1,7 @@
 #include "job_store.h"
 
+#include <cctype>
+
 namespace attrib::head {
 namespace {
 
@@ -52,9 +54,113 @@ CREATE TABLE coverage (
   FOREIGN KEY (cluster, job_id) REFERENCES jobs (cluster, job_id)
 );
 )sql",
+    // 2: fleet history (fleet_history.h): one row per archived verdict, naming the node
+    // and GPU its root cause blames ('' when none), and every remediation decision.
+    R"sql(
+CREATE TABLE history (
+  cluster         TEXT NOT NULL,
+  job_id          TEXT NOT NULL,
+  time_us         INTEGER NOT NULL,        -- job end (hook time, archive time when unknown)
+  user_name       TEXT NOT NULL,
+  uid             INTEGER NOT NULL,
+  state           TEXT NOT NULL,
+  domain          TEXT NOT NULL,
+  rule            TEXT NOT NULL,           -- root cause rule; '' without a root cause
+  action          TEXT NOT NULL,
+  node            TEXT NOT NULL,           -- root cause node; '' without a root cause
+  gpu             TEXT NOT NULL,           -- PCI address of the blamed GPU; '' when none
+  affected_nodes  TEXT NOT NULL,           -- comma-separated
+  trusted         INTEGER NOT NULL,        -- the root cause event is trusted
+  PRIMARY KEY (cluster, job_id),
+  FOREIGN KEY (cluster, job_id) REFERENCES jobs (cluster, job_id)
+);
+CREATE INDEX history_node ON history (node, time_us);
+CREATE INDEX history_time ON history (time_us);
+CREATE TABLE remediation (
+  id       INTEGER PRIMARY KEY AUTOINCREMENT,
+  time_us  INTEGER NOT NULL,
+  cluster  TEXT NOT NULL,
+  node     TEXT NOT NULL,
+  job_id   TEXT NOT NULL,
+  rule     TEXT NOT NULL,
+  action   TEXT NOT NULL,   -- drained | would_drain | skipped_* | failed
+  reason   TEXT NOT NULL,   -- the Slurm reason text
+  detail   TEXT NOT NULL
+);
+CREATE INDEX remediation_node ON remediation (node, time_us);
+CREATE INDEX remediation_time ON remediation (time_us, action);
+)sql",
 };
 
 Error db_error(const db::Statement& stmt) { return Error{"DB_E_STEP", stmt.error()}; }
+
+// The GPU a verdict blames on its root cause node: the only affected GPU there, or the
+// one the root cause event names (its raw "0000:3b:00" prefixes the normalised form).
+std::string blamed_gpu(const Verdict& verdict, const std::string& node) {
+  std::vector<std::string> on_node;
+  for (const AffectedGpu& gpu : verdict.affected_gpus)
+    if (gpu.node == node) on_node.push_back(gpu.pci);
+  if (on_node.size() == 1) return on_node.front();
+  const auto& fields = verdict.root_cause->event.fields;
+  if (auto pci = fields.find("pci"); pci != fields.end() && pci->is_string() && !pci->get<std::string>().empty()) {
+    std::string raw = pci->get<std::string>();
+    for (char& c : raw) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (const std::string& gpu : on_node)
+      if (gpu.rfind(raw, 0) == 0 || gpu.find(raw) != std::string::npos) return gpu;
+  }
+  return "";
+}
+
+// One history row per archived verdict (fleet_history.h). Only a root cause blames a
+// node: AMBIGUOUS, UNATTRIBUTED and NONE rows keep node ''.
+Status insert_history(db::Database& db, const JobKey& key, const Verdict& verdict, const v1::JobEnded& request,
+                      TimeUs archived) {
+  TimeUs time = request.end_time_us() > 0 ? request.end_time_us()
+                : request.hook_time_us() > 0 ? request.hook_time_us() : archived;
+  std::string node, gpu, rule;
+  bool trusted = false;
+  if (verdict.root_cause) {
+    node = verdict.root_cause->event.node;
+    gpu = blamed_gpu(verdict, node);
+    rule = verdict.root_cause->rule;
+    trusted = verdict.root_cause->event.trusted;
+  }
+  std::string affected;
+  for (const std::string& n : verdict.affected_nodes) affected += (affected.empty() ? "" : ",") + n;
+  auto ins = db.prepare(
+      "INSERT OR IGNORE INTO history (cluster, job_id, time_us, user_name, uid, state, domain, rule, action, node, "
+      "gpu, affected_nodes, trusted) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  ins.bind(1, key.first).bind(2, key.second).bind(3, time).bind(4, request.user())
+      .bind(5, static_cast<int64_t>(request.uid())).bind(6, verdict.terminal_state).bind(7, verdict.domain)
+      .bind(8, rule).bind(9, verdict.recommended_action).bind(10, node).bind(11, gpu).bind(12, affected)
+      .bind(13, int64_t{trusted});
+  return ins.run();
+}
+
+// Verdicts archived before the history table existed get their rows once, at open.
+Status backfill_history(db::Database& db) {
+  db::Transaction tx(db);
+  auto missing = db.prepare(
+      "SELECT j.cluster, j.job_id, j.request, j.verdict_json, COALESCE(j.archived_us, j.received_us) FROM jobs j "
+      "LEFT JOIN history h ON h.cluster = j.cluster AND h.job_id = j.job_id "
+      "WHERE j.verdict_json IS NOT NULL AND h.job_id IS NULL");
+  int64_t added = 0;
+  while (missing.step()) {
+    v1::JobEnded request;
+    request.ParseFromString(missing.text_at(2));  // a corrupt request only loses user and time
+    auto json = nlohmann::json::parse(missing.text_at(3), nullptr, false);
+    if (json.is_discarded()) continue;
+    auto verdict = verdict_from_json(json);
+    if (!verdict) continue;  // unreadable verdicts stay out of the history, not out of the archive
+    if (auto s = insert_history(db, {missing.text_at(0), missing.text_at(1)}, *verdict, request, missing.int_at(4));
+        !s)
+      return s;
+    ++added;
+  }
+  if (!missing.error().empty()) return db_error(missing);
+  if (added == 0) return ok_status();  // the transaction rolls back: nothing was written
+  return tx.commit();
+}
 
 }  // namespace
 
@@ -62,6 +168,7 @@ Result<std::unique_ptr<JobStore>> JobStore::open(const std::string& path) {
   auto db = db::Database::open(path);
   if (!db) return db.error();
   if (auto s = db->migrate(kMigrations); !s) return s.error();
+  if (auto s = backfill_history(*db); !s) return Error{"DB_E_MIGRATE", "history backfill: " + s.error().message};
   return std::unique_ptr<JobStore>(new JobStore(std::move(*db)));
 }
 
@@ -139,6 +246,13 @@ Status JobStore::archive(const JobKey& key, const Verdict& verdict, const std::v
   if (auto s = update.run(); !s) return s;
   auto changes = db_.prepare("SELECT changes()");
   if (!changes.step() || changes.int_at(0) == 0) return ok_status();  // archived before: keep the first
+
+  // The fleet history row, with the owner and end time the stored request holds.
+  v1::JobEnded request;
+  auto stored = db_.prepare("SELECT request FROM jobs WHERE cluster = ? AND job_id = ?");
+  stored.bind(1, key.first).bind(2, key.second);
+  if (stored.step()) request.ParseFromString(stored.text_at(0));
+  if (auto s = insert_history(db_, key, verdict, request, now); !s) return s;
 
   for (const Event& e : events) {
     auto ins = db_.prepare(

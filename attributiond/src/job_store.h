@@ -59,6 +59,14 @@ class JobStore {
   Result<std::optional<JobRecord>> lookup(const JobKey& key);
   Result<int64_t> pending_count();
 
+  // Runs fn(db::Database&) on the store's connection under its lock: the fleet queries
+  // (fleet_history.h) and remediation records use the connection the workers write with.
+  template <typename Fn>
+  auto with_db(Fn&& fn) {
+    std::lock_guard lock(mutex_);
+    return fn(db_);
+  }
+
  private:
   explicit JobStore(db::Database db) : db_(std::move(db)) {}
   std::mutex mutex_;  // one connection, shared by the RPC threads and the workers

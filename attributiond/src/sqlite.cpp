@@ -84,6 +84,19 @@ Result<Database> Database::open(const std::string& path) {
   return db;
 }
 
+Result<Database> Database::open_read_only(const std::string& path) {
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, nullptr);
+  Database db(raw);  // owns raw even on failure
+  if (rc != SQLITE_OK) {
+    return Error{"DB_E_OPEN", "cannot open SQLite database " + path + " read-only: " +
+                                  (raw ? sqlite3_errmsg(raw) : "out of memory")};
+  }
+  sqlite3_busy_timeout(raw, 5000);
+  if (auto s = db.exec("PRAGMA query_only=ON;"); !s) return s.error();
+  return db;
+}
+
 Database::~Database() {
   if (db_ != nullptr) sqlite3_close_v2(db_);
 }

@@ -50,6 +50,9 @@ class Statement {
 class Database {
  public:
   static Result<Database> open(const std::string& path);
+  // A second, read-only connection to an existing database (the dashboard): WAL lets it
+  // read while the daemon's connection writes; it never creates, migrates or writes.
+  static Result<Database> open_read_only(const std::string& path);
   ~Database();
   Database(Database&& other) noexcept;
   Database(const Database&) = delete;

@@ -75,11 +75,6 @@ std::string last_slurm_error(const char* what) {
   return std::string(what) + ": " + (err ? slurm_strerror(err) : "unknown error");
 }
 
-void init_libslurm_once() {
-  static std::once_flag once;
-  std::call_once(once, [] { slurm_init(nullptr); });  // reads SLURM_CONF or the default path
-}
-
 std::optional<uint32_t> parse_u32(std::string_view text) {
   uint32_t value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
@@ -221,6 +216,11 @@ AccountingRecord to_record(const slurmdb_job_rec_t& job, const std::string& aske
 }
 
 }  // namespace
+
+void init_libslurm_once() {
+  static std::once_flag once;
+  std::call_once(once, [] { slurm_init(nullptr); });  // reads SLURM_CONF or the default path
+}
 
 // --- job ids and hostlists ---------------------------------------------------------------
 

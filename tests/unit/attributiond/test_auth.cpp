@@ -180,8 +180,10 @@ class AuthTest : public ::testing::Test {
                                                  [] { return std::make_unique<NoAccounting>(); });
     auto started = daemon_->start();
     ASSERT_TRUE(started) << started.error().message;
-    // Ordinary users reach the daemon's socket too (attrib-show as uid 65534).
-    fs::permissions(dir_ / "head.sock", fs::perms::all);
+    // Under MUNGE the daemon itself opens its socket to ordinary users (attrib-show as
+    // uid 65534 below): connecting proves nothing, every call proves its uid.
+    auto socket_mode = fs::status(dir_ / "head.sock").permissions() & fs::perms::all;
+    ASSERT_EQ(socket_mode, fs::perms(0666));
     stub_ = v1::Attribution::NewStub(grpc::CreateChannel(config_.head.listen[0], grpc::InsecureChannelCredentials()));
   }
 
@@ -464,4 +466,40 @@ TEST_F(AuthTest, ClientWithoutMungedGetsAClearError) {
   ASSERT_FALSE(attached);
   EXPECT_EQ(attached.error().code, auth::kMunged);
   EXPECT_NE(attached.error().message.find("no-munged.sock"), std::string::npos) << attached.error().message;
+}
+
+// Fleet history (docs/fleet.md): a node's history names every user's jobs, so it is for
+// admins; the verdict listing answers everyone, ordinary users with their own jobs only.
+TEST_F(AuthTest, NodeHistoryIsForAdminsAndVerdictListsAreFilteredForOthers) {
+  StartHead();
+  auto node_history_as = [&](uid_t uid, v1::FleetReport* response) {
+    v1::NodeHistoryRequest request;
+    request.set_node("n1");
+    grpc::ClientContext context;
+    context.AddMetadata(std::string(auth::kMetadataKey), Credential(uid, auth::kGetNodeHistory, request));
+    return stub_->GetNodeHistory(&context, request, response);
+  };
+  auto list_as = [&](uid_t uid, v1::FleetReport* response) {
+    v1::VerdictListRequest request;
+    grpc::ClientContext context;
+    context.AddMetadata(std::string(auth::kMetadataKey), Credential(uid, auth::kListVerdicts, request));
+    return stub_->ListVerdicts(&context, request, response);
+  };
+  v1::FleetReport report;
+  grpc::Status denied = node_history_as(kNobody, &report);
+  EXPECT_EQ(denied.error_code(), grpc::StatusCode::PERMISSION_DENIED) << denied.error_message();
+  ASSERT_TRUE(node_history_as(0, &report).ok());
+  EXPECT_EQ(nlohmann::json::parse(report.json())["schema"], "attrib.node_history.v1");
+
+  ASSERT_TRUE(list_as(kNobody, &report).ok());
+  EXPECT_EQ(nlohmann::json::parse(report.json())["own_jobs_only"], true);
+  ASSERT_TRUE(list_as(0, &report).ok());
+  EXPECT_EQ(nlohmann::json::parse(report.json())["own_jobs_only"], false);
+
+  // A credential made for GetVerdict does not open another method.
+  v1::NodeHistoryRequest request;
+  request.set_node("n1");
+  grpc::ClientContext context;
+  context.AddMetadata(std::string(auth::kMetadataKey), Credential(0, auth::kGetVerdict, request));
+  EXPECT_EQ(stub_->GetNodeHistory(&context, request, &report).error_code(), grpc::StatusCode::UNAUTHENTICATED);
 }

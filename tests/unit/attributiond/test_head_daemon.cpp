@@ -120,6 +120,7 @@ class HeadDaemonTest : public ::testing::Test {
     auto state = state_;
     daemon_ = std::make_unique<head::HeadDaemon>(config_, std::move(*store), *pack, std::move(list),
                                                  [state] { return std::make_unique<MemoryAccounting>(state); });
+    if (drainer_) daemon_->set_node_drainer(std::move(drainer_));
     auto started = daemon_->start();
     ASSERT_TRUE(started) << started.error().message;
     stub_ = v1::Attribution::NewStub(grpc::CreateChannel(config_.head.listen[0], grpc::InsecureChannelCredentials()));
@@ -205,6 +206,7 @@ class HeadDaemonTest : public ::testing::Test {
   std::shared_ptr<AccountingState> state_;
   std::unique_ptr<head::HeadDaemon> daemon_;
   std::unique_ptr<v1::Attribution::Stub> stub_;
+  std::unique_ptr<head::NodeDrainer> drainer_;  // replaces libslurm's with remediation on
 };
 
 TEST_F(HeadDaemonTest, XidOnOneNodeBecomesTheVerdictAndTheComment) {
@@ -445,4 +447,48 @@ TEST_F(HeadDaemonTest, OptOutIsIgnoredUnlessTheSiteAllowsIt) {
   v1::SubmitResponse response;
   ASSERT_TRUE(stub_->SubmitJobEnded(&context, job, &response).ok());
   EXPECT_EQ(WaitDone("302")["domain"], "UNATTRIBUTED");
+}
+
+// slurmctld stand-in for remediation: records drains (test_fleet.cpp covers the policy).
+class RecordingDrainer : public head::NodeDrainer {
+ public:
+  explicit RecordingDrainer(std::shared_ptr<std::vector<std::string>> drains) : drains_(std::move(drains)) {}
+  Result<head::NodeDrainState> state(const std::string&) override { return head::NodeDrainState{}; }
+  Status drain(const std::string& node, const std::string& reason) override {
+    drains_->push_back(node + ": " + reason);
+    return ok_status();
+  }
+
+ private:
+  std::shared_ptr<std::vector<std::string>> drains_;
+};
+
+TEST_F(HeadDaemonTest, RemediationDrainsTheBlamedNodeAfterArchiveAndTheHistoryShowsIt) {
+  TimeUs start = now_us() - 60 * kSecond;
+  Inject("n2", start + 20 * kSecond, {"--transport", "kernel", "--uid", "0"},
+         "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.");
+  AddRecord("300", "FAILED", 1, start, now_us() - 10 * kSecond);
+  config_.remediation.mode = "drain";
+  auto drains = std::make_shared<std::vector<std::string>>();
+  drainer_ = std::make_unique<RecordingDrainer>(drains);
+  Start();
+  v1::SubmitResponse response;
+  ASSERT_TRUE(Submit("300", &response).ok());
+  auto verdict = WaitDone("300");
+  ASSERT_EQ(verdict["recommended_action"], "DRAIN_NODE");
+  ASSERT_EQ(drains->size(), 1u);
+  EXPECT_EQ(drains->front(), "n2: attrib: job 300 rule " + verdict["root_cause"]["rule"].get<std::string>() +
+                                 " GPU_HARDWARE");
+
+  grpc::ClientContext context;
+  v1::NodeHistoryRequest request;
+  request.set_node("n2");
+  v1::FleetReport report;
+  ASSERT_TRUE(stub_->GetNodeHistory(&context, request, &report).ok());
+  auto history = nlohmann::json::parse(report.json());
+  ASSERT_EQ(history["verdicts"].size(), 1u);
+  EXPECT_EQ(history["verdicts"][0]["job_id"], "300");
+  EXPECT_EQ(history["verdicts"][0]["gpu"], "0000:3b:00.0");
+  ASSERT_EQ(history["remediation"].size(), 1u);
+  EXPECT_EQ(history["remediation"][0]["action"], "drained");
 }

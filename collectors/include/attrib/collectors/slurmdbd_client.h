@@ -136,4 +136,8 @@ class SlurmdbdConnection {
   void* db_conn_;  // libslurm's opaque connection handle
 };
 
+// libslurm's slurm_init, once per process (shared with other libslurm users, e.g. the
+// head daemon's node drainer).
+void init_libslurm_once();
+
 }  // namespace attrib::slurm

@@ -1,0 +1,14 @@
+// attrib-show's readable form of the fleet reports (attrib.node_history.v1 and
+// attrib.verdict_list.v1, docs/fleet.md).
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace attrib::show {
+
+std::string render_node_history_text(const nlohmann::json& report);
+std::string render_verdict_list_text(const nlohmann::json& report);
+
+}  // namespace attrib::show
