@@ -20,9 +20,13 @@ cluster_packages=(
 tool_packages=(
   systemd-journal-remote sqlite3 prometheus python3 curl ca-certificates jq
   rpm                     # rpmbuild, rpm -qlp/-qRp: scripts/build-rpms.sh
+  chromium nodejs         # the dashboard in headless Chromium via playwright-core (tests/browser)
+  ripgrep linux-perf      # bench/: the extraction reference and its profile (docs/benchmarks.md)
 )
 
 wanted=("${build_packages[@]}" "${cluster_packages[@]}" "${tool_packages[@]}")
+# Debian's nodejs comes without npm; NodeSource's bundles it (and conflicts with Debian's npm).
+command -v npm >/dev/null || wanted+=(npm)
 
 # One dpkg-query for all packages keeps the no-op case fast; unknown names print nothing.
 installed=" $(dpkg-query -W -f='${Package}:${db:Status-Status} ' "${wanted[@]}" 2>/dev/null || true) "

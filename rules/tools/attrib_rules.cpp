@@ -74,6 +74,27 @@ int run_tests(const std::shared_ptr<const attrib::rules::RulePack>& pack, const 
 
 }  // namespace
 
+// ripgrep (-f) and grep compile all patterns into one regex, where a capture name used by
+// two rules (`(?P<pci>`) is an error: export plain groups, which match the same lines.
+static std::string unnamed_groups(const std::string& regex) {
+  std::string out;
+  out.reserve(regex.size());
+  for (size_t i = 0; i < regex.size(); ++i) {
+    size_t backslashes = 0;
+    for (size_t k = i; k > 0 && regex[k - 1] == '\\'; --k) ++backslashes;
+    if (backslashes % 2 == 0 && regex.compare(i, 4, "(?P<") == 0) {
+      const size_t close = regex.find('>', i + 4);
+      if (close != std::string::npos) {
+        out += '(';
+        i = close;
+        continue;
+      }
+    }
+    out += regex[i];
+  }
+  return out;
+}
+
 int main(int argc, char** argv) {
   CLI::App app{"attrib-rules: validate and test a rule pack"};
   app.require_subcommand(1);
@@ -107,8 +128,8 @@ int main(int argc, char** argv) {
   }
   if (patterns->parsed()) {
     for (const auto& p : attrib::rules::extraction_patterns(**pack)) {
-      std::cout << p.regex << "\n";
-      if (!p.block_end.empty()) std::cout << p.block_end << "\n";  // a block's last line is matched too
+      std::cout << unnamed_groups(p.regex) << "\n";
+      if (!p.block_end.empty()) std::cout << unnamed_groups(p.block_end) << "\n";  // a block's last line is matched too
     }
     return 0;
   }

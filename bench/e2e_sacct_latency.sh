@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Benchmark 6: end to end on the real cluster. Job end -> verdict visible in `sacct`
+# (the job's Comment carries "attrib:"), p50 and p95 over --jobs jobs (default 20), and
+# how much of it is the accounting record's own lag (job end -> sacct shows the job in
+# its final state).
+#
+#   bench/e2e_sacct_latency.sh [--jobs N] [--build DIR]      (as root)
+#
+# Brings up its own scripts/cluster.sh cluster under DIR/bench-e2e-cluster (refuses to
+# start while another slurmctld runs), runs the real attributiond (configured as the e2e
+# suite does: MUNGE auth, journald + slurm_accounting + app_output collectors,
+# scope_poll_interval_ms 500) and the real attrib-epilog as EpilogSlurmctld, submits one
+# 1-node job at a time (it writes its end time with date +%s.%N, then exits 1), and polls
+# `sacct -X -j ID -o State,Comment` every 50 ms. Tears the cluster down at exit.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+source_dir=$(cd "$here/.." && pwd)
+jobs=20
+build=${ATTRIB_BUILD_DIR:-$source_dir/build-bench}
+while (($#)); do
+  case "$1" in
+    --jobs) jobs=$2; shift 2 ;;
+    --build) build=$2; shift 2 ;;
+    *) echo "usage: $0 [--jobs N] [--build DIR]" >&2; exit 2 ;;
+  esac
+done
+build=$(cd "$build" && pwd)
+[ "$(id -u)" -eq 0 ] || { echo "e2e_sacct_latency.sh: run as root (slurmd)" >&2; exit 2; }
+if pgrep -x slurmctld >/dev/null; then
+  echo "e2e_sacct_latency.sh: another slurmctld is running (pgrep -a slurmctld); not starting a second cluster" >&2
+  exit 3
+fi
+
+cluster_dir=$build/bench-e2e-cluster
+work=$build/bench-e2e
+rm -rf "$work"
+mkdir -p "$work"
+chmod 755 "$work"
+# EpilogSlurmctld takes no arguments: a wrapper pointing attrib-epilog at this run's config.
+printf '#!/bin/sh\nexec %s --config %s\n' "$build/epilog/attrib-epilog" "$work/run/attrib.yaml" > "$work/attrib-epilog-hook"
+chmod 755 "$work/attrib-epilog-hook"
+
+export ATTRIB_BUILD_DIR=$build ATTRIB_SOURCE_DIR=$source_dir
+daemon_pid=
+cleanup() {
+  if [ -n "${daemon_pid:-}" ]; then kill -TERM "$daemon_pid" 2>/dev/null || true; wait "$daemon_pid" 2>/dev/null || true; fi
+  "$source_dir/scripts/cluster.sh" down "$cluster_dir" >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+ATTRIB_EPILOG_SLURMCTLD=$work/attrib-epilog-hook "$source_dir/scripts/cluster.sh" up "$cluster_dir" >"$work/cluster-up.log" 2>&1 ||
+  { tail -n 30 "$work/cluster-up.log" >&2; exit 1; }
+source "$cluster_dir/env.sh"
+DAEMON_ADDR=127.0.0.1:7189
+source "$source_dir/scripts/lib/local-attrib.sh"
+run=$work/run
+write_attrib_config "$run"
+seed_journal "$run"
+start_attributiond "$run"
+
+now() { date +%s.%N; }
+printf 'machine: %s cores (nproc), cpu "%s"\n' "$(nproc)" "$(lscpu | sed -n 's/^Model name: *//p' | head -1)"
+echo "job  end->final_record_s  end->comment_in_sacct_s  domain"
+results=$work/results.txt
+: > "$results"
+for i in $(seq "$jobs"); do
+  endfile=$work/end-$i
+  id=$(sbatch --parsable --output=/dev/null -N1 --wrap "sleep 1; date +%s.%N > $endfile; exit 1" | cut -d';' -f1)
+  final="" visible="" line=""
+  for _ in $(seq 1200); do   # up to 60 s
+    line=$(sacct -n -X -P -j "$id" -o State,Comment%1000 2>/dev/null | head -1 || true)
+    t=$(now)
+    state=${line%%|*}
+    if [ -z "$final" ] && [ -s "$endfile" ] && [[ "$state" == FAILED* ]]; then final=$t; fi
+    if [[ "$line" == *"attrib:"* ]]; then visible=$t; [ -n "$final" ] || final=$t; break; fi
+    sleep 0.05
+  done
+  [ -n "$visible" ] || { echo "job $id: no verdict in sacct within 60 s" >&2; exit 1; }
+  end=$(cat "$endfile")
+  domain=$(sed -n 's/.*attrib: \([A-Z_]*\).*/\1/p' <<<"$line")
+  lag=$(awk -v a="$final" -v b="$end" 'BEGIN {printf "%.3f", a - b}')
+  total=$(awk -v a="$visible" -v b="$end" 'BEGIN {printf "%.3f", a - b}')
+  printf '%-4s %20.3f %24.3f  %s\n' "$id" "$lag" "$total" "$domain"
+  echo "$lag $total" >> "$results"
+done
+
+pct() {  # pct COLUMN P: nearest-rank percentile of a results column
+  sort -n -k"$1","$1" "$results" | awk -v c="$1" -v p="$2" '{v[NR]=$c} END {i=int(p/100*(NR-1)+0.5)+1; printf "%.3f", v[i]}'
+}
+p50=$(pct 2 50); p95=$(pct 2 95); lag50=$(pct 1 50); lag95=$(pct 1 95)
+printf 'figure %-36s %14.3f %s\n' e2e.sacct_visible_p50_s "$p50" s e2e.sacct_visible_p95_s "$p95" s \
+  e2e.accounting_lag_p50_s "$lag50" s e2e.accounting_lag_p95_s "$lag95" s
+awk -v a="$lag50" -v b="$p50" 'BEGIN {printf "accounting record lag: %.0f%% of the p50 latency\n", (b > 0 ? 100 * a / b : 0)}'
