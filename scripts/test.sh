@@ -1,10 +1,27 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what is missing, builds, and runs every test, including
 # the end-to-end suite on a real local Slurm cluster (CTest label e2e), which the suite
-# brings up and tears down itself. Run as root on Debian 12 from any directory.
+# brings up and tears down itself, and the web dashboard in headless Chromium (label
+# browser, tests/browser); then the RPMs; then the unit suite again in a second build under
+# AddressSanitizer + UBSan, where any report fails the run (ATTRIB_SKIP_SANITIZE=1 skips
+# that stage). Run as root on Debian 12 from any directory.
 set -euo pipefail
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${ATTRIB_BUILD_DIR:-$src/build}
 "$src/scripts/build.sh"
 cd "$build"
 ctest --output-on-failure --timeout 600 -j"$(nproc)"
+# The RPMs from this tree (its install() rules are the package layout), checked with
+# rpm -qlp / -qRp; %check runs the unit tests once more inside rpmbuild.
+"$src/scripts/build-rpms.sh" "$build"
+
+[ "${ATTRIB_SKIP_SANITIZE:-0}" = 1 ] && exit 0
+# The sanitizer stage: unit tests only (the e2e suite loads the SPANK plugin into the
+# real slurmstepd, which is not built with ASan). Debug: the build is the slow part.
+sanitize_build=${ATTRIB_SANITIZE_BUILD_DIR:-$src/build-sanitize}
+ATTRIB_BUILD_DIR=$sanitize_build "$src/scripts/build.sh" -DCMAKE_BUILD_TYPE=Debug -DATTRIB_SANITIZE=ON \
+  -DATTRIB_BUILD_BENCH=OFF
+cd "$sanitize_build"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
+UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest -L unit --output-on-failure --timeout 900 -j"$(nproc)"
