@@ -116,7 +116,7 @@ json offenders_json(const OffenderReport& report) {
   json offenders = json::array();
   for (const auto& o : report.offenders)
     offenders.push_back(json{{"node", o.node}, {"gpu", o.gpu}, {"verdicts", o.verdicts}, {"first_us", o.first_us},
-                             {"last_us", o.last_us}, {"job_ids", o.job_ids}});
+                             {"last_us", o.last_us}, {"job_ids", o.job_ids}, {"basis", o.basis}});
   json systemic = json::array();
   for (const auto& s : report.systemic)
     systemic.push_back(json{{"from_us", s.from_us}, {"to_us", s.to_us}, {"nodes", s.nodes}, {"domain", s.domain}});

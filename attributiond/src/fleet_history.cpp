@@ -95,6 +95,47 @@ void add_offenders(const std::map<std::pair<std::string, std::string>, std::vect
   }
 }
 
+// GPUs whose application-class Xid verdicts recur in offender_threshold jobs of two or
+// more users within [window_start, now]. One user's bug resubmitted onto the same GPU
+// is not enough: several users' code failing on one GPU is.
+void add_app_class_gpu_offenders(const std::vector<BlameRow>& rows, const FleetPolicy& policy, TimeUs window_start,
+                                 TimeUs now_us, std::vector<Offender>& out) {
+  std::map<std::pair<std::string, std::string>, std::vector<const BlameRow*>> by_gpu;
+  std::set<std::pair<std::string, std::string>> seen;
+  std::vector<const BlameRow*> sorted;
+  for (const BlameRow& row : rows) sorted.push_back(&row);
+  std::stable_sort(sorted.begin(), sorted.end(), [](const BlameRow* a, const BlameRow* b) {
+    return a->time_us != b->time_us ? a->time_us < b->time_us : a->job_id < b->job_id;
+  });
+  for (const BlameRow* row : sorted) {
+    if (row->gpu.empty() || !row->trusted || row->domain != "APPLICATION" || row->time_us < window_start ||
+        row->time_us > now_us)
+      continue;
+    if (std::find(policy.app_class_gpu_rules.begin(), policy.app_class_gpu_rules.end(), row->rule) ==
+        policy.app_class_gpu_rules.end())
+      continue;
+    if (seen.insert({row->node + "/" + row->gpu, row->cluster + "/" + row->job_id}).second)
+      by_gpu[{row->node, row->gpu}].push_back(row);
+  }
+  for (const auto& [key, group] : by_gpu) {
+    std::set<std::string> users;
+    for (const BlameRow* row : group) users.insert(row->user.empty() ? std::to_string(row->uid) : row->user);
+    if (static_cast<int>(group.size()) < std::max(policy.offender_threshold, 1) || users.size() < 2) continue;
+    const bool known = std::any_of(out.begin(), out.end(),
+                                   [&](const Offender& o) { return o.node == key.first && o.gpu == key.second; });
+    if (known) continue;  // already an offender on hardware verdicts
+    Offender offender;
+    offender.node = key.first;
+    offender.gpu = key.second;
+    offender.verdicts = static_cast<int>(group.size());
+    offender.first_us = group.front()->time_us;
+    offender.last_us = group.back()->time_us;
+    for (const BlameRow* row : group) offender.job_ids.push_back(row->job_id);
+    offender.basis = "app_class_xid";
+    out.push_back(std::move(offender));
+  }
+}
+
 }  // namespace
 
 bool counts_for_reputation(const std::string& domain, bool trusted, const FleetPolicy& policy) {
@@ -159,6 +200,7 @@ OffenderReport evaluate_offenders(const std::vector<BlameRow>& rows, const Fleet
   }
   add_offenders(by_node, policy.offender_threshold, report.offenders);
   add_offenders(by_gpu, policy.offender_threshold, report.offenders);
+  add_app_class_gpu_offenders(rows, policy, window_start, now_us, report.offenders);
   std::sort(report.offenders.begin(), report.offenders.end(), [](const Offender& a, const Offender& b) {
     return a.node != b.node ? a.node < b.node : a.gpu < b.gpu;
   });

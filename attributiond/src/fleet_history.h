@@ -46,6 +46,10 @@ struct Offender {
   int verdicts = 0;  // counted verdicts inside the window
   TimeUs first_us = 0, last_us = 0;
   std::vector<std::string> job_ids;  // oldest first
+  // Why: "" for trusted hardware/fabric verdicts; "app_class_xid" for a GPU whose
+  // application-class Xids (13/31/43/45, APPLICATION per job) recur across the jobs of
+  // several users: each job alone looks like its own bug, together they point at the GPU.
+  std::string basis;
 };
 
 // When a node (or one GPU) becomes a repeat offender, and when a burst of blame is a
@@ -56,6 +60,9 @@ struct FleetPolicy {
   std::vector<std::string> offender_domains = {"GPU_HARDWARE", "HOST_HARDWARE", "NVLINK_FABRIC"};
   int systemic_nodes = 16;                      // more distinct nodes than this within ...
   int64_t systemic_window_s = 3600;             // ... this long is one systemic event
+  // The rule that blames one GPU for an application-class Xid (domain APPLICATION); the
+  // same GPU in offender_threshold such jobs of at least two users is an offender too.
+  std::vector<std::string> app_class_gpu_rules = {"gpu.xid_job_fatal"};
 };
 
 // A burst of counted blame over more than systemic_nodes distinct nodes. Verdicts inside

@@ -62,7 +62,7 @@ Result<nlohmann::json> node_history_report(db::Database& db, const std::string& 
     }
     out["offenders"].push_back({{"node", o.node}, {"gpu", o.gpu}, {"verdicts", o.verdicts}, {"offender", offender},
                                 {"first", time_or_null(o.first_us)}, {"last", time_or_null(o.last_us)},
-                                {"job_ids", o.job_ids}});
+                                {"job_ids", o.job_ids}, {"basis", o.basis}});
   }
   out["systemic"] = nlohmann::json::array();
   for (const SystemicEvent& e : report->systemic)

@@ -104,6 +104,40 @@ TEST(FleetPolicy, AGpuIsAnOffenderOnlyWhenTheSameGpuIsBlamedAgain) {
             (std::vector<std::string>{"n1", "n2", "n2/0000:3b:00.0"}));
 }
 
+// Xid 13/31/43/45 are the application's fault job by job (APPLICATION, rule
+// gpu.xid_job_fatal); the same GPU failing that way in several users' jobs is the GPU's.
+TEST(FleetPolicy, AppClassXidsOnOneGpuAcrossUsersJobsMakeTheGpuAnOffender) {
+  FleetPolicy policy;
+  auto app_xid = [](const std::string& job, const std::string& user, TimeUs time, const std::string& gpu,
+                    bool trusted = true) {
+    BlameRow row = Blame(job, "n1", time, "APPLICATION", trusted, gpu);
+    row.rule = "gpu.xid_job_fatal";
+    row.user = user;
+    return row;
+  };
+  const std::string gpu = "0000:3b:00.0";
+  // One user's bug resubmitted onto the same GPU: not the GPU.
+  EXPECT_TRUE(evaluate_offenders({app_xid("1", "alice", kNow - kDay, gpu), app_xid("2", "alice", kNow, gpu)}, policy,
+                                 kNow)
+                  .offenders.empty());
+  // Two users' jobs on the same GPU: the GPU, and never the node as a whole.
+  auto report =
+      evaluate_offenders({app_xid("1", "alice", kNow - kDay, gpu), app_xid("2", "bob", kNow, gpu)}, policy, kNow);
+  ASSERT_EQ(OffenderKeys(report), std::vector<std::string>{"n1/" + gpu});
+  EXPECT_EQ(report.offenders[0].basis, "app_class_xid");
+  EXPECT_EQ(report.offenders[0].job_ids, (std::vector<std::string>{"1", "2"}));
+  // Different GPUs, an untrusted report, or outside the window: nothing.
+  EXPECT_TRUE(evaluate_offenders({app_xid("1", "alice", kNow - kDay, gpu), app_xid("2", "bob", kNow, "0000:86:00.0")},
+                                 policy, kNow)
+                  .offenders.empty());
+  EXPECT_TRUE(evaluate_offenders({app_xid("1", "alice", kNow - kDay, gpu), app_xid("2", "bob", kNow, gpu, false)},
+                                 policy, kNow)
+                  .offenders.empty());
+  EXPECT_TRUE(evaluate_offenders({app_xid("1", "alice", kNow - 15 * kDay, gpu), app_xid("2", "bob", kNow, gpu)},
+                                 policy, kNow)
+                  .offenders.empty());
+}
+
 TEST(FleetPolicy, SeventeenNodesInAnHourAreOneSystemicEventAndMarkNone) {
   FleetPolicy policy;  // more than 16 nodes within 3600 s
   std::vector<BlameRow> rows;
