@@ -24,6 +24,7 @@
 #include "auth.h"
 #include "head_daemon.h"
 #include "node_collect_service.h"
+#include "private_munged.h"
 
 extern char** environ;
 
@@ -85,62 +86,18 @@ std::pair<std::string, int> run_as(uid_t uid, Body body) {
 
 class AuthTest : public ::testing::Test {
  protected:
-  // One private munged for the suite: its own key, socket, pid, log and seed files.
+  // One private munged for the suite (tests/support/private_munged.h).
   static void SetUpTestSuite() {
-    if (geteuid() != 0 || access("/usr/sbin/munged", X_OK) != 0) return;
-    base_ = fs::temp_directory_path() / ("attrib-auth-" + std::to_string(getpid()));
-    fs::remove_all(base_);
-    fs::create_directories(base_);
-    // munged insists every directory above its socket is searchable by all, and the
-    // test's unprivileged children need to reach the sockets.
-    fs::permissions(base_, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                               fs::perms::others_read | fs::perms::others_exec);
-    std::string key = (base_ / "munge.key").string();
-    {
-      std::ifstream random("/dev/urandom", std::ios::binary);
-      std::string bytes(1024, '\0');
-      random.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-      std::ofstream(key, std::ios::binary) << bytes;
-    }
-    chmod(key.c_str(), 0400);
-    munge_socket_ = (base_ / "munge.sock").string();
-    std::vector<std::string> args = {"/usr/sbin/munged", "--foreground",
-                                     "--key-file=" + key,
-                                     "--socket=" + munge_socket_,
-                                     "--pid-file=" + (base_ / "munged.pid").string(),
-                                     "--log-file=" + (base_ / "munged.log").string(),
-                                     "--seed-file=" + (base_ / "munged.seed").string()};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    std::string out = (base_ / "munged.out").string();
-    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    int rc = posix_spawn(&munged_pid_, argv[0], &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (rc != 0) {
-      munged_pid_ = 0;
-      return;
-    }
-    for (int i = 0; i < 100 && !fs::exists(munge_socket_); ++i) std::this_thread::sleep_for(50ms);
+    munged_ = std::make_unique<test_support::PrivateMunged>("attrib-auth");
+    base_ = munged_->dir();
+    munge_socket_ = munged_->socket();
   }
 
-  static void TearDownTestSuite() {
-    if (munged_pid_ > 0) {
-      kill(munged_pid_, SIGTERM);
-      waitpid(munged_pid_, nullptr, 0);
-      munged_pid_ = 0;
-    }
-    if (!base_.empty()) fs::remove_all(base_);
-  }
+  static void TearDownTestSuite() { munged_.reset(); }
 
   void SetUp() override {
     if (geteuid() != 0) GTEST_SKIP() << "needs root (private munged, credentials of other uids)";
-    if (munged_pid_ == 0 || !fs::exists(munge_socket_))
-      GTEST_FAIL() << "private munged did not start: " << read_file(base_ / "munged.out");
+    if (!munged_->started()) GTEST_FAIL() << "private munged did not start: " << munged_->output();
     dir_ = base_ / ::testing::UnitTest::GetInstance()->current_test_info()->name();
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "spool");
@@ -250,9 +207,9 @@ class AuthTest : public ::testing::Test {
     ASSERT_TRUE(status.ok()) << status.error_message();
   }
 
-  static fs::path base_;
-  static std::string munge_socket_;
-  static pid_t munged_pid_;
+  static inline std::unique_ptr<test_support::PrivateMunged> munged_;
+  static inline fs::path base_;
+  static inline std::string munge_socket_;
   fs::path dir_;
   std::string slurm_user_;
   config::Config config_;
@@ -262,9 +219,6 @@ class AuthTest : public ::testing::Test {
   std::unique_ptr<grpc::Server> agent_server_;
 };
 
-fs::path AuthTest::base_;
-std::string AuthTest::munge_socket_;
-pid_t AuthTest::munged_pid_ = 0;
 
 TEST_F(AuthTest, RequestWithoutCredentialIsUnauthenticatedAndQueuesNothing) {
   StartHead();

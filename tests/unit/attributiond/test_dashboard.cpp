@@ -24,6 +24,7 @@
 
 #include "auth.h"
 #include "dashboard_archive.h"
+#include "private_munged.h"
 #include "dashboard_queries.h"
 #include "dashboard_server.h"
 
@@ -298,50 +299,14 @@ TEST(DashboardSessions, ExpireAndAreUnguessable) {
 class DashboardLoginTest : public DashboardTest {
  protected:
   static void SetUpTestSuite() {
-    if (geteuid() != 0 || access("/usr/sbin/munged", X_OK) != 0) return;
-    base_ = fs::temp_directory_path() / ("attrib-dashboard-munge-" + std::to_string(getpid()));
-    fs::remove_all(base_);
-    fs::create_directories(base_);
-    fs::permissions(base_, fs::perms(0755));  // munged and the unprivileged child need to reach it
-    std::string key = (base_ / "munge.key").string();
-    {
-      std::ifstream random("/dev/urandom", std::ios::binary);
-      std::string bytes(1024, '\0');
-      random.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-      std::ofstream(key, std::ios::binary) << bytes;
-    }
-    chmod(key.c_str(), 0400);
-    socket_ = (base_ / "munge.sock").string();
-    std::vector<std::string> args = {"/usr/sbin/munged", "--foreground", "--key-file=" + key, "--socket=" + socket_,
-                                     "--pid-file=" + (base_ / "munged.pid").string(),
-                                     "--log-file=" + (base_ / "munged.log").string(),
-                                     "--seed-file=" + (base_ / "munged.seed").string()};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    std::string out = (base_ / "munged.out").string();
-    posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    if (posix_spawn(&munged_, argv[0], &actions, nullptr, argv.data(), environ) != 0) munged_ = 0;
-    posix_spawn_file_actions_destroy(&actions);
-    for (int i = 0; i < 100 && munged_ > 0 && !fs::exists(socket_); ++i) std::this_thread::sleep_for(50ms);
+    munged_ = std::make_unique<test_support::PrivateMunged>("attrib-dashboard-munge");
+    socket_ = munged_->socket();
   }
-  static void TearDownTestSuite() {
-    if (munged_ > 0) {
-      kill(munged_, SIGTERM);
-      waitpid(munged_, nullptr, 0);
-      munged_ = 0;
-    }
-    if (!base_.empty()) fs::remove_all(base_);
-  }
+  static void TearDownTestSuite() { munged_.reset(); }
 
   void SetUp() override {
     if (geteuid() != 0) GTEST_SKIP() << "needs root (private munged, credentials of other uids)";
-    ASSERT_GT(munged_, 0) << "private munged did not start";
-    ASSERT_TRUE(fs::exists(socket_)) << "private munged did not start";
+    ASSERT_TRUE(munged_->started()) << "private munged did not start: " << munged_->output();
     users_.first = "nobody";
     users_.first_uid = kNobody;
     DashboardTest::SetUp();
@@ -395,9 +360,8 @@ class DashboardLoginTest : public DashboardTest {
     return cookie.substr(0, cookie.find(';'));
   }
 
-  static inline fs::path base_;
+  static inline std::unique_ptr<test_support::PrivateMunged> munged_;
   static inline std::string socket_;
-  static inline pid_t munged_ = 0;
 };
 
 TEST_F(DashboardLoginTest, WithoutASessionThePageSaysHowToLogIn) {
