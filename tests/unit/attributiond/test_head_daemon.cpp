@@ -14,6 +14,7 @@
 #include "attrib/collectors/registry.h"
 #include "attrib/v1/attrib.grpc.pb.h"
 #include "head_daemon.h"
+#include "head_test_config.h"
 #include "node_collect_service.h"
 #include "spool.h"
 
@@ -67,21 +68,8 @@ TimeUs now_us() {
 class HeadDaemonTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("attrib-head-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_ / "journal");
-    fs::create_directories(dir_ / "spool");
-    config_.cluster = "lab";
-    config_.auth.mode = "none";  // authentication has its own suite (test_auth.cpp)
-    config_.head.listen = {"unix://" + (dir_ / "sock").string()};
-    config_.head.database = (dir_ / "attrib.db").string();
-    config_.head.spool_dir = (dir_ / "spool").string();
-    config_.head.scope_poll_interval_ms = 20;
+    config_ = test_support::head_test_config("attrib-head", ATTRIB_RULES_PACK_DIR, dir_);
     config_.head.retry_backoff_s = 1;
-    config_.head.window_lead_s = 0;
-    config_.head.window_grace_s = 1;
-    config_.rules_pack_dir = ATTRIB_RULES_PACK_DIR;
     state_ = std::make_shared<AccountingState>();
   }
   void TearDown() override {

@@ -21,6 +21,7 @@
 #include "auth.h"
 #include "child_process.h"
 #include "head_daemon.h"
+#include "head_test_config.h"
 #include "node_collect_service.h"
 #include "spool.h"
 
@@ -73,21 +74,8 @@ std::string ReadFile(const fs::path& path) {
 class MetricsEndpointTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("attrib-metrics-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_ / "journal");
-    fs::create_directories(dir_ / "spool");
-    config_.cluster = "lab";
-    config_.auth.mode = "none";  // authentication has its own suite (test_auth.cpp)
-    config_.head.listen = {"unix://" + (dir_ / "sock").string()};
+    config_ = test_support::head_test_config("attrib-metrics", ATTRIB_RULES_PACK_DIR, dir_);
     config_.head.metrics_listen = "127.0.0.1:0";
-    config_.head.database = (dir_ / "attrib.db").string();
-    config_.head.spool_dir = (dir_ / "spool").string();
-    config_.head.scope_poll_interval_ms = 20;
-    config_.head.window_lead_s = 0;
-    config_.head.window_grace_s = 1;
-    config_.rules_pack_dir = ATTRIB_RULES_PACK_DIR;
   }
   void TearDown() override {
     prometheus_.reset();
