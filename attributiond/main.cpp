@@ -11,15 +11,15 @@
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
-#include "attrib/collectors/registry.h"
-#include "config.h"
-#include "daemon_metrics.h"
-#include "head_daemon.h"
-#include "journal_sink.h"
-#include "metrics_server.h"
-#include "node_collect_service.h"
-#include "slurmdbd_accounting.h"
-#include "systemd_notify.h"
+#include "collectors/registry.h"
+#include "common/config.h"
+#include "attributiond/ops/daemon_metrics.h"
+#include "attributiond/head/head_daemon.h"
+#include "attributiond/ops/journal_sink.h"
+#include "attributiond/ops/metrics_server.h"
+#include "attributiond/node/node_collect_service.h"
+#include "slurm/slurmdbd_accounting.h"
+#include "attributiond/ops/systemd_notify.h"
 
 namespace {
 

@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "head_harness.h"
+#include "bench/head_harness.h"
 
 using namespace attrib;
 namespace bench = attrib::bench;

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "head_harness.h"
+#include "bench/head_harness.h"
 
 using namespace attrib;
 namespace bench = attrib::bench;

@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "attrib/rules/engine.h"
-#include "attrib/rules/line_time.h"
-#include "bench_util.h"
+#include "rules/engine.h"
+#include "rules/line_time.h"
+#include "bench/bench_util.h"
 
 using namespace attrib;
 namespace bench = attrib::bench;

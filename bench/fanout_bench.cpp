@@ -15,8 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "head_harness.h"
-#include "node_collect_service.h"
+#include "bench/head_harness.h"
+#include "attributiond/node/node_collect_service.h"
 
 using namespace attrib;
 namespace bench = attrib::bench;

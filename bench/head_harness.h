@@ -1,4 +1,4 @@
-// The head daemon in-process for the benchmarks, as tests/unit/attributiond/test_head_daemon.cpp
+// The head daemon in-process for the benchmarks, as tests/unit/attributiond/head/head_daemon_test.cpp
 // runs it: real gRPC server, real SQLite queue and archive, the shipped rule pack, real
 // collectors and node agents. Only slurmdbd is replaced, through the daemon's own
 // Accounting seam, by records served from a recorded bundle's job.json (the facts a
@@ -15,11 +15,11 @@
 #include <grpcpp/grpcpp.h>
 #include <spdlog/spdlog.h>
 
-#include "attrib/collectors/registry.h"
-#include "attrib/rules/bundle.h"
+#include "collectors/registry.h"
+#include "rules/bundle.h"
 #include "attrib/v1/attrib.grpc.pb.h"
-#include "bench_util.h"
-#include "head_daemon.h"
+#include "bench/bench_util.h"
+#include "attributiond/head/head_daemon.h"
 
 namespace attrib::bench {
 

@@ -11,10 +11,10 @@
 #include <cstdio>
 #include <string>
 
-#include "attrib/rules/bundle.h"
-#include "attrib/rules/engine.h"
-#include "attrib/rules/verdict.h"
-#include "bench_util.h"
+#include "rules/bundle.h"
+#include "rules/engine.h"
+#include "core/verdict.h"
+#include "bench/bench_util.h"
 
 using namespace attrib;
 namespace bench = attrib::bench;

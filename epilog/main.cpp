@@ -13,10 +13,10 @@
 #include <grpcpp/grpcpp.h>
 
 #include "attrib/v1/attrib.grpc.pb.h"
-#include "auth.h"
-#include "config.h"
-#include "hook_env.h"
-#include "spool.h"
+#include "common/auth.h"
+#include "common/config.h"
+#include "epilog/hook_env.h"
+#include "common/spool.h"
 
 namespace {
 

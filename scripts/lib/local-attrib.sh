@@ -4,7 +4,7 @@
 # and sourcing the cluster's env.sh.
 
 ATTRIBUTIOND=$ATTRIB_BUILD_DIR/attributiond/attributiond
-ATTRIB_SHOW=$ATTRIB_BUILD_DIR/attributiond/attrib-show
+ATTRIB_SHOW=$ATTRIB_BUILD_DIR/tools/attrib-show
 ATTRIB_EPILOG=$ATTRIB_BUILD_DIR/epilog/attrib-epilog
 JOURNAL_INJECT=$ATTRIB_SOURCE_DIR/scripts/journal-inject.sh
 

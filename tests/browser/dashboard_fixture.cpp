@@ -4,7 +4,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "dashboard_archive.h"
+#include "tests/support/dashboard_archive.h"
 
 int main(int argc, char** argv) {
   if (argc != 4) {

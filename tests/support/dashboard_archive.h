@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "attrib/rules/engine.h"
-#include "attrib/rules/golden.h"
-#include "job_store.h"
+#include "rules/engine.h"
+#include "rules/golden.h"
+#include "attributiond/store/job_store.h"
 
 namespace attrib::test_support {
 

@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "config.h"
+#include "common/config.h"
 
 namespace attrib::test_support {
 

@@ -1,6 +1,6 @@
 // The application output collector against job output files in the formats
 // PyTorch, NCCL, torchrun and srun --label really print (docs/collectors.md).
-#include "app_output_collector.h"
+#include "collectors/app_output_collector.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -10,8 +10,8 @@
 
 #include <gtest/gtest.h>
 
-#include "attrib/collectors/registry.h"
-#include "file_fixtures.h"
+#include "collectors/registry.h"
+#include "tests/support/file_fixtures.h"
 
 namespace attrib::collectors {
 namespace {

@@ -1,14 +1,14 @@
 // The Fabric Manager log collector against log files in FM's own format
 // (lines from gpud's testdata, see docs/collectors.md), including rotation and
 // multi-line entries.
-#include "fabricmanager_collector.h"
+#include "collectors/fabricmanager_collector.h"
 
 #include <string>
 
 #include <gtest/gtest.h>
 
-#include "attrib/collectors/registry.h"
-#include "file_fixtures.h"
+#include "collectors/registry.h"
+#include "tests/support/file_fixtures.h"
 
 namespace attrib::collectors {
 namespace {

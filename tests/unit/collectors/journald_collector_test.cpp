@@ -1,7 +1,7 @@
 // The journald collector against real journal files: each test writes entries with
 // scripts/journal-inject.sh (systemd-journal-remote) into a fresh directory and reads
 // them back through sd-journal.
-#include "journald_collector.h"
+#include "collectors/journald_collector.h"
 
 #include <sys/wait.h>
 

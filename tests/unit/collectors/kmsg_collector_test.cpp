@@ -1,6 +1,6 @@
 // The kmsg collector against kmsg-format records written to a file and to a FIFO
 // (never /dev/kmsg itself: writing there pollutes the real kernel ring).
-#include "kmsg_collector.h"
+#include "collectors/kmsg_collector.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -12,8 +12,8 @@
 
 #include <gtest/gtest.h>
 
-#include "attrib/collectors/registry.h"
-#include "file_fixtures.h"
+#include "collectors/registry.h"
+#include "tests/support/file_fixtures.h"
 
 namespace attrib::collectors {
 namespace {

@@ -15,10 +15,10 @@
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
-#include "attrib/collectors/registry.h"
-#include "child_process.h"
-#include "http_client.h"
-#include "loki_collector.h"
+#include "collectors/registry.h"
+#include "tests/support/child_process.h"
+#include "collectors/http_client.h"
+#include "collectors/loki_collector.h"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;

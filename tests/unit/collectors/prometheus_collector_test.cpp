@@ -14,11 +14,11 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "attrib/collectors/registry.h"
-#include "attrib/rules/engine.h"
-#include "child_process.h"
-#include "http_client.h"
-#include "prometheus_collector.h"
+#include "collectors/registry.h"
+#include "rules/engine.h"
+#include "tests/support/child_process.h"
+#include "collectors/http_client.h"
+#include "collectors/prometheus_collector.h"
 
 namespace fs = std::filesystem;
 using namespace attrib;
@@ -199,7 +199,7 @@ TEST_F(PrometheusServer, LongWindowsAreReadInChunksWithoutLossOrRepeats) {
 }
 
 TEST_F(PrometheusServer, DcgmXidLineBecomesATrustedGpuXidEvent) {
-  auto pack = rules::load_rule_pack({ATTRIB_RULE_PACK_DIR, {}});
+  auto pack = rules::load_rule_pack({ATTRIB_RULES_PACK_DIR, {}});
   ASSERT_TRUE(pack.ok()) << pack.error().message;
   rules::Extractor extractor(*pack);
   auto collector = make(options(url_));

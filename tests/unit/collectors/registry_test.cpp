@@ -1,10 +1,10 @@
 // The collector registry and option validation driven by the option tables.
-#include "attrib/collectors/registry.h"
+#include "collectors/registry.h"
 
 #include <gtest/gtest.h>
 
-#include "attrib/collectors/option_reader.h"
-#include "journald_collector.h"
+#include "collectors/option_reader.h"
+#include "collectors/journald_collector.h"
 
 namespace attrib::collectors {
 namespace {

@@ -3,16 +3,16 @@
 // exit3_unattributed).
 #include <gtest/gtest.h>
 
-#include "attrib/collectors/registry.h"
-#include "attrib/rules/engine.h"
-#include "slurm_accounting_collector.h"
+#include "collectors/registry.h"
+#include "rules/engine.h"
+#include "collectors/slurm_accounting_collector.h"
 
 using namespace attrib;
 
 namespace {
 
 std::vector<Event> extract(const std::string& text) {
-  auto pack = rules::load_rule_pack({ATTRIB_RULE_PACK_DIR, {}});
+  auto pack = rules::load_rule_pack({ATTRIB_RULES_PACK_DIR, {}});
   EXPECT_TRUE(pack) << pack.error().message;
   rules::Extractor extractor(*pack);
   extractor.feed(LogLine{"n1", "slurm", 1000, 0, true, text});

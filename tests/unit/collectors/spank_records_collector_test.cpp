@@ -1,6 +1,6 @@
 // The spank_records collector over record files written with the plugin's own writer
-// (spank/src: record_text + write_atomically), so reader and writer share one format.
-#include "spank_records_collector.h"
+// (spank/: record_text + write_atomically), so reader and writer share one format.
+#include "collectors/spank_records_collector.h"
 
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -11,9 +11,9 @@
 
 #include <gtest/gtest.h>
 
-#include "attrib/collectors/registry.h"
-#include "record_file.h"
-#include "task_record.h"
+#include "collectors/registry.h"
+#include "spank/record_file.h"
+#include "spank/task_record.h"
 
 namespace attrib::collectors {
 namespace {

@@ -2,9 +2,9 @@
 // (node, source) stream, dated by its first line, captured from its first and last line.
 #include <gtest/gtest.h>
 
-#include "attrib/rules/pack_patterns.h"
-#include "temp_pack.h"
-#include "test_support.h"
+#include "rules/pack_patterns.h"
+#include "tests/support/temp_pack.h"
+#include "tests/support/rule_test_support.h"
 
 namespace attrib {
 namespace {

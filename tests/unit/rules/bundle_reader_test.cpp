@@ -1,10 +1,10 @@
-// Evidence bundle reading (rules/include/attrib/rules/bundle.h): job.json, streams, trust,
+// Evidence bundle reading (rules/bundle.h): job.json, streams, trust,
 // timestamps across files, window filtering, coverage and the errors of bad bundles.
 #include <gtest/gtest.h>
 
-#include "attrib/rules/bundle.h"
-#include "bundle_test_support.h"
-#include "test_support.h"
+#include "rules/bundle.h"
+#include "tests/support/bundle_test_support.h"
+#include "tests/support/rule_test_support.h"
 
 namespace attrib::rules {
 namespace {

@@ -1,15 +1,15 @@
-// The one-pass candidate scan (rules/src/candidate_scan.h) must give exactly the events
+// The one-pass candidate scan (rules/candidate_scan.h) must give exactly the events
 // of the RE2-only path it replaces: it may flag too many lines, never too few.
 #include <gtest/gtest.h>
 
 #include <random>
 #include <thread>
 
-#include "attrib/rules/verdict.h"
-#include "candidate_scan.h"
-#include "rule_pack.h"
-#include "temp_pack.h"
-#include "test_support.h"
+#include "core/verdict.h"
+#include "rules/candidate_scan.h"
+#include "rules/rule_pack.h"
+#include "tests/support/temp_pack.h"
+#include "tests/support/rule_test_support.h"
 
 namespace attrib {
 namespace {

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <random>
 
-#include "attrib/rules/comment.h"
-#include "test_support.h"
+#include "core/comment.h"
+#include "tests/support/rule_test_support.h"
 
 namespace attrib {
 namespace {

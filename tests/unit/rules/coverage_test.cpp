@@ -7,9 +7,9 @@
 #include <map>
 #include <random>
 
-#include "attrib/rules/verdict.h"
-#include "temp_pack.h"
-#include "test_support.h"
+#include "core/verdict.h"
+#include "tests/support/temp_pack.h"
+#include "tests/support/rule_test_support.h"
 
 namespace attrib {
 namespace {

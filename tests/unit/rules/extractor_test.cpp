@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "test_support.h"
+#include "tests/support/rule_test_support.h"
 
 namespace attrib {
 namespace {

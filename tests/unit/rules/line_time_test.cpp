@@ -1,9 +1,9 @@
-// Line prefixes and timestamps (rules/include/attrib/rules/line_time.h), one case per
+// Line prefixes and timestamps (rules/line_time.h), one case per
 // shape in message-formats.md section 0 plus the near misses that must stay payload.
 #include <gtest/gtest.h>
 
-#include "attrib/rules/line_time.h"
-#include "test_support.h"
+#include "rules/line_time.h"
+#include "tests/support/rule_test_support.h"
 
 namespace attrib::rules {
 namespace {

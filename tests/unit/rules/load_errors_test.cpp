@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "attrib/rules/engine.h"
+#include "rules/engine.h"
 
 namespace attrib {
 namespace {

@@ -12,9 +12,9 @@
 
 #include <unistd.h>
 
-#include "attrib/rules/engine.h"
-#include "rule_pack.h"
-#include "test_support.h"
+#include "rules/engine.h"
+#include "rules/rule_pack.h"
+#include "tests/support/rule_test_support.h"
 
 namespace attrib {
 namespace {

@@ -6,11 +6,11 @@
 #include <algorithm>
 #include <random>
 
-#include "attrib/rules/bundle.h"
-#include "attrib/rules/bundle_export.h"
-#include "attrib/rules/golden.h"
-#include "bundle_test_support.h"
-#include "test_support.h"
+#include "rules/bundle.h"
+#include "rules/bundle_export.h"
+#include "rules/golden.h"
+#include "tests/support/bundle_test_support.h"
+#include "tests/support/rule_test_support.h"
 
 namespace attrib::rules {
 namespace {

@@ -3,7 +3,7 @@
 // cause still wins. Lines are in the spank_records collector's format.
 #include <gtest/gtest.h>
 
-#include "test_support.h"
+#include "tests/support/rule_test_support.h"
 
 namespace attrib::test {
 namespace {

@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "fake_spank.h"
+#include "tests/support/fake_spank.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // Strict key=value plugstack arguments.
-#include "plugin_args.h"
+#include "spank/plugin_args.h"
 
 #include <gtest/gtest.h>
 

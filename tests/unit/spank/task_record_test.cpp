@@ -1,5 +1,5 @@
 // Record format, wait-status decoding and atomic writes.
-#include "task_record.h"
+#include "spank/task_record.h"
 
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "record_file.h"
+#include "spank/record_file.h"
 
 namespace attrib::spank {
 namespace {

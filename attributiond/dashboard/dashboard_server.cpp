@@ -1,0 +1,351 @@
+#include "attributiond/dashboard/dashboard_server.h"
+
+#include <pwd.h>
+#include <sys/socket.h>
+
+#include <chrono>
+#include <vector>
+
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "attributiond/dashboard/dashboard_assets.h"
+#include "attributiond/ops/metrics_server.h"
+
+namespace attrib::head {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kCookie = "attrib_session";
+
+TimeUs now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string user_name(uid_t uid) {
+  std::vector<char> buffer(16384);
+  passwd entry{};
+  passwd* found = nullptr;
+  if (getpwuid_r(uid, &entry, buffer.data(), buffer.size(), &found) != 0 || found == nullptr)
+    return std::to_string(uid);
+  return found->pw_name;
+}
+
+// Log lines are bytes from the nodes: never let one invalid UTF-8 sequence fail a page.
+std::string dump(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+void send_json(httplib::Response& response, int status, const json& body) {
+  response.status = status;
+  response.set_content(dump(body), "application/json");
+}
+
+void send_error(httplib::Response& response, int status, const std::string& code, const std::string& message) {
+  send_json(response, status, json{{"error", code}, {"message", message}});
+}
+
+std::string content_type(std::string_view name) {
+  if (name.ends_with(".html")) return "text/html; charset=utf-8";
+  if (name.ends_with(".js")) return "text/javascript; charset=utf-8";
+  if (name.ends_with(".css")) return "text/css; charset=utf-8";
+  return "application/octet-stream";
+}
+
+const WebAsset* find_asset(std::string_view name) {
+  for (const auto& asset : web_assets())
+    if (asset.name == name) return &asset;
+  return nullptr;
+}
+
+std::string cookie_value(const httplib::Request& request, const std::string& name) {
+  std::string header = request.get_header_value("Cookie");
+  size_t at = 0;
+  while (at < header.size()) {
+    size_t end = header.find(';', at);
+    if (end == std::string::npos) end = header.size();
+    std::string pair = header.substr(at, end - at);
+    pair.erase(0, pair.find_first_not_of(' '));
+    if (pair.rfind(name + "=", 0) == 0) return pair.substr(name.size() + 1);
+    at = end + 1;
+  }
+  return "";
+}
+
+// The page shown instead of the dashboard without a session: how to get one.
+std::string login_page(const std::string& why) {
+  std::string escaped;
+  for (char c : why) {
+    switch (c) {
+      case '<': escaped += "&lt;"; break;
+      case '>': escaped += "&gt;"; break;
+      case '&': escaped += "&amp;"; break;
+      case '"': escaped += "&quot;"; break;
+      default: escaped += c;
+    }
+  }
+  return "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>attrib: log in</title>"
+         "<link rel=\"stylesheet\" href=\"/style.css\"></head><body><main class=\"login\">"
+         "<h1>attrib dashboard: log in</h1><p id=\"login-reason\">" +
+         escaped +
+         "</p><p>On any cluster node, run</p><pre>attrib-show --dashboard</pre>"
+         "<p>and open the link it prints within a minute or two. The link is a MUNGE credential for your user: it "
+         "works once, and shows you your own jobs (administrators: every job).</p></main></body></html>";
+}
+
+// Epoch seconds from a query parameter; nullopt when absent. false: not a number.
+bool time_param(const httplib::Request& request, const char* name, std::optional<TimeUs>& out) {
+  if (!request.has_param(name)) return true;
+  std::string text = request.get_param_value(name);
+  if (text.empty()) return true;
+  if (text.size() > 12 || text.find_first_not_of("0123456789") != std::string::npos) return false;
+  out = std::stoll(text) * 1000000;
+  return true;
+}
+
+json summary_json(const VerdictSummary& row) {
+  return json{{"cluster", row.cluster},   {"job_id", row.job_id},  {"status", row.status},
+              {"time_us", row.time_us},   {"user", row.user},      {"uid", row.uid},
+              {"domain", row.domain},     {"state", row.state},    {"rule", row.rule},
+              {"action", row.action},     {"comment", row.comment}, {"exit_code", row.exit_code},
+              {"nodes", row.nodes},       {"affected_nodes", row.affected_nodes}};
+}
+
+json offenders_json(const OffenderReport& report) {
+  json offenders = json::array();
+  for (const auto& o : report.offenders)
+    offenders.push_back(json{{"node", o.node}, {"gpu", o.gpu}, {"verdicts", o.verdicts}, {"first_us", o.first_us},
+                             {"last_us", o.last_us}, {"job_ids", o.job_ids}, {"basis", o.basis}});
+  json systemic = json::array();
+  for (const auto& s : report.systemic)
+    systemic.push_back(json{{"from_us", s.from_us}, {"to_us", s.to_us}, {"nodes", s.nodes}, {"domain", s.domain}});
+  return json{{"offenders", offenders}, {"systemic", systemic}};
+}
+
+}  // namespace
+
+Result<std::unique_ptr<DashboardServer>> DashboardServer::start(const DashboardOptions& options) {
+  std::string address = config::dashboard_address(options.listen);
+  std::string host;
+  int port = 0;
+  if (!split_host_port(address, host, port))
+    return Error{"LISTEN_E_ADDRESS", "dashboard address '" + options.listen + "' is not host:port or a port"};
+  if (!options.authenticator) return Error{"DASH_E_CONFIG", "dashboard started without an authenticator"};
+  auto queries = DashboardQueries::open(options.database);
+  if (!queries) return queries.error();
+  std::unique_ptr<DashboardServer> out(new DashboardServer(options, std::move(*queries)));
+  out->server_ = std::make_unique<httplib::Server>();
+  auto& server = *out->server_;
+  // A few people reading pages: a small pool bounds what a burst of requests can cost.
+  server.new_task_queue = [] { return new httplib::ThreadPool(4); };
+  server.set_read_timeout(std::chrono::seconds(10));
+  server.set_write_timeout(std::chrono::seconds(10));
+  server.set_payload_max_length(16 * 1024);  // GET only: nothing large is ever sent to us
+  server.set_socket_options([](socket_t sock) {  // no SO_REUSEPORT: see metrics_server.cpp
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
+  out->routes();
+  if (port == 0) {
+    out->port_ = server.bind_to_any_port(host);
+    if (out->port_ <= 0) return Error{"LISTEN_E_BIND", "cannot listen on " + address + " (dashboard)"};
+  } else {
+    if (!server.bind_to_port(host, port)) return Error{"LISTEN_E_BIND", "cannot listen on " + address + " (dashboard)"};
+    out->port_ = port;
+  }
+  DashboardServer* self = out.get();
+  out->thread_ = std::thread([self] {
+    self->server_->listen_after_bind();
+    self->finished_ = true;
+  });
+  // httplib's stop() is a no-op until the accept loop runs (see MetricsServer::start).
+  while (!server.is_running() && !out->finished_) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return out;
+}
+
+DashboardServer::DashboardServer(DashboardOptions options, std::unique_ptr<DashboardQueries> queries)
+    : options_(std::move(options)), queries_(std::move(queries)), sessions_(options_.session_ttl_s) {}
+
+DashboardServer::~DashboardServer() {
+  if (server_) server_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+void DashboardServer::routes() {
+  auto& server = *server_;
+  const auto& authenticator = *options_.authenticator;
+
+  // Every response: nothing but this origin's own files may run or load (no inline script,
+  // no CDN), no framing, and no Referer (the login URL carries a credential).
+  server.set_post_routing_handler([](const httplib::Request&, httplib::Response& response) {
+    response.set_header("Content-Security-Policy",
+                        "default-src 'self'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'");
+    response.set_header("X-Content-Type-Options", "nosniff");
+    response.set_header("Referrer-Policy", "no-referrer");
+    response.set_header("Cache-Control", "no-store");
+  });
+
+  // The viewer of a request, or nullopt with the 401 already set.
+  auto viewer_of = [this, &authenticator](const httplib::Request& request, httplib::Response& response,
+                                          bool html) -> std::optional<Viewer> {
+    if (!authenticator.enabled()) return Viewer{true, 0};
+    std::string token = cookie_value(request, kCookie);
+    auto caller = token.empty() ? std::nullopt : sessions_.find(token, now_us());
+    if (!caller) {
+      const std::string why = "You are not logged in, or your session has expired.";
+      if (html) {
+        response.status = 401;
+        response.set_content(login_page(why), "text/html; charset=utf-8");
+      } else {
+        send_error(response, 401, "login_required", why + " Run `attrib-show --dashboard` and open its link.");
+      }
+      return std::nullopt;
+    }
+    return Viewer{authenticator.is_admin(*caller), caller->uid};
+  };
+
+  server.Get("/", [viewer_of](const httplib::Request& request, httplib::Response& response) {
+    if (!viewer_of(request, response, true)) return;
+    response.set_content(std::string(find_asset("index.html")->body), content_type("index.html"));
+  });
+  server.Get("/(app\\.js|style\\.css)", [](const httplib::Request& request, httplib::Response& response) {
+    const WebAsset* asset = find_asset(request.matches[1].str());
+    response.set_content(std::string(asset->body), content_type(asset->name));
+  });
+
+  // Browsers ask for it on their own; no icon, and no 404 in their console.
+  server.Get("/favicon.ico", [](const httplib::Request&, httplib::Response& response) { response.status = 204; });
+
+  server.Get("/login", [this, &authenticator](const httplib::Request& request, httplib::Response& response) {
+    if (!authenticator.enabled()) {  // nothing to log in to
+      response.set_redirect("/", 303);
+      return;
+    }
+    auto caller = authenticator.verify_dashboard_login(request.get_param_value("cred"));
+    if (!caller) {
+      spdlog::warn("dashboard login from {} rejected: {}", request.remote_addr, caller.error().message);
+      response.status = caller.error().code == auth::kMunged ? 503 : 401;
+      response.set_content(login_page("That login link was not accepted: " + caller.error().message + "."),
+                           "text/html; charset=utf-8");
+      return;
+    }
+    auto token = sessions_.open(*caller, now_us());
+    if (!token) {
+      send_error(response, 500, token.error().code, token.error().message);
+      return;
+    }
+    spdlog::info("dashboard login: uid {} ({}){} from {}", caller->uid, user_name(caller->uid),
+                 authenticator.is_admin(*caller) ? " as admin" : "", request.remote_addr);
+    response.set_header("Set-Cookie", std::string(kCookie) + "=" + *token + "; Path=/; HttpOnly; SameSite=Strict; Max-Age=" +
+                                          std::to_string(options_.session_ttl_s));
+    response.set_redirect("/", 303);  // drops the credential from the address bar
+  });
+  server.Get("/logout", [this](const httplib::Request& request, httplib::Response& response) {
+    sessions_.close(cookie_value(request, kCookie));
+    response.set_header("Set-Cookie", std::string(kCookie) + "=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0");
+    response.set_redirect("/", 303);
+  });
+
+  server.Get("/api/session", [viewer_of, &authenticator](const httplib::Request& request, httplib::Response& response) {
+    auto viewer = viewer_of(request, response, false);
+    if (!viewer) return;
+    send_json(response, 200,
+              json{{"auth", authenticator.enabled() ? "munge" : "none"},
+                   {"uid", viewer->uid},
+                   {"user", authenticator.enabled() ? user_name(viewer->uid) : ""},
+                   {"admin", viewer->admin}});
+  });
+
+  // The shared filters of /api/verdicts and /api/counts; false with a 400 already set.
+  auto filter_of = [](const httplib::Request& request, httplib::Response& response, VerdictFilter& filter) {
+    filter.domain = request.get_param_value("domain");
+    filter.node = request.get_param_value("node");
+    filter.user = request.get_param_value("user");
+    filter.state = request.get_param_value("state");
+    if (!time_param(request, "since", filter.since_us) || !time_param(request, "until", filter.until_us)) {
+      send_error(response, 400, "bad_time", "since and until are seconds since the epoch");
+      return false;
+    }
+    return true;
+  };
+
+  server.Get("/api/verdicts", [this, viewer_of, filter_of](const httplib::Request& request, httplib::Response& response) {
+    auto viewer = viewer_of(request, response, false);
+    if (!viewer) return;
+    VerdictFilter filter;
+    if (!filter_of(request, response, filter)) return;
+    if (std::string limit = request.get_param_value("limit"); !limit.empty()) {
+      if (limit.size() > 4 || limit.find_first_not_of("0123456789") != std::string::npos || std::stoi(limit) == 0)
+        return send_error(response, 400, "bad_limit", "limit is 1..9999");
+      filter.limit = std::stoi(limit);
+    }
+    auto page = queries_->verdicts(filter, *viewer);
+    if (!page) return send_error(response, 500, page.error().code, page.error().message);
+    json rows = json::array();
+    for (const auto& row : page->rows) rows.push_back(summary_json(row));
+    send_json(response, 200, json{{"verdicts", rows}, {"truncated", page->truncated}});
+  });
+
+  server.Get("/api/counts", [this, viewer_of, filter_of](const httplib::Request& request, httplib::Response& response) {
+    auto viewer = viewer_of(request, response, false);
+    if (!viewer) return;
+    VerdictFilter filter;
+    if (!filter_of(request, response, filter)) return;
+    std::string bucket = request.has_param("bucket") ? request.get_param_value("bucket") : "day";
+    if (bucket != "hour" && bucket != "day") return send_error(response, 400, "bad_bucket", "bucket is hour or day");
+    int64_t bucket_s = bucket == "hour" ? 3600 : 86400;
+    TimeUs now = now_us();
+    if (!filter.until_us) filter.until_us = now;
+    if (!filter.since_us) filter.since_us = *filter.until_us - (bucket == "hour" ? 48 : 14) * bucket_s * 1000000;
+    auto counts = queries_->counts(filter, bucket_s, *viewer);
+    if (!counts) return send_error(response, 400, counts.error().code, counts.error().message);
+    json buckets = json::array();
+    for (const auto& b : *counts) buckets.push_back(json{{"start_us", b.start_us}, {"domains", b.domains}});
+    send_json(response, 200, json{{"bucket_s", bucket_s}, {"buckets", buckets}});
+  });
+
+  server.Get("/api/offenders", [this, viewer_of](const httplib::Request& request, httplib::Response& response) {
+    auto viewer = viewer_of(request, response, false);
+    if (!viewer) return;
+    // Node reputation is about the fleet, built from every user's jobs: admins only.
+    if (!viewer->admin)
+      return send_error(response, 403, "admins_only", "repeat offenders are shown to administrators only");
+    auto lock = queries_->lock();
+    auto report = repeat_offenders(queries_->database(), options_.fleet, now_us());
+    lock.unlock();
+    if (!report) return send_error(response, 500, report.error().code, report.error().message);
+    json body = offenders_json(*report);
+    body["policy"] = json{{"threshold", options_.fleet.offender_threshold},
+                          {"window_s", options_.fleet.offender_window_s},
+                          {"domains", options_.fleet.offender_domains}};
+    send_json(response, 200, body);
+  });
+
+  server.Get("/api/jobs/([^/]+)/([^/]+)", [this, viewer_of](const httplib::Request& request, httplib::Response& response) {
+    auto viewer = viewer_of(request, response, false);
+    if (!viewer) return;
+    auto detail = queries_->job(request.matches[1].str(), request.matches[2].str(), *viewer);
+    if (!detail) {
+      if (detail.error().code == kForbidden) return send_error(response, 403, "forbidden", detail.error().message);
+      return send_error(response, 500, detail.error().code, detail.error().message);
+    }
+    if (!detail->has_value())
+      return send_error(response, 404, "not_found", "no archived verdict for job " + request.matches[2].str());
+    json verdict = json::parse((*detail)->verdict_json, nullptr, false);
+    send_json(response, 200, json{{"job", summary_json((*detail)->summary)}, {"verdict", verdict}});
+  });
+
+  // Read-only: every other method on every path is refused.
+  auto refuse = [](const httplib::Request&, httplib::Response& response) {
+    response.set_header("Allow", "GET, HEAD");
+    send_error(response, 405, "method_not_allowed", "the dashboard is read-only");
+  };
+  server.Post(".*", refuse);
+  server.Put(".*", refuse);
+  server.Patch(".*", refuse);
+  server.Delete(".*", refuse);
+  server.Options(".*", refuse);
+}
+
+}  // namespace attrib::head

@@ -1,0 +1,69 @@
+// The read-only web dashboard (docs/dashboard.md): recent verdicts with filters, counts
+// per domain over time, repeat-offender nodes and one job's evidence chain, served by the
+// head daemon on head.dashboard_listen from pages compiled into the binary.
+//
+// Routes (GET only; every other method is 405):
+//   /                 the page (401 and how to log in, without a session)
+//   /app.js /style.css
+//   /login?cred=C     C: a MUNGE credential from `attrib-show --dashboard`; opens a session
+//   /logout
+//   /api/session      who is logged in, and whether as an admin
+//   /api/verdicts     ?domain=&node=&user=&state=&since=&until=&limit= (times: epoch seconds)
+//   /api/counts       the same filters and &bucket=hour|day
+//   /api/offenders    repeat offenders and systemic events (admins only)
+//   /api/jobs/<cluster>/<job_id>   the archived verdict v1
+// Access: admins (root, the SlurmUser, auth.admin_group) see every job, others only their
+// own, as with attrib-show. With auth.mode none there is no login and everyone is admin.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "core/result.h"
+#include "common/auth.h"
+#include "attributiond/store/dashboard_queries.h"
+#include "attributiond/dashboard/dashboard_sessions.h"
+#include "attributiond/fleet/fleet_history.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace attrib::head {
+
+struct DashboardOptions {
+  std::string listen;         // head.dashboard_listen: host:port, or a bare port for 127.0.0.1
+  std::string database;       // head.database, opened read-only
+  int64_t session_ttl_s = 8 * 3600;
+  FleetPolicy fleet;          // for the repeat-offender panel
+  std::shared_ptr<const auth::Authenticator> authenticator;
+};
+
+class DashboardServer {
+ public:
+  // Port 0 binds a free port (see port()). Serves until destroyed. Errors LISTEN_E_ADDRESS,
+  // LISTEN_E_BIND, DB_E_OPEN.
+  static Result<std::unique_ptr<DashboardServer>> start(const DashboardOptions& options);
+  ~DashboardServer();
+  DashboardServer(const DashboardServer&) = delete;
+  DashboardServer& operator=(const DashboardServer&) = delete;
+
+  int port() const { return port_; }
+
+ private:
+  // Defined in the .cpp, where httplib::Server is complete.
+  DashboardServer(DashboardOptions options, std::unique_ptr<DashboardQueries> queries);
+  void routes();
+
+  DashboardOptions options_;
+  std::unique_ptr<DashboardQueries> queries_;
+  SessionStore sessions_;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+  std::atomic<bool> finished_{false};
+  int port_ = 0;
+};
+
+}  // namespace attrib::head

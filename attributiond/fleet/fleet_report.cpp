@@ -1,0 +1,134 @@
+#include "attributiond/fleet/fleet_report.h"
+
+#include <algorithm>
+#include <map>
+
+#include "common/auth.h"
+
+namespace attrib::head {
+namespace {
+
+// A cap on one answer: gRPC's default message limit is 4 MiB; narrow --since for more.
+constexpr size_t kMaxRows = 5000;
+
+nlohmann::json time_or_null(TimeUs t) { return t > 0 ? nlohmann::json(format_time(t)) : nlohmann::json(nullptr); }
+
+std::vector<std::string> split_commas(const std::string& text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) out.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<nlohmann::json> node_history_report(db::Database& db, const std::string& node, TimeUs since_us,
+                                           const FleetPolicy& policy, TimeUs now_us, const std::string& cluster) {
+  auto history = node_history(db, node, since_us, policy);
+  if (!history) return history.error();
+  // Threshold 1 gives every node's counted verdicts; the real threshold decides the flag.
+  FleetPolicy every = policy;
+  every.offender_threshold = 1;
+  auto report = repeat_offenders(db, every, now_us);
+  if (!report) return report.error();
+  auto actions = remediation_history(db, node, since_us);
+  if (!actions) return actions.error();
+
+  nlohmann::json out;
+  out["schema"] = "attrib.node_history.v1";
+  out["node"] = node;
+  out["cluster"] = cluster;
+  out["since"] = time_or_null(since_us);
+  out["now"] = format_time(now_us);
+  out["policy"] = {{"offender_threshold", policy.offender_threshold},
+                   {"offender_window_s", policy.offender_window_s},
+                   {"offender_domains", policy.offender_domains},
+                   {"systemic_nodes", policy.systemic_nodes},
+                   {"systemic_window_s", policy.systemic_window_s}};
+  out["offender"] = false;
+  out["counted"] = 0;  // counted verdicts against the node within the window
+  out["offenders"] = nlohmann::json::array();
+  for (const Offender& o : report->offenders) {
+    if (o.node != node) continue;
+    bool offender = o.verdicts >= policy.offender_threshold;
+    if (o.gpu.empty()) {
+      out["offender"] = offender;
+      out["counted"] = o.verdicts;
+    }
+    out["offenders"].push_back({{"node", o.node}, {"gpu", o.gpu}, {"verdicts", o.verdicts}, {"offender", offender},
+                                {"first", time_or_null(o.first_us)}, {"last", time_or_null(o.last_us)},
+                                {"job_ids", o.job_ids}, {"basis", o.basis}});
+  }
+  out["systemic"] = nlohmann::json::array();
+  for (const SystemicEvent& e : report->systemic)
+    out["systemic"].push_back(
+        {{"from", format_time(e.from_us)}, {"to", format_time(e.to_us)}, {"nodes", e.nodes}, {"domain", e.domain}});
+  out["verdicts"] = nlohmann::json::array();
+  for (const BlameRow& r : *history) {
+    if (!cluster.empty() && r.cluster != cluster) continue;
+    out["verdicts"].push_back({{"cluster", r.cluster}, {"job_id", r.job_id}, {"time", time_or_null(r.time_us)},
+                               {"user", r.user}, {"uid", r.uid}, {"state", r.state}, {"domain", r.domain},
+                               {"rule", r.rule}, {"action", r.action}, {"gpu", r.gpu}, {"trusted", r.trusted},
+                               {"counts", r.counts_for_reputation}});
+  }
+  out["remediation"] = nlohmann::json::array();
+  for (const RemediationRecord& a : *actions) {
+    if (!cluster.empty() && a.cluster != cluster) continue;
+    out["remediation"].push_back({{"time", format_time(a.time_us)}, {"cluster", a.cluster}, {"node", a.node},
+                                  {"job_id", a.job_id}, {"rule", a.rule}, {"action", a.action},
+                                  {"reason", a.reason}, {"detail", a.detail}});
+  }
+  return out;
+}
+
+Result<nlohmann::json> verdict_list_report(db::Database& db, TimeUs since_us, const std::string& domain,
+                                           std::optional<uid_t> owner, const std::string& cluster) {
+  // Every domain (NONE too) for the counts; the list itself follows `domain`.
+  auto failures = verdicts_since(db, since_us, "");
+  if (!failures) return failures.error();
+  auto successes = verdicts_since(db, since_us, "NONE");
+  if (!successes) return successes.error();
+  auto visible = [&](const VerdictRow& r) {
+    if (!cluster.empty() && r.cluster != cluster) return false;
+    if (!owner) return true;
+    auto uid = auth::job_owner_uid(r.uid, r.user);
+    return uid && *uid == *owner;
+  };
+  std::map<std::string, int64_t> counts;
+  for (const auto* rows : {&*failures, &*successes})
+    for (const VerdictRow& r : *rows)
+      if (visible(r)) ++counts[r.domain];
+
+  nlohmann::json out;
+  out["schema"] = "attrib.verdict_list.v1";
+  out["cluster"] = cluster;
+  out["since"] = time_or_null(since_us);
+  out["domain"] = domain;
+  out["own_jobs_only"] = owner.has_value();
+  std::vector<std::pair<std::string, int64_t>> sorted(counts.begin(), counts.end());
+  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  out["counts"] = nlohmann::json::array();
+  for (const auto& [name, jobs] : sorted) out["counts"].push_back({{"domain", name}, {"jobs", jobs}});
+  out["verdicts"] = nlohmann::json::array();
+  out["truncated"] = false;
+  const auto& listed = domain == "NONE" ? *successes : *failures;
+  for (const VerdictRow& r : listed) {
+    if (!visible(r) || (!domain.empty() && r.domain != domain)) continue;
+    if (out["verdicts"].size() >= kMaxRows) {
+      out["truncated"] = true;
+      break;
+    }
+    out["verdicts"].push_back({{"cluster", r.cluster}, {"job_id", r.job_id}, {"time", time_or_null(r.time_us)},
+                               {"user", r.user}, {"uid", r.uid}, {"state", r.state}, {"domain", r.domain},
+                               {"rule", r.rule}, {"action", r.action}, {"node", r.node}, {"gpu", r.gpu},
+                               {"affected_nodes", split_commas(r.affected_nodes)}, {"trusted", r.trusted}});
+  }
+  return out;
+}
+
+}  // namespace attrib::head

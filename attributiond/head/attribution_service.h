@@ -1,0 +1,49 @@
+// The head's gRPC API: accept JobEnded (durably, before answering) and serve verdicts.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "attrib/v1/attrib.grpc.pb.h"
+#include "common/auth.h"
+#include "attributiond/ops/daemon_metrics.h"
+#include "attributiond/fleet/fleet_history.h"
+#include "attributiond/store/job_store.h"
+
+namespace attrib::head {
+
+class AttributionService final : public v1::Attribution::Service {
+ public:
+  // on_enqueued wakes the workers; it must not block.
+  // auth: checks every call's credential (auth.h); required.
+  // metrics: counted when given (the head daemon's); may be null.
+  // fleet: the repeat-offender policy GetNodeHistory reports with (config fleet.*).
+  AttributionService(JobStore& store, std::string default_cluster, std::function<void()> on_enqueued,
+                     std::shared_ptr<const auth::Authenticator> auth, HeadMetrics* metrics = nullptr,
+                     FleetPolicy fleet = FleetPolicy{});
+
+  grpc::Status SubmitJobEnded(grpc::ServerContext* context, const v1::JobEnded* request,
+                              v1::SubmitResponse* response) override;
+  grpc::Status GetVerdict(grpc::ServerContext* context, const v1::GetVerdictRequest* request,
+                          v1::GetVerdictResponse* response) override;
+  // Fleet history (docs/fleet.md), implemented in fleet_rpcs.cpp.
+  grpc::Status GetNodeHistory(grpc::ServerContext* context, const v1::NodeHistoryRequest* request,
+                              v1::FleetReport* response) override;
+  grpc::Status ListVerdicts(grpc::ServerContext* context, const v1::VerdictListRequest* request,
+                            v1::FleetReport* response) override;
+
+ private:
+  JobStore& store_;
+  std::string default_cluster_;
+  std::function<void()> on_enqueued_;
+  std::shared_ptr<const auth::Authenticator> auth_;
+  HeadMetrics* metrics_;
+  FleetPolicy fleet_;
+};
+
+// Shared by the RPC and the spool drain: queue one job; returns whether it was new.
+Result<bool> accept_job(JobStore& store, v1::JobEnded request, const std::string& default_cluster, TimeUs now);
+
+TimeUs wall_clock_us();
+
+}  // namespace attrib::head

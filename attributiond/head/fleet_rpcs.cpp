@@ -1,0 +1,60 @@
+// AttributionService's fleet history RPCs (docs/fleet.md), authorised like GetVerdict:
+// GetNodeHistory is for admins (a node's history names every user's jobs); ListVerdicts
+// shows non-admins only their own jobs, counts included.
+#include <spdlog/spdlog.h>
+
+#include "attributiond/head/attribution_service.h"
+#include "attributiond/fleet/fleet_report.h"
+
+namespace attrib::head {
+namespace {
+
+std::string peer(const grpc::ServerContext* context) {
+  return context != nullptr ? context->peer() : std::string("an in-process caller");
+}
+
+}  // namespace
+
+grpc::Status AttributionService::GetNodeHistory(grpc::ServerContext* context, const v1::NodeHistoryRequest* request,
+                                                v1::FleetReport* response) {
+  auto caller = auth_->authenticate(context, auth::kGetNodeHistory, *request);
+  if (!caller) {
+    spdlog::warn("GetNodeHistory for node {} from {} rejected: {}", request->node(), peer(context),
+                 caller.error().message);
+    return auth::to_grpc_status(caller.error());
+  }
+  if (!auth_->is_admin(*caller)) {
+    spdlog::info("GetNodeHistory for node {} denied to uid {}", request->node(), caller->uid);
+    return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                        "node history is for admins (root, the SlurmUser, auth.admin_group): it names every "
+                        "user's jobs; uid " + std::to_string(caller->uid) + " is not one");
+  }
+  if (request->node().empty()) return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "no node named");
+  std::string cluster = request->cluster().empty() ? default_cluster_ : request->cluster();
+  auto report = store_.with_db([&](db::Database& db) {
+    return node_history_report(db, request->node(), request->since_us(), fleet_, wall_clock_us(), cluster);
+  });
+  if (!report) return grpc::Status(grpc::StatusCode::INTERNAL, report.error().message);
+  response->set_json(report->dump());
+  return grpc::Status::OK;
+}
+
+grpc::Status AttributionService::ListVerdicts(grpc::ServerContext* context, const v1::VerdictListRequest* request,
+                                              v1::FleetReport* response) {
+  auto caller = auth_->authenticate(context, auth::kListVerdicts, *request);
+  if (!caller) {
+    spdlog::warn("ListVerdicts from {} rejected: {}", peer(context), caller.error().message);
+    return auth::to_grpc_status(caller.error());
+  }
+  std::optional<uid_t> owner;
+  if (!auth_->is_admin(*caller)) owner = caller->uid;
+  std::string cluster = request->cluster().empty() ? default_cluster_ : request->cluster();
+  auto report = store_.with_db([&](db::Database& db) {
+    return verdict_list_report(db, request->since_us(), request->domain(), owner, cluster);
+  });
+  if (!report) return grpc::Status(grpc::StatusCode::INTERNAL, report.error().message);
+  response->set_json(report->dump());
+  return grpc::Status::OK;
+}
+
+}  // namespace attrib::head

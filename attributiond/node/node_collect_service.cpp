@@ -1,0 +1,68 @@
+#include "attributiond/node/node_collect_service.h"
+
+#include <chrono>
+
+#include <spdlog/spdlog.h>
+
+#include "attributiond/ops/log_context.h"
+
+namespace attrib::head {
+namespace {
+
+std::string status_label(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::OK: return "ok";
+    case grpc::StatusCode::FAILED_PRECONDITION: return "failed_precondition";
+    case grpc::StatusCode::INVALID_ARGUMENT: return "invalid_argument";
+    default: return "error";
+  }
+}
+
+}  // namespace
+
+NodeCollectService::NodeCollectService(std::string node_name, std::shared_ptr<const rules::RulePack> pack,
+                                       std::vector<std::unique_ptr<collectors::Collector>> collectors,
+                                       std::shared_ptr<const auth::Authenticator> auth, NodeMetrics* metrics)
+    : node_name_(std::move(node_name)),
+      pack_(std::move(pack)),
+      collectors_(std::move(collectors)),
+      auth_(std::move(auth)),
+      metrics_(metrics) {}
+
+grpc::Status NodeCollectService::Collect(grpc::ServerContext* context, const v1::CollectRequest* request,
+                                         v1::CollectResponse* response) {
+  logging::LogScope log_scope(request->job_id(), node_name_);
+  // Before any collector runs: node evidence is for the head daemon (root or SlurmUser) only.
+  if (auto denied = auth_->require_cluster_daemon(context, auth::kCollect, *request); !denied.ok()) return denied;
+  auto started = std::chrono::steady_clock::now();
+  grpc::Status status = serve(*request, *response);
+  if (metrics_ != nullptr) {
+    metrics_->collect_requests.labels({status_label(status.error_code())}).inc();
+    metrics_->collect_duration.get().observe(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    if (status.ok())
+      for (const auto& row : response->coverage()) metrics_->coverage.labels({row.source(), row.status()}).inc();
+  }
+  return status;
+}
+
+grpc::Status NodeCollectService::serve(const v1::CollectRequest& request, v1::CollectResponse& response) {
+  // A misrouted request (wrong address in the head's table) must not pass off this
+  // node's logs as another node's.
+  if (request.node() != node_name_)
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        "this agent serves node " + node_name_ + ", not " + request.node());
+  if (request.window_end_us() < request.window_start_us())
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "window ends before it starts");
+  collectors::CollectRequest collect{.job_id = request.job_id(),
+                                     .node = request.node(),
+                                     .window_start = request.window_start_us(),
+                                     .window_end = request.window_end_us(),
+                                     .cluster = request.cluster()};
+  NodeEvidence evidence = collect_node(pack_, collectors_, collect, {request.sources().begin(), request.sources().end()});
+  spdlog::info("job {}: collected {} events on {}", request.job_id(), evidence.events.size(), node_name_);
+  response = to_proto(evidence, rules::pack_hash(*pack_));
+  return grpc::Status::OK;
+}
+
+}  // namespace attrib::head

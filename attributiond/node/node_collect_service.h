@@ -1,0 +1,38 @@
+// The node agent's gRPC service (attributiond --role node): Collect runs this node's
+// configured collectors over the requested window and returns extracted events and
+// coverage, never raw logs.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "attrib/v1/attrib.grpc.pb.h"
+#include "common/auth.h"
+#include "attributiond/ops/daemon_metrics.h"
+#include "attributiond/pipeline/node_evidence.h"
+
+namespace attrib::head {
+
+class NodeCollectService final : public v1::NodeCollector::Service {
+ public:
+  // auth: only root or the SlurmUser (the head daemon) may collect; required.
+  // metrics: counted when given (the node agent's); may be null.
+  NodeCollectService(std::string node_name, std::shared_ptr<const rules::RulePack> pack,
+                     std::vector<std::unique_ptr<collectors::Collector>> collectors,
+                     std::shared_ptr<const auth::Authenticator> auth, NodeMetrics* metrics = nullptr);
+
+  grpc::Status Collect(grpc::ServerContext* context, const v1::CollectRequest* request,
+                       v1::CollectResponse* response) override;
+
+ private:
+  grpc::Status serve(const v1::CollectRequest& request, v1::CollectResponse& response);
+
+  std::string node_name_;
+  std::shared_ptr<const rules::RulePack> pack_;
+  std::vector<std::unique_ptr<collectors::Collector>> collectors_;
+  std::shared_ptr<const auth::Authenticator> auth_;
+  NodeMetrics* metrics_;
+};
+
+}  // namespace attrib::head

@@ -1,0 +1,104 @@
+#include "attributiond/ops/daemon_metrics.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "attrib/v1/attrib.pb.h"
+
+namespace attrib::head {
+
+void register_info(metrics::Registry& registry, const std::string& role, const std::string& rule_pack_version,
+                   const std::string& rule_pack_hash) {
+  registry
+      .gauge("attrib_info", "Constant 1; labels name this daemon's role and the rule pack it runs.",
+             {"role", "rule_pack_version", "rule_pack_hash"})
+      .labels({role, rule_pack_version, rule_pack_hash})
+      .set(1);
+}
+
+HeadMetrics::HeadMetrics(metrics::Registry& registry)
+    : jobs_accepted(registry.counter("attrib_jobs_accepted_total",
+                                     "Jobs newly queued for attribution, by the hook that reported them and the "
+                                     "path they came by (rpc: JobEnded call; spool: file left by attrib-epilog).",
+                                     {"hook", "via"})),
+      jobs_duplicate(registry.counter("attrib_jobs_duplicate_total",
+                                      "JobEnded reports for jobs already queued (e.g. a second hook); not queued again.",
+                                      {"hook", "via"})),
+      jobs_attributed(registry.counter("attrib_jobs_attributed_total",
+                                       "Jobs whose verdict was made and archived.")),
+      jobs_not_attributed(registry.counter("attrib_jobs_not_attributed_total",
+                                           "Jobs recorded without a verdict, by reason (opt_out: the user's "
+                                           "--attrib=off, honoured because head.allow_opt_out is set).",
+                                           {"reason"})),
+      attribution_failures(registry.counter(
+          "attrib_attribution_failures_total",
+          "Attribution steps that failed with an error, by step (scope: reading the accounting record; archive: "
+          "writing the verdict; comment: writing the Slurm comment; done/opt_out: updating the queue). The job is "
+          "retried after head.retry_backoff_s.",
+          {"step"})),
+      attribution_retries(registry.counter(
+          "attrib_attribution_retries_total",
+          "Attribution attempts that rescheduled their job, by reason (accounting_pending: slurmdbd's record is "
+          "not final yet, the normal lag; failure: a step failed, see attrib_attribution_failures_total).",
+          {"reason"})),
+      scope_timeouts(registry.counter("attrib_scope_timeouts_total",
+                                      "Jobs attributed from the hook's facts alone because no final accounting "
+                                      "record arrived within head.scope_max_wait_s.")),
+      verdicts(registry.counter("attrib_verdicts_total",
+                                "Archived verdicts by domain and root-cause rule (rule=\"none\" when the verdict "
+                                "has no single root cause: NONE without a rule, AMBIGUOUS, UNATTRIBUTED).",
+                                {"domain", "rule"})),
+      coverage(registry.counter("attrib_collector_coverage_total",
+                                "Coverage rows of archived verdicts (one per node and source), by source and "
+                                "status (ok, empty, partial, failed, timeout, unavailable, not_configured).",
+                                {"source", "status"})),
+      attribution_latency(registry.histogram(
+          "attrib_attribution_latency_seconds",
+          "Seconds from the job's end (the accounting record's, else the hook's time) to its archived verdict.",
+          {1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1200, 1800, 3600})),
+      spool_quarantined(registry.counter("attrib_spool_quarantined_total",
+                                         "Spool files that could not be read and were moved to the spool's bad/ "
+                                         "directory.")) {}
+
+void HeadMetrics::record_verdict(const Verdict& verdict, TimeUs job_ended, TimeUs archived_at) {
+  jobs_attributed.get().inc();
+  verdicts.labels({verdict.domain, verdict.root_cause ? verdict.root_cause->rule : "none"}).inc();
+  for (const Coverage& row : verdict.coverage) coverage.labels({row.source, to_string(row.status)}).inc();
+  // A clock step can put the end after the archive time; a latency is never negative.
+  attribution_latency.get().observe(std::max<TimeUs>(archived_at - job_ended, 0) / 1e6);
+}
+
+void register_head_gauges(metrics::Registry& registry, std::function<std::optional<double>()> queue_depth,
+                          std::function<std::optional<double>()> spool_backlog) {
+  registry.gauge_callback("attrib_queue_depth",
+                          "Jobs in the durable queue that are not done (waiting, being attributed, or archived "
+                          "with the Slurm comment still to write).",
+                          std::move(queue_depth));
+  registry.gauge_callback("attrib_spool_backlog",
+                          "Files waiting in head.spool_dir (jobs attrib-epilog could not deliver), read at scrape "
+                          "time.",
+                          std::move(spool_backlog));
+}
+
+NodeMetrics::NodeMetrics(metrics::Registry& registry)
+    : collect_requests(registry.counter("attrib_collect_requests_total",
+                                        "Collect requests served by this node agent, by gRPC status (ok, "
+                                        "failed_precondition: addressed to another node, invalid_argument).",
+                                        {"status"})),
+      collect_duration(registry.histogram("attrib_collect_duration_seconds",
+                                          "Seconds a node agent spent serving one Collect request.",
+                                          {0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60})),
+      coverage(registry.counter("attrib_collector_coverage_total",
+                                "Coverage rows this node agent returned (one per source and request), by source "
+                                "and status.",
+                                {"source", "status"})) {}
+
+std::string hook_label(int hook_kind) {
+  std::string name = v1::HookKind_Name(static_cast<v1::HookKind>(hook_kind));
+  if (name.empty()) return "unknown";
+  if (name.rfind("HOOK_KIND_", 0) == 0) name = name.substr(10);
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+  return name;
+}
+
+}  // namespace attrib::head

@@ -1,0 +1,42 @@
+// The head's side of node agents: ask every allocated node's agent for its evidence,
+// concurrently (bounded), each call with its own deadline. An agent that cannot be
+// reached or does not answer in time becomes coverage (`failed` / `timeout`, with the
+// reason), never a lost or stalled job.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "attrib/v1/attrib.grpc.pb.h"
+#include "common/config.h"
+#include "attributiond/pipeline/node_evidence.h"
+
+namespace attrib::head {
+
+class AgentFanout {
+ public:
+  // auth: each Collect carries a fresh MUNGE credential when auth.mode is munge.
+  AgentFanout(config::AgentsConfig config, config::AuthConfig auth, std::string ruleset_hash);
+
+  // One NodeEvidence per node that has an agent address; nodes without one are skipped
+  // (the head's own collectors cover them).
+  std::vector<NodeEvidence> collect(const JobFacts& job, TimeUs window_start, TimeUs window_end);
+
+ private:
+  NodeEvidence collect_one(const JobFacts& job, const std::string& node, const std::string& address,
+                           TimeUs window_start, TimeUs window_end);
+  std::shared_ptr<grpc::Channel> channel(const std::string& address);
+
+  config::AgentsConfig config_;
+  config::AuthConfig auth_;
+  std::string ruleset_hash_;
+  std::mutex mutex_;
+  std::map<std::string, std::shared_ptr<grpc::Channel>> channels_;  // reused across jobs
+};
+
+}  // namespace attrib::head

@@ -1,0 +1,239 @@
+#include "attributiond/pipeline/attribution.h"
+
+#include <algorithm>
+#include <iterator>
+#include <map>
+
+#include <spdlog/spdlog.h>
+
+#include "rules/bundle_export.h"
+#include "core/comment.h"
+#include "slurm/slurmdbd_client.h"
+#include "attributiond/head/attribution_service.h"
+#include "attributiond/ops/log_context.h"
+
+namespace attrib::head {
+namespace {
+
+constexpr TimeUs kSecond = 1000000;
+
+Outcome reschedule(JobStore& store, const QueuedJob& job, TimeUs next, const std::string& why) {
+  if (auto s = store.reschedule(job.key, next, why); !s)
+    spdlog::error("job {}: cannot reschedule: {}", job.key.second, s.error().message);
+  return Outcome::Rescheduled;
+}
+
+// A step failed: counted, then retried after the backoff.
+Outcome retry_after_failure(const AttributionContext& context, const QueuedJob& job, TimeUs now, const char* step,
+                            const std::string& why) {
+  if (context.metrics != nullptr) {
+    context.metrics->attribution_failures.labels({step}).inc();
+    context.metrics->attribution_retries.labels({"failure"}).inc();
+  }
+  return reschedule(context.store, job, now + context.config.retry_backoff_s * kSecond, why);
+}
+
+// Writes the verdict's segment into the job's Comment, keeping the user's text, and reads
+// it back: slurmdbd answers success for modifications it did not store in some cases.
+Status write_and_verify_comment(Accounting& accounting, const JobKey& key, const std::string& segment) {
+  auto before = accounting.read_job(key.first, key.second);
+  if (!before) return before.error();
+  std::string merged = merge_comment(before->comment, segment);
+  if (merged == before->comment) return ok_status();  // written by an earlier attempt
+  if (auto s = accounting.write_comment(key.first, key.second, merged); !s) return s;
+  auto after = accounting.read_job(key.first, key.second);
+  if (!after) return after.error();
+  if (after->comment != merged)
+    return Error{"COMMENT_E_VERIFY", "slurmdbd kept '" + after->comment + "' instead of the verdict comment"};
+  return ok_status();
+}
+
+}  // namespace
+
+JobFacts merge_facts(const v1::JobEnded& hook, const std::optional<JobRecordFacts>& record,
+                     const std::vector<std::string>& hook_nodes, const std::string& default_cluster) {
+  JobFacts facts;
+  if (record) facts = record->facts;
+  facts.job_id = hook.job_id();
+  facts.cluster = hook.cluster().empty() ? default_cluster : hook.cluster();
+  // The hook's node list is authoritative: the accounting record can lag behind it.
+  if (!hook_nodes.empty()) facts.nodes = hook_nodes;
+  if (!record) {
+    facts.state = hook.state().empty() ? "UNKNOWN" : hook.state();
+    facts.exit_code = hook.exit_code();
+    facts.signal = hook.signal();
+    if (hook.start_time_us() > 0) facts.start = hook.start_time_us();
+    if (hook.end_time_us() > 0) facts.end = hook.end_time_us();
+  }
+  return facts;
+}
+
+// The job's output files hold every rank's lines: the app_output collector reads them
+// once, with the batch host's request, and attributes each rank's lines to its node.
+// EpilogSlurmctld reports --output/--error as given, e.g. "slurm-%j.out": expand the
+// sbatch filename patterns a job-level path can use (%% %j %A %a %N %u %x). Any other
+// pattern stays as is, and the collector then reports the file as unavailable.
+static std::string expand_output_pattern(const std::string& pattern, const v1::JobEnded& hook,
+                                         const std::string& batch_host) {
+  // %j is Slurm's own id of the job (an array task's raw id), %A_%a the array pair.
+  std::string job = hook.slurm_job_id().empty() ? hook.job_id() : hook.slurm_job_id();
+  std::string array_job = hook.job_id(), array_task;
+  if (auto underscore = array_job.find('_'); underscore != std::string::npos) {
+    array_task = array_job.substr(underscore + 1);
+    array_job = array_job.substr(0, underscore);
+  }
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] != '%' || i + 1 == pattern.size()) {
+      out += pattern[i];
+      continue;
+    }
+    char c = pattern[++i];
+    switch (c) {
+      case '%': out += '%'; break;
+      case 'j': out += job; break;
+      case 'A': out += array_job; break;
+      case 'a': out += array_task; break;
+      case 'N': out += batch_host; break;
+      case 'u': out += hook.user(); break;
+      case 'x': out += hook.job_name(); break;
+      default: out += '%'; out += c;
+    }
+  }
+  return out;
+}
+
+static std::vector<std::string> output_paths_of(const v1::JobEnded& hook, const std::string& batch_host) {
+  std::vector<std::string> paths;
+  for (const std::string& given : {hook.stdout_path(), hook.stderr_path()}) {
+    std::string path = expand_output_pattern(given, hook, batch_host);
+    if (!path.empty() && path != "/dev/null" && std::find(paths.begin(), paths.end(), path) == paths.end())
+      paths.push_back(path);
+  }
+  return paths;
+}
+
+Verdict attribute_window(const AttributionContext& context, const JobFacts& facts, TimeUs fallback_time,
+                         const std::vector<std::string>& output_paths) {
+  TimeUs end = facts.end.value_or(fallback_time);
+  TimeUs start = facts.start.value_or(end);
+  TimeUs window_start = start - context.config.window_lead_s * kSecond;
+  TimeUs window_end = end + context.config.window_grace_s * kSecond;
+
+  std::vector<Event> events;
+  std::vector<Coverage> coverage;
+  auto add = [&](NodeEvidence&& evidence) {
+    std::move(evidence.events.begin(), evidence.events.end(), std::back_inserter(events));
+    std::move(evidence.coverage.begin(), evidence.coverage.end(), std::back_inserter(coverage));
+  };
+  std::vector<std::string> all_but_job_output;
+  for (const auto& collector : context.collectors)
+    if (collector->name() != "app_output") all_but_job_output.push_back(collector->name());
+  for (const std::string& node : facts.nodes) {
+    if (context.collectors.empty()) break;
+    bool batch_host = node == facts.nodes.front();
+    collectors::CollectRequest request{.job_id = facts.job_id, .node = node, .window_start = window_start,
+                                       .window_end = window_end, .cluster = facts.cluster};
+    if (batch_host) {
+      request.ranks = facts.ranks;
+      request.output_paths = output_paths;
+    }
+    if (!batch_host && all_but_job_output.empty()) continue;  // only app_output is configured
+    add(collect_node(context.pack, context.collectors, request,
+                     batch_host ? std::vector<std::string>{} : all_but_job_output));
+  }
+  if (context.agents != nullptr)
+    for (auto& evidence : context.agents->collect(facts, window_start, window_end))
+      add(std::move(evidence));
+  // The head's own collectors and a node's agent can both read one (node, source).
+  std::vector<Coverage> rows = std::move(coverage);
+  coverage.clear();
+  for (Coverage& merged : merge_coverage_rows(rows)) {
+    merged.events = 0;
+    for (const Coverage& row : rows)
+      if (row.node == merged.node && row.source == merged.source) merged.events += row.events;
+    coverage.push_back(std::move(merged));
+  }
+  return rules::correlate(*context.pack, facts, std::move(events), std::move(coverage));
+}
+
+// The SPANK plugin's `--attrib=off`, as EpilogSlurmctld forwards it (plugin "attrib",
+// option "attrib").
+static bool user_opted_out(const v1::JobEnded& hook) {
+  auto it = hook.spank_options().find("attrib_attrib");
+  return it != hook.spank_options().end() && it->second == "off";
+}
+
+Outcome attribute_once(const AttributionContext& context, Accounting& accounting, const QueuedJob& job, TimeUs now) {
+  const auto& [cluster, job_id] = job.key;
+  logging::LogScope log_scope(job_id);
+  if (!job.verdict_json && context.config.allow_opt_out && user_opted_out(job.request)) {
+    // Kept in the archive (never silently lost), but neither attributed nor commented.
+    if (auto s = context.store.mark_not_attributed(job.key, "opted out by the user (--attrib=off)", now); !s)
+      return retry_after_failure(context, job, now, "opt_out", s.error().message);
+    spdlog::info("job {}: opted out of attribution by its user", job_id);
+    if (context.metrics != nullptr) context.metrics->jobs_not_attributed.labels({"opt_out"}).inc();
+    return Outcome::Done;
+  }
+  std::string segment;
+  if (job.verdict_json) {
+    // Archived by an earlier attempt: only the comment is left to write.
+    segment = nlohmann::json::parse(*job.verdict_json).value("comment", "");
+  } else {
+    std::optional<JobRecordFacts> record;
+    auto read = accounting.read_job(cluster, job_id);
+    bool waited_too_long = now - job.received > context.config.scope_max_wait_s * kSecond;
+    if (read && read->final) {
+      record = *read;
+    } else if (!waited_too_long) {
+      std::string why = read ? "accounting record not final yet" : read.error().message;
+      // Not final or not known yet is slurmdbd's normal lag, polled quickly; any other
+      // error (slurmdbd down) is a failure, retried after the backoff.
+      if (!read && read.error().code != kAccountingNotFound)
+        return retry_after_failure(context, job, now, "scope", why);
+      if (context.metrics != nullptr) context.metrics->attribution_retries.labels({"accounting_pending"}).inc();
+      return reschedule(context.store, job, now + context.config.scope_poll_interval_ms * 1000, why);
+    } else {
+      spdlog::warn("job {}: no final accounting record after {} s; attributing from the hook's facts", job_id,
+                   context.config.scope_max_wait_s);
+      if (context.metrics != nullptr) context.metrics->scope_timeouts.get().inc();
+      if (read) record = *read;
+    }
+    JobFacts facts = merge_facts(job.request, record, slurm::expand_hostlist(job.request.node_list()),
+                                 context.default_cluster);
+    Verdict verdict = attribute_window(context, facts, job.request.hook_time_us() ? job.request.hook_time_us() : now,
+                                       output_paths_of(job.request, facts.nodes.empty() ? "" : facts.nodes.front()));
+    if (auto s = context.store.archive(job.key, verdict, rules::events_of_verdict(verdict), now); !s)
+      return retry_after_failure(context, job, now, "archive", s.error().message);
+    spdlog::info("job {}: {} ({})", job_id, verdict.domain, verdict.comment);
+    if (context.metrics != nullptr) {
+      TimeUs hook_time = job.request.hook_time_us() ? job.request.hook_time_us() : job.received;
+      context.metrics->record_verdict(verdict, facts.end.value_or(hook_time), wall_clock_us());
+    }
+    segment = verdict.comment;
+  }
+
+  // Only here, in the head's worker after the archive, may a node be drained (never from
+  // a hook). Idempotent per job, so a retried attempt does not act twice; its failure is
+  // recorded and logged and does not hold the comment back.
+  if (context.remediator != nullptr && context.remediator->enabled()) {
+    if (auto acted = context.remediator->after_verdict(context.store, job.key, now); !acted)
+      spdlog::error("job {}: remediation: {}", job_id, acted.error().message);
+  }
+
+  if (context.config.write_comment) {
+    if (auto s = write_and_verify_comment(accounting, job.key, segment); !s)
+      return retry_after_failure(context, job, now, "comment", "comment not written: " + s.error().message);
+  }
+  if (auto s = context.store.mark_done(job.key, now); !s) {
+    spdlog::error("job {}: cannot mark done: {}", job_id, s.error().message);
+    if (context.metrics != nullptr) {
+      context.metrics->attribution_failures.labels({"done"}).inc();
+      context.metrics->attribution_retries.labels({"failure"}).inc();
+    }
+    return Outcome::Rescheduled;
+  }
+  return Outcome::Done;
+}
+
+}  // namespace attrib::head

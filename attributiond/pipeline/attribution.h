@@ -1,0 +1,47 @@
+// One attribution attempt for one queued job: scope it from accounting, collect its
+// window on every allocated node, run the rules, archive the verdict, write the comment.
+//
+// Each step is idempotent and its result durable before the next starts, so an attempt
+// can stop anywhere (daemon killed, slurmdbd down) and a later attempt finishes the job.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "slurm/accounting.h"
+#include "attributiond/pipeline/agent_fanout.h"
+#include "collectors/collector.h"
+#include "rules/engine.h"
+#include "common/config.h"
+#include "attributiond/ops/daemon_metrics.h"
+#include "attributiond/store/job_store.h"
+#include "attributiond/fleet/remediation.h"
+
+namespace attrib::head {
+
+struct AttributionContext {
+  const config::HeadConfig& config;
+  const std::string& default_cluster;
+  std::shared_ptr<const rules::RulePack> pack;
+  const std::vector<std::unique_ptr<collectors::Collector>>& collectors;  // run on the head for every node
+  AgentFanout* agents;  // node agents, or nullptr when none are configured
+  JobStore& store;
+  HeadMetrics* metrics = nullptr;  // counted when given (the head daemon's)
+  Remediator* remediator = nullptr;  // remediation.mode other than off (remediation.h)
+};
+
+enum class Outcome { Done, Rescheduled };
+
+// `accounting` is per worker (a slurmdbd connection is not shared between threads).
+Outcome attribute_once(const AttributionContext& context, Accounting& accounting, const QueuedJob& job, TimeUs now);
+
+// Scoping and collection without the store or Slurm writes: what attrib-replay-style
+// callers and tests use. Hook facts fill what the accounting record lacks.
+JobFacts merge_facts(const v1::JobEnded& hook, const std::optional<JobRecordFacts>& record,
+                     const std::vector<std::string>& hook_nodes, const std::string& default_cluster);
+// output_paths: the job's stdout/stderr files as the hook reported them.
+Verdict attribute_window(const AttributionContext& context, const JobFacts& facts, TimeUs fallback_time,
+                         const std::vector<std::string>& output_paths = {});
+
+}  // namespace attrib::head

@@ -1,0 +1,152 @@
+#include "attributiond/pipeline/node_evidence.h"
+
+#include <algorithm>
+
+#include "attributiond/ops/log_context.h"
+
+namespace attrib::head {
+namespace {
+
+CoverageStatus status_from_string(const std::string& text) {
+  for (auto s : {CoverageStatus::Ok, CoverageStatus::Empty, CoverageStatus::Partial, CoverageStatus::Failed,
+                 CoverageStatus::Timeout, CoverageStatus::Unavailable, CoverageStatus::NotConfigured})
+    if (text == to_string(s)) return s;
+  return CoverageStatus::Failed;  // an agent speaking a newer protocol: do not claim coverage
+}
+
+bool was_read(CoverageStatus s) {
+  return s == CoverageStatus::Ok || s == CoverageStatus::Empty || s == CoverageStatus::Partial;
+}
+
+// Rank of a status when nothing was read: the first in this list says the most.
+int failure_rank(CoverageStatus s) {
+  switch (s) {
+    case CoverageStatus::Failed: return 0;
+    case CoverageStatus::Timeout: return 1;
+    case CoverageStatus::Unavailable: return 2;
+    default: return 3;
+  }
+}
+
+void merge_into(Coverage& into, const Coverage& row) {
+  const bool into_read = was_read(into.status), row_read = was_read(row.status);
+  if (into_read && row_read) {
+    if (into.status == CoverageStatus::Partial || row.status == CoverageStatus::Partial)
+      into.status = CoverageStatus::Partial;
+    else if (row.status == CoverageStatus::Ok)
+      into.status = CoverageStatus::Ok;
+  } else if (into_read || row_read) {
+    CoverageStatus missing = into_read ? row.status : into.status;
+    CoverageStatus read = into_read ? into.status : row.status;
+    bool lost = missing == CoverageStatus::Failed || missing == CoverageStatus::Timeout;
+    into.status = lost ? CoverageStatus::Partial : read;
+  } else if (failure_rank(row.status) < failure_rank(into.status)) {
+    into.status = row.status;
+  }
+  into.lines += row.lines;
+  if (row.window_start && (!into.window_start || *row.window_start < *into.window_start))
+    into.window_start = row.window_start;
+  if (row.window_end && (!into.window_end || *row.window_end > *into.window_end)) into.window_end = row.window_end;
+  if (!row.detail.empty()) into.detail += (into.detail.empty() ? "" : "; ") + row.detail;
+}
+
+}  // namespace
+
+std::vector<Coverage> merge_coverage_rows(std::vector<Coverage> rows) {
+  std::vector<Coverage> merged;
+  for (Coverage& row : rows) {
+    auto same = std::find_if(merged.begin(), merged.end(),
+                             [&](const Coverage& m) { return m.node == row.node && m.source == row.source; });
+    if (same == merged.end())
+      merged.push_back(std::move(row));
+    else
+      merge_into(*same, row);
+  }
+  return merged;
+}
+
+NodeEvidence collect_node(const std::shared_ptr<const rules::RulePack>& pack,
+                          const std::vector<std::unique_ptr<collectors::Collector>>& collectors,
+                          const collectors::CollectRequest& request, const std::vector<std::string>& only) {
+  NodeEvidence evidence;
+  rules::Extractor extractor(pack);
+  for (const auto& collector : collectors) {
+    if (!only.empty() && std::find(only.begin(), only.end(), collector->name()) == only.end()) continue;
+    logging::LogScope log_scope(request.job_id, request.node, collector->name());
+    auto reported = collector->collect(request, [&](const LogLine& line) { extractor.feed(line); });
+    evidence.coverage.insert(evidence.coverage.end(), reported.begin(), reported.end());
+  }
+  evidence.events = extractor.finish();
+  evidence.coverage = merge_coverage_rows(std::move(evidence.coverage));
+  for (Coverage& c : evidence.coverage) {
+    c.events = 0;
+    for (const Event& e : evidence.events)
+      if (e.node == c.node && e.source == c.source) c.events += 1;
+  }
+  return evidence;
+}
+
+v1::CollectResponse to_proto(const NodeEvidence& evidence, const std::string& ruleset_hash) {
+  v1::CollectResponse response;
+  response.set_ruleset_hash(ruleset_hash);
+  for (const Event& e : evidence.events) {
+    v1::Event* out = response.add_events();
+    out->set_kind(e.kind);
+    out->set_rule(e.rule);
+    out->set_node(e.node);
+    out->set_source(e.source);
+    out->set_has_time(e.time.has_value());
+    out->set_time_us(e.time.value_or(0));
+    out->set_seq(e.seq);
+    out->set_trusted(e.trusted);
+    out->set_line(e.line);
+    out->set_fields_json(e.fields.dump());
+    out->set_count(e.count);
+  }
+  for (const Coverage& c : evidence.coverage) {
+    v1::Coverage* out = response.add_coverage();
+    out->set_node(c.node);
+    out->set_source(c.source);
+    out->set_status(to_string(c.status));
+    out->set_lines(c.lines);
+    out->set_events(c.events);
+    out->set_window_start_us(c.window_start.value_or(0));
+    out->set_window_end_us(c.window_end.value_or(0));
+    out->set_detail(c.detail);
+  }
+  return response;
+}
+
+NodeEvidence from_proto(const v1::CollectResponse& response) {
+  NodeEvidence evidence;
+  for (const v1::Event& in : response.events()) {
+    Event e;
+    e.kind = in.kind();
+    e.rule = in.rule();
+    e.node = in.node();
+    e.source = in.source();
+    if (in.has_time()) e.time = in.time_us();
+    e.seq = in.seq();
+    e.trusted = in.trusted();
+    e.line = in.line();
+    e.fields = nlohmann::json::parse(in.fields_json(), nullptr, /*allow_exceptions=*/false);
+    if (!e.fields.is_object()) e.fields = nlohmann::json::object();
+    e.count = in.count();
+    evidence.events.push_back(std::move(e));
+  }
+  for (const v1::Coverage& in : response.coverage()) {
+    Coverage c;
+    c.node = in.node();
+    c.source = in.source();
+    c.status = status_from_string(in.status());
+    c.lines = in.lines();
+    c.events = in.events();
+    if (in.window_start_us() != 0) c.window_start = in.window_start_us();
+    if (in.window_end_us() != 0) c.window_end = in.window_end_us();
+    c.detail = in.detail();
+    evidence.coverage.push_back(std::move(c));
+  }
+  return evidence;
+}
+
+}  // namespace attrib::head

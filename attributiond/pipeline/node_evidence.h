@@ -1,0 +1,40 @@
+// One node's evidence for one job window: the events extracted at the edge and the
+// coverage of every source read. Produced locally (head collectors, node agents) or
+// received from a node agent over the Collect RPC.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collectors/collector.h"
+#include "rules/engine.h"
+#include "attrib/v1/attrib.pb.h"
+
+namespace attrib::head {
+
+struct NodeEvidence {
+  std::vector<Event> events;  // folded, ids not yet assigned
+  std::vector<Coverage> coverage;
+};
+
+// Runs every collector for request.node over the window and extracts events right
+// there, so only events (not raw lines) leave the node.
+// `only`: collector names to run; empty runs them all.
+NodeEvidence collect_node(const std::shared_ptr<const rules::RulePack>& pack,
+                          const std::vector<std::unique_ptr<collectors::Collector>>& collectors,
+                          const collectors::CollectRequest& request, const std::vector<std::string>& only = {});
+
+// One row per (node, source): two collectors can read the same source of a node (the
+// journal's application identifiers and the job's output files are both `app`), and
+// the verdict's coverage matrix must not show it twice. Merged: lines summed, windows
+// joined, details kept; status `ok`/`empty` when read, `partial` when any part was
+// partial or another collector of that source failed or timed out; with nothing read,
+// the most telling failure (failed, timeout, unavailable, not_configured).
+// `events` is left for the caller to count.
+std::vector<Coverage> merge_coverage_rows(std::vector<Coverage> rows);
+
+v1::CollectResponse to_proto(const NodeEvidence& evidence, const std::string& ruleset_hash);
+NodeEvidence from_proto(const v1::CollectResponse& response);
+
+}  // namespace attrib::head

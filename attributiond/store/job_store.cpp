@@ -1,0 +1,327 @@
+#include "attributiond/store/job_store.h"
+
+#include <cctype>
+
+namespace attrib::head {
+namespace {
+
+// Append-only: never edit a shipped migration, add a new one.
+const std::vector<std::string> kMigrations = {
+    R"sql(
+CREATE TABLE jobs (
+  cluster         TEXT NOT NULL,
+  job_id          TEXT NOT NULL,
+  status          TEXT NOT NULL CHECK (status IN ('queued', 'archived', 'done')),
+  request         BLOB NOT NULL,            -- attrib.v1.JobEnded as received
+  received_us     INTEGER NOT NULL,
+  attempts        INTEGER NOT NULL DEFAULT 0,
+  next_attempt_us INTEGER NOT NULL DEFAULT 0,
+  last_error      TEXT NOT NULL DEFAULT '',
+  verdict_json    TEXT,                     -- verdict v1, set once when archived
+  domain          TEXT,
+  archived_us     INTEGER,
+  done_us         INTEGER,
+  PRIMARY KEY (cluster, job_id)
+);
+CREATE INDEX jobs_due ON jobs (status, next_attempt_us, received_us);
+CREATE TABLE events (
+  cluster   TEXT NOT NULL,
+  job_id    TEXT NOT NULL,
+  event_id  TEXT NOT NULL,
+  kind      TEXT NOT NULL,
+  rule      TEXT NOT NULL,
+  node      TEXT NOT NULL,
+  source    TEXT NOT NULL,
+  time_us   INTEGER,
+  seq       INTEGER NOT NULL,
+  trusted   INTEGER NOT NULL,
+  line      TEXT NOT NULL,
+  fields    TEXT NOT NULL,
+  count     INTEGER NOT NULL,
+  PRIMARY KEY (cluster, job_id, event_id),
+  FOREIGN KEY (cluster, job_id) REFERENCES jobs (cluster, job_id)
+);
+CREATE TABLE coverage (
+  cluster  TEXT NOT NULL,
+  job_id   TEXT NOT NULL,
+  node     TEXT NOT NULL,
+  source   TEXT NOT NULL,
+  status   TEXT NOT NULL,
+  lines    INTEGER NOT NULL,
+  events   INTEGER NOT NULL,
+  detail   TEXT NOT NULL,
+  PRIMARY KEY (cluster, job_id, node, source),
+  FOREIGN KEY (cluster, job_id) REFERENCES jobs (cluster, job_id)
+);
+)sql",
+    // 2: fleet history (fleet_history.h): one row per archived verdict, naming the node
+    // and GPU its root cause blames ('' when none), and every remediation decision.
+    R"sql(
+CREATE TABLE history (
+  cluster         TEXT NOT NULL,
+  job_id          TEXT NOT NULL,
+  time_us         INTEGER NOT NULL,        -- job end (hook time, archive time when unknown)
+  user_name       TEXT NOT NULL,
+  uid             INTEGER NOT NULL,
+  state           TEXT NOT NULL,
+  domain          TEXT NOT NULL,
+  rule            TEXT NOT NULL,           -- root cause rule; '' without a root cause
+  action          TEXT NOT NULL,
+  node            TEXT NOT NULL,           -- root cause node; '' without a root cause
+  gpu             TEXT NOT NULL,           -- PCI address of the blamed GPU; '' when none
+  affected_nodes  TEXT NOT NULL,           -- comma-separated
+  trusted         INTEGER NOT NULL,        -- the root cause event is trusted
+  PRIMARY KEY (cluster, job_id),
+  FOREIGN KEY (cluster, job_id) REFERENCES jobs (cluster, job_id)
+);
+CREATE INDEX history_node ON history (node, time_us);
+CREATE INDEX history_time ON history (time_us);
+CREATE TABLE remediation (
+  id       INTEGER PRIMARY KEY AUTOINCREMENT,
+  time_us  INTEGER NOT NULL,
+  cluster  TEXT NOT NULL,
+  node     TEXT NOT NULL,
+  job_id   TEXT NOT NULL,
+  rule     TEXT NOT NULL,
+  action   TEXT NOT NULL,   -- drained | would_drain | skipped_* | failed
+  reason   TEXT NOT NULL,   -- the Slurm reason text
+  detail   TEXT NOT NULL
+);
+CREATE INDEX remediation_node ON remediation (node, time_us);
+CREATE INDEX remediation_time ON remediation (time_us, action);
+)sql",
+};
+
+Error db_error(const db::Statement& stmt) { return Error{"DB_E_STEP", stmt.error()}; }
+
+// The GPU a verdict blames on its root cause node: the only affected GPU there, or the
+// one the root cause event names (its raw "0000:3b:00" prefixes the normalised form).
+std::string blamed_gpu(const Verdict& verdict, const std::string& node) {
+  std::vector<std::string> on_node;
+  for (const AffectedGpu& gpu : verdict.affected_gpus)
+    if (gpu.node == node) on_node.push_back(gpu.pci);
+  if (on_node.size() == 1) return on_node.front();
+  const auto& fields = verdict.root_cause->event.fields;
+  if (auto pci = fields.find("pci"); pci != fields.end() && pci->is_string() && !pci->get<std::string>().empty()) {
+    std::string raw = pci->get<std::string>();
+    for (char& c : raw) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    for (const std::string& gpu : on_node)
+      if (gpu.rfind(raw, 0) == 0 || gpu.find(raw) != std::string::npos) return gpu;
+  }
+  return "";
+}
+
+// One history row per archived verdict (fleet_history.h). Only a root cause blames a
+// node: AMBIGUOUS, UNATTRIBUTED and NONE rows keep node ''.
+Status insert_history(db::Database& db, const JobKey& key, const Verdict& verdict, const v1::JobEnded& request,
+                      TimeUs archived) {
+  TimeUs time = request.end_time_us() > 0 ? request.end_time_us()
+                : request.hook_time_us() > 0 ? request.hook_time_us() : archived;
+  std::string node, gpu, rule;
+  bool trusted = false;
+  if (verdict.root_cause) {
+    node = verdict.root_cause->event.node;
+    gpu = blamed_gpu(verdict, node);
+    rule = verdict.root_cause->rule;
+    trusted = verdict.root_cause->event.trusted;
+  }
+  std::string affected;
+  for (const std::string& n : verdict.affected_nodes) affected += (affected.empty() ? "" : ",") + n;
+  auto ins = db.prepare(
+      "INSERT OR IGNORE INTO history (cluster, job_id, time_us, user_name, uid, state, domain, rule, action, node, "
+      "gpu, affected_nodes, trusted) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  ins.bind(1, key.first).bind(2, key.second).bind(3, time).bind(4, request.user())
+      .bind(5, static_cast<int64_t>(request.uid())).bind(6, verdict.terminal_state).bind(7, verdict.domain)
+      .bind(8, rule).bind(9, verdict.recommended_action).bind(10, node).bind(11, gpu).bind(12, affected)
+      .bind(13, int64_t{trusted});
+  return ins.run();
+}
+
+// Verdicts archived before the history table existed get their rows once, at open.
+Status backfill_history(db::Database& db) {
+  db::Transaction tx(db);
+  auto missing = db.prepare(
+      "SELECT j.cluster, j.job_id, j.request, j.verdict_json, COALESCE(j.archived_us, j.received_us) FROM jobs j "
+      "LEFT JOIN history h ON h.cluster = j.cluster AND h.job_id = j.job_id "
+      "WHERE j.verdict_json IS NOT NULL AND h.job_id IS NULL");
+  int64_t added = 0;
+  while (missing.step()) {
+    v1::JobEnded request;
+    request.ParseFromString(missing.text_at(2));  // a corrupt request only loses user and time
+    auto json = nlohmann::json::parse(missing.text_at(3), nullptr, false);
+    if (json.is_discarded()) continue;
+    auto verdict = verdict_from_json(json);
+    if (!verdict) continue;  // unreadable verdicts stay out of the history, not out of the archive
+    if (auto s = insert_history(db, {missing.text_at(0), missing.text_at(1)}, *verdict, request, missing.int_at(4));
+        !s)
+      return s;
+    ++added;
+  }
+  if (!missing.error().empty()) return db_error(missing);
+  if (added == 0) return ok_status();  // the transaction rolls back: nothing was written
+  return tx.commit();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<JobStore>> JobStore::open(const std::string& path) {
+  auto db = db::Database::open(path);
+  if (!db) return db.error();
+  if (auto s = db->migrate(kMigrations); !s) return s.error();
+  if (auto s = backfill_history(*db); !s) return Error{"DB_E_MIGRATE", "history backfill: " + s.error().message};
+  return std::unique_ptr<JobStore>(new JobStore(std::move(*db)));
+}
+
+Result<bool> JobStore::enqueue(const v1::JobEnded& request, const std::string& cluster, TimeUs now) {
+  std::string bytes;
+  if (!request.SerializeToString(&bytes)) return Error{"QUEUE_E_ENCODE", "cannot encode JobEnded"};
+  std::lock_guard lock(mutex_);
+  auto stmt = db_.prepare(
+      "INSERT OR IGNORE INTO jobs (cluster, job_id, status, request, received_us, next_attempt_us) "
+      "VALUES (?, ?, 'queued', ?, ?, ?)");
+  stmt.bind(1, cluster).bind(2, request.job_id()).bind_blob(3, bytes).bind(4, now).bind(5, now);
+  if (auto s = stmt.run(); !s) return s.error();
+  auto changes = db_.prepare("SELECT changes()");
+  if (!changes.step()) return db_error(changes);
+  if (changes.int_at(0) > 0) return true;
+
+  // Known already: EpilogSlurmctld and jobcomp/script both report a job, each with what
+  // only it knows (SPANK options; the state). Fill what the stored report lacks, while
+  // the job is still queued: the stored fields win, the newcomer's fill the gaps.
+  auto stored = db_.prepare("SELECT request FROM jobs WHERE cluster = ? AND job_id = ? AND status = 'queued'");
+  stored.bind(1, cluster).bind(2, request.job_id());
+  if (!stored.step()) return false;
+  v1::JobEnded merged = request;
+  v1::JobEnded previous;
+  if (!previous.ParseFromString(stored.text_at(0))) return false;
+  merged.MergeFrom(previous);
+  std::string merged_bytes;
+  if (!merged.SerializeToString(&merged_bytes) || merged_bytes == stored.text_at(0)) return false;
+  auto update = db_.prepare("UPDATE jobs SET request = ? WHERE cluster = ? AND job_id = ? AND status = 'queued'");
+  update.bind_blob(1, merged_bytes).bind(2, cluster).bind(3, request.job_id());
+  if (auto s = update.run(); !s) return s.error();
+  return false;
+}
+
+Result<std::optional<QueuedJob>> JobStore::next_due(TimeUs now, const std::set<JobKey>& busy) {
+  std::lock_guard lock(mutex_);
+  auto stmt = db_.prepare(
+      "SELECT cluster, job_id, request, attempts, received_us, verdict_json FROM jobs "
+      "WHERE status IN ('queued', 'archived') AND next_attempt_us <= ? "
+      "ORDER BY next_attempt_us, received_us, job_id");
+  stmt.bind(1, now);
+  while (stmt.step()) {
+    JobKey key{stmt.text_at(0), stmt.text_at(1)};
+    if (busy.count(key) != 0) continue;
+    QueuedJob job;
+    job.key = key;
+    if (!job.request.ParseFromString(stmt.text_at(2)))
+      return Error{"QUEUE_E_DECODE", "queued request for job " + key.second + " is corrupt"};
+    job.attempts = static_cast<int>(stmt.int_at(3));
+    job.received = stmt.int_at(4);
+    if (!stmt.is_null(5)) job.verdict_json = stmt.text_at(5);
+    return std::optional<QueuedJob>(std::move(job));
+  }
+  if (!stmt.error().empty()) return db_error(stmt);
+  return std::optional<QueuedJob>();
+}
+
+Status JobStore::reschedule(const JobKey& key, TimeUs next_attempt, const std::string& error) {
+  std::lock_guard lock(mutex_);
+  auto stmt = db_.prepare(
+      "UPDATE jobs SET attempts = attempts + 1, next_attempt_us = ?, last_error = ? "
+      "WHERE cluster = ? AND job_id = ?");
+  stmt.bind(1, next_attempt).bind(2, error).bind(3, key.first).bind(4, key.second);
+  return stmt.run();
+}
+
+Status JobStore::archive(const JobKey& key, const Verdict& verdict, const std::vector<Event>& events,
+                         TimeUs now) {
+  std::lock_guard lock(mutex_);
+  db::Transaction tx(db_);
+  auto update = db_.prepare(
+      "UPDATE jobs SET status = 'archived', verdict_json = ?, domain = ?, archived_us = ?, last_error = '' "
+      "WHERE cluster = ? AND job_id = ? AND verdict_json IS NULL");
+  update.bind(1, to_json(verdict).dump()).bind(2, verdict.domain).bind(3, now).bind(4, key.first).bind(5, key.second);
+  if (auto s = update.run(); !s) return s;
+  auto changes = db_.prepare("SELECT changes()");
+  if (!changes.step() || changes.int_at(0) == 0) return ok_status();  // archived before: keep the first
+
+  // The fleet history row, with the owner and end time the stored request holds.
+  v1::JobEnded request;
+  auto stored = db_.prepare("SELECT request FROM jobs WHERE cluster = ? AND job_id = ?");
+  stored.bind(1, key.first).bind(2, key.second);
+  if (stored.step()) request.ParseFromString(stored.text_at(0));
+  if (auto s = insert_history(db_, key, verdict, request, now); !s) return s;
+
+  for (const Event& e : events) {
+    auto ins = db_.prepare(
+        "INSERT INTO events (cluster, job_id, event_id, kind, rule, node, source, time_us, seq, trusted, "
+        "line, fields, count) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    ins.bind(1, key.first).bind(2, key.second).bind(3, e.id).bind(4, e.kind).bind(5, e.rule).bind(6, e.node)
+        .bind(7, e.source);
+    if (e.time) ins.bind(8, *e.time); else ins.bind_null(8);
+    ins.bind(9, static_cast<int64_t>(e.seq)).bind(10, int64_t{e.trusted}).bind(11, e.line)
+        .bind(12, e.fields.dump()).bind(13, static_cast<int64_t>(e.count));
+    if (auto s = ins.run(); !s) return s;
+  }
+  for (const Coverage& c : verdict.coverage) {
+    auto ins = db_.prepare(
+        "INSERT OR REPLACE INTO coverage (cluster, job_id, node, source, status, lines, events, detail) "
+        "VALUES (?,?,?,?,?,?,?,?)");
+    ins.bind(1, key.first).bind(2, key.second).bind(3, c.node).bind(4, c.source).bind(5, to_string(c.status))
+        .bind(6, static_cast<int64_t>(c.lines)).bind(7, static_cast<int64_t>(c.events)).bind(8, c.detail);
+    if (auto s = ins.run(); !s) return s;
+  }
+  return tx.commit();
+}
+
+Status JobStore::mark_done(const JobKey& key, TimeUs now) {
+  std::lock_guard lock(mutex_);
+  auto stmt = db_.prepare(
+      "UPDATE jobs SET status = 'done', done_us = ?, last_error = '' "
+      "WHERE cluster = ? AND job_id = ? AND status = 'archived'");
+  stmt.bind(1, now).bind(2, key.first).bind(3, key.second);
+  return stmt.run();
+}
+
+Status JobStore::mark_not_attributed(const JobKey& key, const std::string& why, TimeUs now) {
+  std::lock_guard lock(mutex_);
+  auto stmt = db_.prepare(
+      "UPDATE jobs SET status = 'done', done_us = ?, last_error = ? "
+      "WHERE cluster = ? AND job_id = ? AND status = 'queued' AND verdict_json IS NULL");
+  stmt.bind(1, now).bind(2, why).bind(3, key.first).bind(4, key.second);
+  return stmt.run();
+}
+
+Result<std::optional<JobRecord>> JobStore::lookup(const JobKey& key) {
+  std::lock_guard lock(mutex_);
+  auto stmt = db_.prepare(
+      "SELECT status, attempts, last_error, verdict_json, request FROM jobs WHERE cluster = ? AND job_id = ?");
+  stmt.bind(1, key.first).bind(2, key.second);
+  if (!stmt.step()) {
+    if (!stmt.error().empty()) return db_error(stmt);
+    return std::optional<JobRecord>();
+  }
+  JobRecord record;
+  record.status = stmt.text_at(0);
+  record.attempts = static_cast<int>(stmt.int_at(1));
+  record.last_error = stmt.text_at(2);
+  if (!stmt.is_null(3)) record.verdict_json = stmt.text_at(3);
+  // The owner is read from the stored request (no column of its own): every row has it,
+  // including rows written before attrib checked ownership.
+  if (v1::JobEnded request; request.ParseFromString(stmt.text_at(4))) {
+    record.uid = request.uid();
+    record.user = request.user();
+  }
+  return std::optional<JobRecord>(std::move(record));
+}
+
+Result<int64_t> JobStore::pending_count() {
+  std::lock_guard lock(mutex_);
+  auto stmt = db_.prepare("SELECT count(*) FROM jobs WHERE status != 'done'");
+  if (!stmt.step()) return db_error(stmt);
+  return stmt.int_at(0);
+}
+
+}  // namespace attrib::head

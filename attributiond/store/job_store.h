@@ -1,0 +1,76 @@
+// The head daemon's durable state in one SQLite file: the job queue (every accepted
+// JobEnded is written here before the RPC returns) and the verdict archive.
+//
+// A job row moves queued -> archived (verdict, events and coverage stored) -> done
+// (comment written to slurmdbd and read back). Every step is idempotent, so a daemon
+// killed at any point resumes from the row's state and attributes each job once.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/result.h"
+#include "core/verdict.h"
+#include "attrib/v1/attrib.pb.h"
+#include "attributiond/store/sqlite.h"
+
+namespace attrib::head {
+
+using JobKey = std::pair<std::string, std::string>;  // (cluster, job_id)
+
+struct QueuedJob {
+  JobKey key;
+  v1::JobEnded request;
+  int attempts = 0;
+  TimeUs received = 0;
+  std::optional<std::string> verdict_json;  // set once archived; the comment may still be pending
+};
+
+struct JobRecord {
+  std::string status;  // queued | archived | done
+  int attempts = 0;
+  std::string last_error;
+  std::optional<std::string> verdict_json;
+  uint32_t uid = 0;   // who the job ran as, from the stored JobEnded (0 with user "" : unknown)
+  std::string user;
+};
+
+class JobStore {
+ public:
+  static Result<std::unique_ptr<JobStore>> open(const std::string& path);
+
+  // Durably queues the job. Returns false when it is already known; a still-queued job
+  // then gains the fields its first report lacked (e.g. SPANK options from a second hook).
+  Result<bool> enqueue(const v1::JobEnded& request, const std::string& cluster, TimeUs now);
+  // The oldest job that is due and not in `busy`.
+  Result<std::optional<QueuedJob>> next_due(TimeUs now, const std::set<JobKey>& busy);
+  Status reschedule(const JobKey& key, TimeUs next_attempt, const std::string& error);
+  // Stores the verdict, its events and coverage; a job archived once keeps its first verdict.
+  Status archive(const JobKey& key, const Verdict& verdict, const std::vector<Event>& events, TimeUs now);
+  Status mark_done(const JobKey& key, TimeUs now);
+  // Finishes a job without a verdict, keeping why (e.g. the user opted out).
+  Status mark_not_attributed(const JobKey& key, const std::string& why, TimeUs now);
+  Result<std::optional<JobRecord>> lookup(const JobKey& key);
+  Result<int64_t> pending_count();
+
+  // Runs fn(db::Database&) on the store's connection under its lock: the fleet queries
+  // (fleet_history.h) and remediation records use the connection the workers write with.
+  template <typename Fn>
+  auto with_db(Fn&& fn) {
+    std::lock_guard lock(mutex_);
+    return fn(db_);
+  }
+
+ private:
+  explicit JobStore(db::Database db) : db_(std::move(db)) {}
+  std::mutex mutex_;  // one connection, shared by the RPC threads and the workers
+  db::Database db_;
+};
+
+}  // namespace attrib::head

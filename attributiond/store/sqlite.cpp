@@ -1,0 +1,148 @@
+#include "attributiond/store/sqlite.h"
+
+#include <utility>
+
+namespace attrib::db {
+
+Statement::Statement(sqlite3* db, std::string_view sql) : db_(db) {
+  if (sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr) != SQLITE_OK) {
+    error_ = std::string(sqlite3_errmsg(db)) + " in: " + std::string(sql);
+    stmt_ = nullptr;
+  }
+}
+
+Statement::~Statement() {
+  if (stmt_ != nullptr) sqlite3_finalize(stmt_);
+}
+
+Statement::Statement(Statement&& other) noexcept
+    : db_(other.db_), stmt_(std::exchange(other.stmt_, nullptr)), error_(std::move(other.error_)) {}
+
+Statement& Statement::bind(int index, std::string_view text) {
+  if (stmt_ != nullptr)
+    sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+  return *this;
+}
+
+Statement& Statement::bind(int index, int64_t value) {
+  if (stmt_ != nullptr) sqlite3_bind_int64(stmt_, index, value);
+  return *this;
+}
+
+Statement& Statement::bind_null(int index) {
+  if (stmt_ != nullptr) sqlite3_bind_null(stmt_, index);
+  return *this;
+}
+
+Statement& Statement::bind_blob(int index, const std::string& bytes) {
+  if (stmt_ != nullptr)
+    sqlite3_bind_blob(stmt_, index, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
+  return *this;
+}
+
+bool Statement::step() {
+  if (stmt_ == nullptr) return false;
+  int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc != SQLITE_DONE) error_ = sqlite3_errmsg(db_);
+  return false;
+}
+
+Status Statement::run() {
+  if (stmt_ == nullptr) return Error{"DB_E_PREPARE", error_};
+  while (step()) {
+  }
+  if (!error_.empty()) return Error{"DB_E_STEP", error_};
+  return ok_status();
+}
+
+int64_t Statement::int_at(int column) const { return sqlite3_column_int64(stmt_, column); }
+
+std::string Statement::text_at(int column) const {
+  const void* data = sqlite3_column_blob(stmt_, column);
+  int size = sqlite3_column_bytes(stmt_, column);
+  if (data == nullptr) return {};
+  return std::string(static_cast<const char*>(data), static_cast<size_t>(size));
+}
+
+bool Statement::is_null(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
+
+Result<Database> Database::open(const std::string& path) {
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &raw,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
+  Database db(raw);  // owns raw even on failure
+  if (rc != SQLITE_OK) {
+    return Error{"DB_E_OPEN", "cannot open SQLite database " + path + ": " +
+                                  (raw ? sqlite3_errmsg(raw) : "out of memory")};
+  }
+  sqlite3_busy_timeout(raw, 5000);
+  // WAL keeps readers (attrib-show, exports) from blocking the workers; FULL sync so an
+  // accepted job survives power loss, which is the queue's whole point.
+  if (auto s = db.exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;"); !s)
+    return s.error();
+  return db;
+}
+
+Result<Database> Database::open_read_only(const std::string& path) {
+  sqlite3* raw = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, nullptr);
+  Database db(raw);  // owns raw even on failure
+  if (rc != SQLITE_OK) {
+    return Error{"DB_E_OPEN", "cannot open SQLite database " + path + " read-only: " +
+                                  (raw ? sqlite3_errmsg(raw) : "out of memory")};
+  }
+  sqlite3_busy_timeout(raw, 5000);
+  if (auto s = db.exec("PRAGMA query_only=ON;"); !s) return s.error();
+  return db;
+}
+
+Database::~Database() {
+  if (db_ != nullptr) sqlite3_close_v2(db_);
+}
+
+Database::Database(Database&& other) noexcept : db_(std::exchange(other.db_, nullptr)) {}
+
+Status Database::exec(std::string_view sql) {
+  char* message = nullptr;
+  std::string text(sql);
+  if (sqlite3_exec(db_, text.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
+    std::string error = message ? message : "unknown error";
+    sqlite3_free(message);
+    return Error{"DB_E_EXEC", error};
+  }
+  return ok_status();
+}
+
+Status Database::migrate(const std::vector<std::string>& migrations) {
+  auto version_stmt = prepare("PRAGMA user_version");
+  if (!version_stmt.ok() || !version_stmt.step()) return Error{"DB_E_MIGRATE", "cannot read user_version"};
+  int64_t version = version_stmt.int_at(0);
+  if (version > static_cast<int64_t>(migrations.size()))
+    return Error{"DB_E_MIGRATE", "database schema version " + std::to_string(version) +
+                                     " is newer than this attributiond (" +
+                                     std::to_string(migrations.size()) + ")"};
+  for (size_t i = static_cast<size_t>(version); i < migrations.size(); ++i) {
+    Transaction tx(*this);
+    if (auto s = exec(migrations[i]); !s) return Error{"DB_E_MIGRATE", "migration " + std::to_string(i + 1) + ": " + s.error().message};
+    if (auto s = exec("PRAGMA user_version=" + std::to_string(i + 1)); !s) return s;
+    if (auto s = tx.commit(); !s) return s;
+  }
+  return ok_status();
+}
+
+std::string Database::last_error() const { return sqlite3_errmsg(db_); }
+
+Transaction::Transaction(Database& db) : db_(db) { began_ = db_.exec("BEGIN IMMEDIATE").ok(); }
+
+Transaction::~Transaction() {
+  if (began_ && !done_) db_.exec("ROLLBACK");
+}
+
+Status Transaction::commit() {
+  if (!began_) return Error{"DB_E_TX", "transaction did not begin: " + db_.last_error()};
+  done_ = true;
+  return db_.exec("COMMIT");
+}
+
+}  // namespace attrib::db

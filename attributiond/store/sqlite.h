@@ -1,0 +1,87 @@
+// Thin RAII wrappers over sqlite3: one Database per connection, prepared statements
+// only, schema migrations applied in order under PRAGMA user_version.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <sqlite3.h>
+
+#include "core/result.h"
+
+namespace attrib::db {
+
+class Statement {
+ public:
+  Statement(sqlite3* db, std::string_view sql);  // check ok() before use
+  ~Statement();
+  Statement(Statement&& other) noexcept;
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  Statement& operator=(Statement&&) = delete;
+
+  bool ok() const { return stmt_ != nullptr; }
+  const std::string& error() const { return error_; }
+
+  // Binds are 1-based like sqlite3_bind_*.
+  Statement& bind(int index, std::string_view text);
+  Statement& bind(int index, int64_t value);
+  Statement& bind_null(int index);
+  Statement& bind_blob(int index, const std::string& bytes);
+
+  // Returns true while a row is available; false when done or on error (see error()).
+  bool step();
+  // Runs to completion; error when the statement failed.
+  Status run();
+
+  int64_t int_at(int column) const;
+  std::string text_at(int column) const;
+  bool is_null(int column) const;
+
+ private:
+  sqlite3* db_ = nullptr;
+  sqlite3_stmt* stmt_ = nullptr;
+  std::string error_;
+};
+
+class Database {
+ public:
+  static Result<Database> open(const std::string& path);
+  // A second, read-only connection to an existing database (the dashboard): WAL lets it
+  // read while the daemon's connection writes; it never creates, migrates or writes.
+  static Result<Database> open_read_only(const std::string& path);
+  ~Database();
+  Database(Database&& other) noexcept;
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+  Database& operator=(Database&&) = delete;
+
+  Statement prepare(std::string_view sql) { return Statement(db_, sql); }
+  Status exec(std::string_view sql);  // for schema and transaction statements only
+  // Applies migrations[i] for every i >= PRAGMA user_version, each in its own transaction.
+  Status migrate(const std::vector<std::string>& migrations);
+  std::string last_error() const;
+
+ private:
+  explicit Database(sqlite3* db) : db_(db) {}
+  sqlite3* db_ = nullptr;
+};
+
+// Begins a transaction and rolls it back unless commit() succeeded.
+class Transaction {
+ public:
+  explicit Transaction(Database& db);
+  ~Transaction();
+  Status commit();
+  bool ok() const { return began_; }
+
+ private:
+  Database& db_;
+  bool began_ = false;
+  bool done_ = false;
+};
+
+}  // namespace attrib::db

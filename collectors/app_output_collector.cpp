@@ -1,0 +1,326 @@
+#include "collectors/app_output_collector.h"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include "collectors/option_reader.h"
+#include "core/calendar.h"
+#include "collectors/source_files.h"
+
+namespace attrib::collectors {
+namespace {
+
+constexpr int kMaxOffsetMinutes = 24 * 60;
+constexpr const char* kAppSource = "app";
+
+bool is_digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
+
+// Reads 1..max_digits digits at pos; false when there are none.
+bool read_number(std::string_view text, size_t& pos, size_t max_digits, int64_t& out) {
+  const size_t start = pos;
+  out = 0;
+  while (pos < text.size() && pos - start < max_digits && is_digit(text[pos])) out = out * 10 + (text[pos++] - '0');
+  return pos > start;
+}
+
+bool read_fixed(std::string_view text, size_t& pos, size_t digits, int& out) {
+  if (pos + digits > text.size()) return false;
+  int value = 0;
+  for (size_t i = 0; i < digits; ++i) {
+    if (!is_digit(text[pos + i])) return false;
+    value = value * 10 + (text[pos + i] - '0');
+  }
+  pos += digits;
+  out = value;
+  return true;
+}
+
+bool expect(std::string_view text, size_t& pos, char c) {
+  if (pos >= text.size() || text[pos] != c) return false;
+  ++pos;
+  return true;
+}
+
+// "HH:MM:SS[.fraction]" (fraction of any length, truncated to µs).
+bool read_clock(std::string_view text, size_t& pos, CivilTime& t) {
+  if (!read_fixed(text, pos, 2, t.hour) || !expect(text, pos, ':') || !read_fixed(text, pos, 2, t.minute) ||
+      !expect(text, pos, ':') || !read_fixed(text, pos, 2, t.second)) {
+    return false;
+  }
+  t.micros = 0;
+  if (pos < text.size() && (text[pos] == '.' || text[pos] == ',')) {
+    ++pos;
+    int digits = 0;
+    while (pos < text.size() && is_digit(text[pos])) {
+      if (digits < 6) t.micros = t.micros * 10 + (text[pos] - '0');
+      ++digits;
+      ++pos;
+    }
+    if (digits == 0) return false;
+    for (int i = digits; i < 6; ++i) t.micros *= 10;
+  }
+  return true;
+}
+
+// glog / c10 logging: "E0321 02:07:08.408271257 file:line]" (the month may be
+// unpadded: "E321"), optionally inside '[': local time, no year.
+std::optional<TimeUs> glog_time(std::string_view text, int offset_minutes, TimeUs reference) {
+  size_t pos = 0;
+  if (pos < text.size() && text[pos] == '[') ++pos;
+  if (pos >= text.size() || std::string_view("IWEF").find(text[pos]) == std::string_view::npos) return std::nullopt;
+  ++pos;
+  const size_t digits_start = pos;
+  int64_t mmdd = 0;
+  if (!read_number(text, pos, 4, mmdd) || pos - digits_start < 3) return std::nullopt;
+  if (!expect(text, pos, ' ')) return std::nullopt;
+  CivilTime t;
+  t.month = static_cast<int>(mmdd / 100);
+  t.day = static_cast<int>(mmdd % 100);
+  if (!read_clock(text, pos, t) || !expect(text, pos, ' ')) return std::nullopt;
+  return civil_to_utc_near(t, offset_minutes, reference);
+}
+
+// ISO 8601 or Python logging: "2024-04-20T09:09:37", "2025-01-25 10:34:54,859",
+// optionally inside '[' and with a zone (Z, +HH:MM, +HHMM); without one, node-local.
+std::optional<TimeUs> iso_time(std::string_view text, int offset_minutes) {
+  size_t pos = 0;
+  if (pos < text.size() && text[pos] == '[') ++pos;
+  CivilTime t;
+  if (!read_fixed(text, pos, 4, t.year) || !expect(text, pos, '-') || !read_fixed(text, pos, 2, t.month) ||
+      !expect(text, pos, '-') || !read_fixed(text, pos, 2, t.day)) {
+    return std::nullopt;
+  }
+  if (pos >= text.size() || (text[pos] != 'T' && text[pos] != ' ')) return std::nullopt;
+  ++pos;
+  if (!read_clock(text, pos, t)) return std::nullopt;
+  int offset = offset_minutes;
+  if (pos < text.size() && text[pos] == 'Z') {
+    offset = 0;
+    ++pos;
+  } else if (pos < text.size() && (text[pos] == '+' || text[pos] == '-')) {
+    const int sign = text[pos] == '-' ? -1 : 1;
+    size_t p = pos + 1;
+    int hours = 0, minutes = 0;
+    if (read_fixed(text, p, 2, hours)) {
+      expect(text, p, ':');
+      if (read_fixed(text, p, 2, minutes) && hours <= 23 && minutes <= 59) {
+        offset = sign * (hours * 60 + minutes);
+        pos = p;
+      }
+    }
+  }
+  // The time must end the token: "2024-04-20T09:09:37abc" is not a timestamp prefix.
+  if (pos < text.size() && text[pos] != ' ' && text[pos] != ']' && text[pos] != '\t') return std::nullopt;
+  return civil_to_utc(t, offset);
+}
+
+}  // namespace
+
+AppLinePrefix parse_app_line(const std::string& line, const std::map<int, std::string>& ranks,
+                             int timezone_offset_minutes, TimeUs reference) {
+  AppLinePrefix out;
+  std::string_view text = line;
+
+  // srun --label: "<task>: " with the task id right-aligned (leading spaces when the
+  // step has 10 tasks or more). A bare "12: " could also be the program's own text,
+  // so when the step layout is known the number must be one of its ranks.
+  size_t pos = 0;
+  while (pos < text.size() && text[pos] == ' ') ++pos;
+  int64_t label = 0;
+  if (read_number(text, pos, 7, label) && expect(text, pos, ':') && (pos == text.size() || text[pos] == ' ') &&
+      (ranks.empty() || ranks.count(static_cast<int>(label)) > 0)) {
+    if (pos < text.size()) ++pos;  // the single space srun writes after the colon
+    out.rank = static_cast<int>(label);
+    out.srun_label = true;
+    text.remove_prefix(pos);
+  }
+  out.text = std::string(text);
+
+  // PyTorch: "[rankN]:" (kept in the text: the rules read the rank from it too).
+  std::string_view rest = text;
+  if (rest.rfind("[rank", 0) == 0) {
+    size_t p = 5;
+    int64_t rank = 0;
+    if (read_number(rest, p, 7, rank) && expect(rest, p, ']') && expect(rest, p, ':')) {
+      // With both prefixes the srun label wins: it is the Slurm task id the step
+      // layout maps to a node (under torchrun, [rankN] is a global rank instead).
+      if (!out.rank) out.rank = static_cast<int>(rank);
+      rest.remove_prefix(p);
+      while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+    }
+  }
+  out.time = glog_time(rest, timezone_offset_minutes, reference);
+  if (!out.time) out.time = iso_time(rest, timezone_offset_minutes);
+  return out;
+}
+
+const std::vector<OptionSpec>& AppOutputCollector::option_specs() {
+  static const std::vector<OptionSpec> specs = {
+      {"paths", "[]",
+       "Explicit path templates of the job's output files, with {job_id} and {node} (the node "
+       "collected for), e.g. [/shared/slurm/{job_id}.out]. Globs are refused. Read in addition to the "
+       "output paths the head passes with the request (from slurmctld or the SPANK step records)."},
+      {"timezone_offset_minutes", "0",
+       "The nodes' UTC offset in minutes (east positive) for glog and ISO times without a zone."},
+      {"max_bytes_per_file", "67108864",
+       "Only the last this many bytes of each file are read (the failure is at the end); coverage "
+       "is partial when a file was cut."},
+  };
+  return specs;
+}
+
+Result<std::unique_ptr<Collector>> AppOutputCollector::create(const YAML::Node& options) {
+  OptionReader reader(kName, option_specs(), options);
+  if (Status s = reader.check_keys(); !s) return s.error();
+  auto paths = reader.string_list("paths");
+  if (!paths) return paths.error();
+  auto offset = reader.integer("timezone_offset_minutes");
+  if (!offset) return offset.error();
+  auto max_bytes = reader.integer("max_bytes_per_file");
+  if (!max_bytes) return max_bytes.error();
+  const auto line_of = [&](const char* key) { return option_line(options, key); };
+  for (const std::string& path : *paths) {
+    if (Status s = check_path_template("option 'paths' of collector 'app_output'" + line_of("paths"), path,
+                                       {"job_id", "node"});
+        !s) {
+      return s.error();
+    }
+  }
+  if (*offset < -kMaxOffsetMinutes || *offset > kMaxOffsetMinutes) {
+    return Error{kConfigValue, "option 'timezone_offset_minutes' of collector 'app_output'" +
+                                   line_of("timezone_offset_minutes") + " must be between -1440 and 1440, got " +
+                                   std::to_string(*offset)};
+  }
+  if (*max_bytes < 4096) {
+    return Error{kConfigValue, "option 'max_bytes_per_file' of collector 'app_output'" + line_of("max_bytes_per_file") +
+                                   " must be at least 4096, got " + std::to_string(*max_bytes)};
+  }
+  return std::unique_ptr<Collector>(std::make_unique<AppOutputCollector>(
+      AppOutputOptions{*paths, static_cast<int>(*offset), static_cast<uint64_t>(*max_bytes)}));
+}
+
+AppOutputCollector::AppOutputCollector(AppOutputOptions options) : options_(std::move(options)) {}
+
+std::vector<Coverage> AppOutputCollector::collect(const CollectRequest& request, const LineSink& sink) {
+  // (node, source) -> lines, in first-seen order after the batch node's "app" row.
+  std::vector<std::pair<std::string, std::string>> streams = {{request.node, kAppSource}};
+  std::map<std::pair<std::string, std::string>, uint64_t> lines;
+  lines[streams.front()] = 0;
+
+  auto report = [&](std::optional<CoverageStatus> status, const std::string& detail) {
+    std::vector<Coverage> coverage;
+    for (const auto& stream : streams) {
+      Coverage c;
+      c.node = stream.first;
+      c.source = stream.second;
+      c.lines = lines[stream];
+      c.status = status ? *status : (c.lines > 0 ? CoverageStatus::Ok : CoverageStatus::Empty);
+      c.window_start = request.window_start;
+      c.window_end = request.window_end;
+      c.detail = detail;
+      if (stream != streams.front()) {
+        c.detail = "read from the job's output on " + request.node + (detail.empty() ? "" : "; " + detail);
+      }
+      coverage.push_back(std::move(c));
+    }
+    return coverage;
+  };
+
+  std::vector<std::string> paths;
+  std::vector<std::string> notes;
+  auto add_path = [&](const std::string& path) {
+    if (std::find(paths.begin(), paths.end(), path) == paths.end()) paths.push_back(path);
+  };
+  for (const std::string& path : request.output_paths) {
+    if (path.empty() || path[0] != '/') {
+      notes.push_back("ignored output path '" + path + "' (not absolute)");
+      continue;
+    }
+    add_path(path);
+  }
+  for (const std::string& path_template : options_.paths) {
+    auto path = expand_path_template(path_template, {{"job_id", request.job_id}, {"node", request.node}});
+    if (!path) {
+      notes.push_back(path.error().message);
+      continue;
+    }
+    add_path(*path);
+  }
+  auto join = [](const std::vector<std::string>& parts) {
+    std::string out;
+    for (const std::string& p : parts) out += (out.empty() ? "" : "; ") + p;
+    return out;
+  };
+  if (paths.empty()) {
+    notes.insert(notes.begin(), "no output paths known for job " + request.job_id);
+    return report(CoverageStatus::Unavailable, join(notes));
+  }
+
+  const TimeUs reference = request.window_start + (request.window_end - request.window_start) / 2;
+  std::vector<std::string> missing;
+  std::vector<std::string> errors;
+  std::vector<std::string> cut;
+  size_t files_read = 0;
+  for (const std::string& path : paths) {
+    // The file belongs to the job's user: no symlinks (they could point the root
+    // daemon at any file), no FIFOs or devices, bounded size.
+    const FileContent content = read_source_file(path, ReadLimits{options_.max_bytes_per_file, true, true});
+    if (content.state == FileContent::State::Missing) {
+      missing.push_back(path);
+      continue;
+    }
+    if (content.state == FileContent::State::Error) {
+      errors.push_back(content.error);
+      continue;
+    }
+    ++files_read;
+    if (content.truncated) {
+      cut.push_back("read the last " + std::to_string(options_.max_bytes_per_file) + " bytes of " + path + " (" +
+                    std::to_string(content.size) + " bytes)");
+    }
+    for (const std::string& raw : split_lines(content.data)) {
+      if (raw.empty()) continue;
+      AppLinePrefix parsed = parse_app_line(raw, request.ranks, options_.timezone_offset_minutes, reference);
+      // Lines without a time cannot be placed; they are kept (the file is this
+      // job's own output) and ordered by seq.
+      if (parsed.time && (*parsed.time < request.window_start || *parsed.time > request.window_end)) continue;
+      LogLine line;
+      line.source = kAppSource;
+      line.node = request.node;
+      if (parsed.rank) {
+        line.source = "app.rank" + std::to_string(*parsed.rank);
+        // A shared output file holds every rank's lines; each is attributed to the
+        // node its rank ran on, when the step layout is known.
+        auto mapped = request.ranks.find(*parsed.rank);
+        if (mapped != request.ranks.end() && !mapped->second.empty()) line.node = mapped->second;
+      }
+      const auto key = std::make_pair(line.node, line.source);
+      auto [it, inserted] = lines.try_emplace(key, 0);
+      if (inserted) streams.push_back(key);
+      line.seq = it->second++;
+      line.time = parsed.time;
+      line.trusted = false;  // written by the job's user
+      line.text = std::move(parsed.text);
+      sink(line);
+    }
+  }
+
+  if (!missing.empty()) notes.push_back("not found: " + join(missing));
+  if (files_read == 0) {
+    if (!errors.empty()) return report(CoverageStatus::Failed, join(errors) + (notes.empty() ? "" : "; " + join(notes)));
+    return report(CoverageStatus::Unavailable, join(notes));
+  }
+  if (!errors.empty() || !cut.empty()) {
+    std::vector<std::string> partial = errors;
+    partial.insert(partial.end(), cut.begin(), cut.end());
+    partial.insert(partial.end(), notes.begin(), notes.end());
+    return report(CoverageStatus::Partial, join(partial));
+  }
+  return report(std::nullopt, join(notes));
+}
+
+}  // namespace attrib::collectors

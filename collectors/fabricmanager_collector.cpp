@@ -1,0 +1,206 @@
+#include "collectors/fabricmanager_collector.h"
+
+#include <cctype>
+#include <optional>
+#include <string_view>
+
+#include "collectors/option_reader.h"
+#include "core/calendar.h"
+#include "collectors/source_files.h"
+
+namespace attrib::collectors {
+namespace {
+
+constexpr int kMaxOffsetMinutes = 24 * 60;
+// One entry never grows past this: a runaway continuation (a dumped blob) must not
+// make a single LogLine of megabytes.
+constexpr size_t kMaxEntryLines = 200;
+constexpr size_t kMaxEntryBytes = 64 * 1024;
+
+bool read_int(std::string_view text, size_t& pos, size_t min_digits, size_t max_digits, int& out) {
+  size_t digits = 0;
+  int value = 0;
+  while (pos < text.size() && digits < max_digits && std::isdigit(static_cast<unsigned char>(text[pos]))) {
+    value = value * 10 + (text[pos] - '0');
+    ++pos;
+    ++digits;
+  }
+  out = value;
+  return digits >= min_digits;
+}
+
+bool expect(std::string_view text, size_t& pos, char c) {
+  if (pos >= text.size() || text[pos] != c) return false;
+  ++pos;
+  return true;
+}
+
+struct Header {
+  CivilTime civil;
+  std::string payload;  // what follows "] ": "[ERROR] [tid 841] message"
+};
+
+// "[Jul 23 2024 07:53:55] payload"; the day may be one digit or space-padded.
+std::optional<Header> parse_header(std::string_view line) {
+  size_t pos = 0;
+  Header h;
+  if (!expect(line, pos, '[') || line.size() < pos + 4) return std::nullopt;
+  h.civil.month = month_from_abbrev(line.substr(pos, 3));
+  if (h.civil.month == 0) return std::nullopt;
+  pos += 3;
+  if (!expect(line, pos, ' ')) return std::nullopt;
+  if (pos < line.size() && line[pos] == ' ') ++pos;
+  if (!read_int(line, pos, 1, 2, h.civil.day) || !expect(line, pos, ' ') ||
+      !read_int(line, pos, 4, 4, h.civil.year) || !expect(line, pos, ' ') ||
+      !read_int(line, pos, 2, 2, h.civil.hour) || !expect(line, pos, ':') ||
+      !read_int(line, pos, 2, 2, h.civil.minute) || !expect(line, pos, ':') ||
+      !read_int(line, pos, 2, 2, h.civil.second) || !expect(line, pos, ']')) {
+    return std::nullopt;
+  }
+  if (pos < line.size() && line[pos] == ' ') ++pos;
+  h.payload = std::string(line.substr(pos));
+  return h;
+}
+
+}  // namespace
+
+const std::vector<OptionSpec>& FabricManagerCollector::option_specs() {
+  static const std::vector<OptionSpec> specs = {
+      {"path", "/var/log/fabricmanager.log",
+       "Fabric Manager's log file (LOG_FILE_NAME in fabricmanager.cfg). Its rotated <path>.1 is read "
+       "first when present. May contain {node} (the Slurm node name) for a head reading copies."},
+      {"timezone_offset_minutes", "0",
+       "The node's UTC offset in minutes (east positive, e.g. 60 for CET): Fabric Manager writes "
+       "local time without a zone."},
+  };
+  return specs;
+}
+
+Result<std::unique_ptr<Collector>> FabricManagerCollector::create(const YAML::Node& options) {
+  OptionReader reader(kName, option_specs(), options);
+  if (Status s = reader.check_keys(); !s) return s.error();
+  auto path = reader.string("path");
+  if (!path) return path.error();
+  auto offset = reader.integer("timezone_offset_minutes");
+  if (!offset) return offset.error();
+  const auto line_of = [&](const char* key) { return option_line(options, key); };
+  if (Status s = check_path_template("option 'path' of collector 'fabricmanager'" + line_of("path"), *path, {"node"});
+      !s) {
+    return s.error();
+  }
+  if (*offset < -kMaxOffsetMinutes || *offset > kMaxOffsetMinutes) {
+    return Error{kConfigValue, "option 'timezone_offset_minutes' of collector 'fabricmanager'" +
+                                   line_of("timezone_offset_minutes") + " must be between -1440 and 1440, got " +
+                                   std::to_string(*offset)};
+  }
+  return std::unique_ptr<Collector>(
+      std::make_unique<FabricManagerCollector>(FabricManagerOptions{*path, static_cast<int>(*offset)}));
+}
+
+FabricManagerCollector::FabricManagerCollector(FabricManagerOptions options) : options_(std::move(options)) {}
+
+std::vector<Coverage> FabricManagerCollector::collect(const CollectRequest& request, const LineSink& sink) {
+  Coverage coverage;
+  coverage.node = request.node;
+  coverage.source = "fabricmanager";
+  coverage.window_start = request.window_start;
+  coverage.window_end = request.window_end;
+  auto finish = [&](CoverageStatus status, std::string detail) {
+    coverage.status = status;
+    coverage.detail = std::move(detail);
+    return std::vector<Coverage>{coverage};
+  };
+
+  auto path = expand_path_template(options_.path, {{"node", request.node}});
+  if (!path) return finish(CoverageStatus::Failed, path.error().message);
+
+  // Oldest first: the rotated file, then the live one, read as one stream so an
+  // entry continuing across the rotation point stays whole.
+  std::vector<std::string> errors;
+  std::vector<std::string> read_paths;
+  bool truncated = false;
+  std::string stream;
+  for (const std::string& file : {*path + ".1", *path}) {
+    FileContent content = read_source_file(file, ReadLimits{});
+    if (content.state == FileContent::State::Missing) continue;
+    if (content.state == FileContent::State::Error) {
+      errors.push_back(content.error);
+      continue;
+    }
+    read_paths.push_back(file);
+    truncated = truncated || content.truncated;
+    if (!stream.empty() && stream.back() != '\n') stream += '\n';
+    stream += content.data;
+  }
+  if (read_paths.empty()) {
+    if (!errors.empty()) return finish(CoverageStatus::Failed, errors.front());
+    return finish(CoverageStatus::Unavailable, "neither " + *path + " nor " + *path + ".1 exists");
+  }
+
+  std::optional<TimeUs> earliest;
+  std::optional<Header> entry;  // the entry being assembled
+  std::optional<TimeUs> entry_time;
+  size_t entry_lines = 0;
+  uint64_t orphans = 0;
+  uint64_t dropped_continuations = 0;
+  uint64_t bad_dates = 0;
+  auto flush = [&]() {
+    if (!entry) return;
+    if (entry_time && *entry_time >= request.window_start && *entry_time <= request.window_end) {
+      LogLine line;
+      line.node = request.node;
+      line.source = "fabricmanager";
+      line.time = entry_time;
+      line.seq = coverage.lines++;
+      line.trusted = true;  // written by the root-run daemon to a root-owned file
+      line.text = std::move(entry->payload);
+      sink(line);
+    }
+    entry.reset();
+  };
+
+  for (const std::string& text : split_lines(stream)) {
+    if (std::optional<Header> header = parse_header(text)) {
+      flush();
+      entry_time = civil_to_utc(header->civil, options_.timezone_offset_minutes);
+      if (!entry_time) ++bad_dates;  // "[Feb 30 ...]": kept out of every window
+      if (entry_time && (!earliest || *entry_time < *earliest)) earliest = entry_time;
+      entry = std::move(header);
+      entry_lines = 1;
+      continue;
+    }
+    if (!entry) {
+      if (!text.empty()) ++orphans;  // continues an entry we no longer have
+      continue;
+    }
+    if (entry_lines >= kMaxEntryLines || entry->payload.size() + text.size() + 1 > kMaxEntryBytes) {
+      ++dropped_continuations;
+      continue;
+    }
+    // Continuation lines join their entry: the rules match one LogLine at a time,
+    // and a multi-line entry is one message (as journald stores it).
+    entry->payload += '\n';
+    entry->payload += text;
+    ++entry_lines;
+  }
+  flush();
+
+  std::string notes;
+  auto note = [&](const std::string& text) { notes += (notes.empty() ? "" : "; ") + text; };
+  if (orphans > 0) note(std::to_string(orphans) + " lines before the first timestamped entry skipped");
+  if (dropped_continuations > 0) note(std::to_string(dropped_continuations) + " continuation lines over the entry limit dropped");
+  if (bad_dates > 0) note(std::to_string(bad_dates) + " entries with an impossible date skipped");
+
+  std::string partial;
+  if (!errors.empty()) partial = errors.front();
+  if (earliest && *earliest > request.window_start) {
+    partial += (partial.empty() ? "" : "; ") + read_paths.front() + " begins at " + format_time(*earliest) +
+               ", after the window start";
+  }
+  if (truncated) partial += (partial.empty() ? "" : "; ") + std::string("only the last part of a large file was read");
+  if (!partial.empty()) return finish(CoverageStatus::Partial, partial + (notes.empty() ? "" : "; " + notes));
+  if (!earliest) note("no timestamped entries in " + read_paths.back());
+  return finish(coverage.lines > 0 ? CoverageStatus::Ok : CoverageStatus::Empty, notes);
+}
+
+}  // namespace attrib::collectors

@@ -1,0 +1,225 @@
+#include "collectors/kmsg_collector.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "collectors/option_reader.h"
+#include "collectors/source_files.h"
+
+namespace attrib::collectors {
+namespace {
+
+constexpr TimeUs kMicrosPerSecond = 1'000'000;
+constexpr const char* kAuto = "auto";
+constexpr const char* kProcStat = "/proc/stat";
+
+struct KmsgRecord {
+  uint64_t priority = 0;  // facility * 8 + level
+  uint64_t seq = 0;
+  uint64_t usec = 0;      // since boot (the kernel's local clock)
+  std::string message;
+};
+
+template <typename Int>
+bool parse_number(std::string_view text, Int& out) {
+  if (text.empty()) return false;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && end == text.data() + text.size();
+}
+
+// The kernel escapes bytes < 0x20, >= 0x7f and '\' as "\xNN" in /dev/kmsg; undo it
+// so the rules see the text as printed (an embedded newline stays inside the line).
+std::string unescape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    unsigned value = 0;
+    if (text[i] == '\\' && i + 3 < text.size() && text[i + 1] == 'x' &&
+        std::from_chars(text.data() + i + 2, text.data() + i + 4, value, 16).ptr == text.data() + i + 4) {
+      out += static_cast<char>(value);
+      i += 3;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+// "prio,seq,usec,flags[,more...];message". Fields after usec are optional and
+// ignored (newer kernels append e.g. "caller=T123").
+std::optional<KmsgRecord> parse_record(std::string_view line) {
+  const size_t semicolon = line.find(';');
+  if (semicolon == std::string_view::npos) return std::nullopt;
+  std::string_view header = line.substr(0, semicolon);
+  std::string_view fields[3];
+  for (int i = 0; i < 3; ++i) {
+    const size_t comma = header.find(',');
+    if (comma == std::string_view::npos && i < 2) return std::nullopt;
+    fields[i] = header.substr(0, comma);
+    header = comma == std::string_view::npos ? std::string_view() : header.substr(comma + 1);
+  }
+  KmsgRecord record;
+  if (!parse_number(fields[0], record.priority) || !parse_number(fields[1], record.seq) ||
+      !parse_number(fields[2], record.usec)) {
+    return std::nullopt;
+  }
+  record.message = unescape(line.substr(semicolon + 1));
+  return record;
+}
+
+// A boot time given as a number of epoch seconds, or a file holding one: either the
+// bare number or /proc/stat's "btime <seconds>" line.
+std::optional<TimeUs> parse_boot_seconds(std::string_view text) {
+  int64_t seconds = 0;
+  if (parse_number(text, seconds) && seconds > 0) return seconds * kMicrosPerSecond;
+  return std::nullopt;
+}
+
+Result<TimeUs> boot_time_from_file(const std::string& path) {
+  const FileContent content = read_source_file(path, ReadLimits{1 << 20, false, false});
+  if (content.state == FileContent::State::Missing) return Error{"COLLECT_E_BOOT_TIME", path + " does not exist"};
+  if (content.state == FileContent::State::Error) return Error{"COLLECT_E_BOOT_TIME", content.error};
+  for (const std::string& line : split_lines(content.data)) {
+    std::string_view text = line;
+    while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+    if (text.rfind("btime ", 0) == 0) text.remove_prefix(6);
+    if (auto t = parse_boot_seconds(text)) return *t;
+  }
+  return Error{"COLLECT_E_BOOT_TIME", path + " holds no boot time (a number of epoch seconds or a 'btime N' line)"};
+}
+
+}  // namespace
+
+const std::vector<OptionSpec>& KmsgCollector::option_specs() {
+  static const std::vector<OptionSpec> specs = {
+      {"path", "/dev/kmsg",
+       "Where to read kmsg records (prio,seq,usec,flags;message): the device, or a file or FIFO holding "
+       "them. May contain {node} (the Slurm node name), e.g. /var/log/kmsg/{node}.kmsg on a head "
+       "reading copies. Reads never block: a FIFO or device is read until no more data is ready."},
+      {"boot_time", "auto",
+       "How boot-relative record times become wall clock: auto (this machine's btime from /proc/stat; "
+       "only right when the records are this machine's), a number of epoch seconds, or an absolute "
+       "path (may contain {node}) of a file holding that number or a 'btime N' line, e.g. a copy of "
+       "the node's /proc/stat."},
+  };
+  return specs;
+}
+
+Result<std::unique_ptr<Collector>> KmsgCollector::create(const YAML::Node& options) {
+  OptionReader reader(kName, option_specs(), options);
+  if (Status s = reader.check_keys(); !s) return s.error();
+  auto path = reader.string("path");
+  if (!path) return path.error();
+  auto boot_time = reader.string("boot_time");
+  if (!boot_time) return boot_time.error();
+  const std::string line = option_line(options, "path");
+  if (Status s = check_path_template("option 'path' of collector 'kmsg'" + line, *path, {"node"}); !s) {
+    return s.error();
+  }
+  if (*boot_time != kAuto && !parse_boot_seconds(*boot_time)) {
+    const std::string where = "option 'boot_time' of collector 'kmsg'" + option_line(options, "boot_time");
+    if (boot_time->empty() || (*boot_time)[0] != '/') {
+      return Error{kConfigValue, where + " must be auto, a number of epoch seconds, or an absolute path; got '" +
+                                     *boot_time + "'"};
+    }
+    if (Status s = check_path_template(where, *boot_time, {"node"}); !s) return s.error();
+  }
+  return std::unique_ptr<Collector>(std::make_unique<KmsgCollector>(KmsgOptions{*path, *boot_time}));
+}
+
+KmsgCollector::KmsgCollector(KmsgOptions options) : options_(std::move(options)) {}
+
+Result<TimeUs> KmsgCollector::boot_time_of(const std::string& node) const {
+  if (options_.boot_time == kAuto) return boot_time_from_file(kProcStat);
+  if (auto seconds = parse_boot_seconds(options_.boot_time)) return *seconds;
+  auto path = expand_path_template(options_.boot_time, {{"node", node}});
+  if (!path) return path.error();
+  return boot_time_from_file(*path);
+}
+
+std::vector<Coverage> KmsgCollector::collect(const CollectRequest& request, const LineSink& sink) {
+  Coverage coverage;
+  coverage.node = request.node;
+  coverage.source = "kernel";
+  coverage.window_start = request.window_start;
+  coverage.window_end = request.window_end;
+  auto finish = [&](CoverageStatus status, std::string detail) {
+    coverage.status = status;
+    coverage.detail = std::move(detail);
+    return std::vector<Coverage>{coverage};
+  };
+
+  auto path = expand_path_template(options_.path, {{"node", request.node}});
+  if (!path) return finish(CoverageStatus::Failed, path.error().message);
+  const FileContent content = read_source_file(*path, ReadLimits{});
+  if (content.state == FileContent::State::Missing) {
+    return finish(CoverageStatus::Unavailable, *path + " does not exist");
+  }
+  if (content.state == FileContent::State::Error) return finish(CoverageStatus::Failed, content.error);
+  auto boot = boot_time_of(request.node);
+  if (!boot) return finish(CoverageStatus::Failed, "cannot place " + *path + " in time: " + boot.error().message);
+
+  std::optional<KmsgRecord> first;
+  uint64_t malformed = 0;
+  uint64_t not_kernel = 0;
+  for (const std::string& text : split_lines(content.data)) {
+    // Continuation lines (" KEY=value") carry the record's device dictionary.
+    if (text.empty() || text[0] == ' ') continue;
+    std::optional<KmsgRecord> record = parse_record(text);
+    if (!record) {
+      ++malformed;
+      continue;
+    }
+    if (!first) first = *record;
+    // Facility 0 is the kernel's own; user space writing to /dev/kmsg gets another
+    // facility (at least "user"), so only facility 0 is kernel evidence.
+    if (record->priority >> 3 != 0) {
+      ++not_kernel;
+      continue;
+    }
+    const TimeUs time = *boot + static_cast<TimeUs>(record->usec);
+    if (time < request.window_start || time > request.window_end) continue;
+    LogLine line;
+    line.node = request.node;
+    line.source = "kernel";
+    line.time = time;
+    line.seq = coverage.lines++;
+    line.trusted = true;
+    line.text = std::move(record->message);
+    sink(line);
+  }
+
+  std::string notes;
+  auto note = [&](const std::string& text) { notes += (notes.empty() ? "" : "; ") + text; };
+  if (malformed > 0) note(std::to_string(malformed) + " malformed records skipped");
+  if (not_kernel > 0) note(std::to_string(not_kernel) + " user-space records (facility != kern) skipped");
+  if (!first) return finish(CoverageStatus::Empty, *path + " holds no records" + (notes.empty() ? "" : "; " + notes));
+
+  // Partial: records that belong to the window may be gone. The ring only holds the
+  // current boot and overwrites its oldest records when full, so the window is not
+  // fully covered when the first retained record is after the window start: either
+  // seq > 0 (older records of this boot were overwritten) or seq == 0 (the node
+  // booted inside the window; the previous boot's ring is lost). Records overwritten
+  // while reading (EPIPE from the device) or a truncated read are partial too.
+  std::string partial;
+  const TimeUs first_time = *boot + static_cast<TimeUs>(first->usec);
+  if (first_time > request.window_start) {
+    partial = first->seq > 0
+                  ? *path + " begins at record " + std::to_string(first->seq) + " (" + format_time(first_time) +
+                        "), after the window start: older records were overwritten"
+                  : *path + " begins at boot (" + format_time(first_time) +
+                        "), after the window start: the node booted inside the window";
+  }
+  if (content.records_lost > 0) {
+    partial += (partial.empty() ? "" : "; ") + std::to_string(content.records_lost) +
+               " records were overwritten while reading";
+  }
+  if (content.truncated) partial += (partial.empty() ? "" : "; ") + std::string("only the last part was read");
+  if (!partial.empty()) return finish(CoverageStatus::Partial, partial + (notes.empty() ? "" : "; " + notes));
+  return finish(coverage.lines > 0 ? CoverageStatus::Ok : CoverageStatus::Empty, notes);
+}
+
+}  // namespace attrib::collectors

@@ -1,0 +1,292 @@
+#include "collectors/loki_collector.h"
+
+#include <algorithm>
+#include <charconv>
+#include <optional>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
+
+#include "collectors/option_reader.h"
+#include "collectors/http_client.h"
+
+namespace attrib::collectors {
+namespace {
+
+using json = nlohmann::json;
+
+// Loki's default max_entries_limit_per_query: a larger page is refused.
+constexpr int64_t kMaxPage = 5000;
+const std::vector<std::string> kSources = {"kernel", "syslog", "fabricmanager", "app"};
+
+bool is_source(const std::string& name) { return std::find(kSources.begin(), kSources.end(), name) != kSources.end(); }
+
+std::string excerpt(const std::string& body) {
+  std::string out = body.substr(0, 300);
+  for (char& c : out) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out + (body.size() > 300 ? "..." : "");
+}
+
+std::optional<int64_t> parse_ns(const std::string& text) {
+  int64_t value = 0;
+  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+Error config_error(const YAML::Node& at, const std::string& what) {
+  return Error{kConfigType, "option 'source_map' of collector 'loki'" + yaml_line_suffix(at) + " " + what};
+}
+
+// `source_map` is a mapping, which OptionReader does not read; same codes, same default rule.
+Result<std::map<std::string, std::string>> read_source_map(const YAML::Node& options, const std::string& fallback) {
+  // A missing key gives an invalid ("zombie") node in yaml-cpp; only a defined one is kept.
+  YAML::Node node;
+  if (options.IsMap()) {
+    const YAML::Node found = options["source_map"];
+    if (found.IsDefined()) node.reset(found);
+  }
+  if (node.IsNull()) node.reset(YAML::Load(fallback));
+  if (!node.IsMap()) return config_error(node, "must be a mapping of label value to source");
+  std::map<std::string, std::string> map;
+  for (const auto& entry : node) {
+    if (!entry.first.IsScalar() || !entry.second.IsScalar()) return config_error(entry.first, "must map strings to strings");
+    if (!is_source(entry.second.Scalar())) {
+      return config_error(entry.second, "maps '" + entry.first.Scalar() + "' to '" + entry.second.Scalar() +
+                                            "'; sources: kernel, syslog, fabricmanager, app");
+    }
+    map[entry.first.Scalar()] = entry.second.Scalar();
+  }
+  return map;
+}
+
+// Identity of an entry for de-duplication at a page boundary.
+using EntryKey = std::tuple<int64_t, std::map<std::string, std::string>, std::string>;
+
+}  // namespace
+
+Result<std::vector<LokiEntry>> parse_loki_streams(const std::string& body) {
+  json doc;
+  try {
+    doc = json::parse(body);
+  } catch (const json::exception&) {
+    return Error{kLokiFormat, "answer is not JSON: " + excerpt(body)};
+  }
+  if (!doc.is_object()) return Error{kLokiFormat, "answer is not a JSON object"};
+  if (doc.value("status", "") != "success") {
+    return Error{kLokiError, "status " + doc.value("status", std::string("(none)")) + ": " + excerpt(body)};
+  }
+  const json* data = doc.contains("data") ? &doc["data"] : nullptr;
+  if (data == nullptr || !data->is_object() || !data->contains("result") || !(*data)["result"].is_array()) {
+    return Error{kLokiFormat, "answer has no data.result"};
+  }
+  if (data->value("resultType", "") != "streams") {
+    return Error{kLokiFormat, "answer is a " + data->value("resultType", std::string("(none)")) +
+                                  ", not log streams (is the query a metric query?)"};
+  }
+  std::vector<LokiEntry> entries;
+  for (const json& item : (*data)["result"]) {
+    if (!item.is_object() || !item.contains("values") || !item["values"].is_array()) {
+      return Error{kLokiFormat, "malformed stream in the answer"};
+    }
+    std::map<std::string, std::string> labels;
+    if (item.contains("stream") && item["stream"].is_object()) {
+      for (const auto& [key, value] : item["stream"].items()) {
+        if (value.is_string()) labels[key] = value.get<std::string>();
+      }
+    }
+    for (const json& value : item["values"]) {
+      // [ "<ns>", "<line>" ] and, in newer Loki, a third element (structured metadata).
+      if (!value.is_array() || value.size() < 2 || !value[0].is_string() || !value[1].is_string()) {
+        return Error{kLokiFormat, "malformed entry in the answer"};
+      }
+      auto ns = parse_ns(value[0].get<std::string>());
+      if (!ns) return Error{kLokiFormat, "entry time '" + value[0].get<std::string>() + "' is not nanoseconds"};
+      entries.push_back({*ns, labels, value[1].get<std::string>()});
+    }
+  }
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const LokiEntry& a, const LokiEntry& b) { return a.time_ns < b.time_ns; });
+  return entries;
+}
+
+const std::vector<OptionSpec>& LokiCollector::option_specs() {
+  static const std::vector<OptionSpec> specs = {
+      {"url", "http://localhost:3100", "Base URL of Loki, e.g. http://loki:3100."},
+      {"query", "'{host=\"{node}\"}'",
+       "LogQL log query; {node} is replaced by the Slurm node name (quoted for a LogQL string)."},
+      {"limit", "100", "Entries per query_range page (1-5000; Loki's default maximum is 5000)."},
+      {"max_lines", "100000", "Most lines read per node; more makes the coverage partial."},
+      {"timeout_ms", "10000", "Deadline of each HTTP request (one page), connect included."},
+      {"source_label", "source", "Stream label whose value selects the attrib source through source_map."},
+      {"source_map", "{kernel: kernel, syslog: syslog, fabricmanager: fabricmanager, app: app}",
+       "Label value -> source (kernel, syslog, fabricmanager or app). Only kernel is trusted: map to it "
+       "only a label your log agent derives from the kernel transport."},
+      {"default_source", "app", "Source of streams whose label is missing or not in source_map (untrusted)."},
+  };
+  return specs;
+}
+
+Result<std::unique_ptr<Collector>> LokiCollector::create(const YAML::Node& options) {
+  OptionReader reader(kName, option_specs(), options);
+  if (Status s = reader.check_keys(); !s) return s.error();
+  LokiOptions parsed;
+  auto url = reader.string("url");
+  if (!url) return url.error();
+  auto query = reader.string("query");
+  if (!query) return query.error();
+  auto limit = reader.integer("limit");
+  if (!limit) return limit.error();
+  auto max_lines = reader.integer("max_lines");
+  if (!max_lines) return max_lines.error();
+  auto timeout = reader.integer("timeout_ms");
+  if (!timeout) return timeout.error();
+  auto label = reader.string("source_label");
+  if (!label) return label.error();
+  auto fallback = reader.string("default_source");
+  if (!fallback) return fallback.error();
+  const auto& specs = option_specs();
+  const auto map_spec = std::find_if(specs.begin(), specs.end(), [](const OptionSpec& s) { return s.key == "source_map"; });
+  auto source_map = read_source_map(options, map_spec->default_value);
+  if (!source_map) return source_map.error();
+
+  auto invalid = [](const std::string& what) { return Error{kConfigType, "collector 'loki': " + what}; };
+  if (url->empty()) return invalid("option 'url' must not be empty");
+  if (query->empty()) return invalid("option 'query' must not be empty");
+  if (*limit < 1 || *limit > kMaxPage) return invalid("option 'limit' must be 1-5000");
+  if (*max_lines < 1) return invalid("option 'max_lines' must be >= 1");
+  if (*timeout <= 0) return invalid("option 'timeout_ms' must be > 0");
+  if (label->empty()) return invalid("option 'source_label' must not be empty");
+  if (!is_source(*fallback)) return invalid("option 'default_source' must be kernel, syslog, fabricmanager or app");
+
+  parsed.url = *url;
+  parsed.query = *query;
+  parsed.limit = *limit;
+  parsed.max_lines = *max_lines;
+  parsed.timeout_ms = *timeout;
+  parsed.source_label = *label;
+  parsed.source_map = std::move(*source_map);
+  parsed.default_source = *fallback;
+  return std::unique_ptr<Collector>(std::make_unique<LokiCollector>(std::move(parsed)));
+}
+
+LokiCollector::LokiCollector(LokiOptions options) : options_(std::move(options)) {}
+
+std::vector<std::string> LokiCollector::source_names() const {
+  std::vector<std::string> names;
+  for (const std::string& source : kSources) {
+    bool used = source == options_.default_source;
+    for (const auto& [value, mapped] : options_.source_map) used = used || mapped == source;
+    if (used) names.push_back(source);
+  }
+  return names;
+}
+
+std::vector<Coverage> LokiCollector::collect(const CollectRequest& request, const LineSink& sink) {
+  const std::vector<std::string> sources = source_names();
+  std::map<std::string, uint64_t> lines_per_source;
+  uint64_t delivered = 0;
+
+  auto report = [&](std::optional<CoverageStatus> status, const std::string& detail) {
+    std::vector<Coverage> coverage;
+    for (const std::string& source : sources) {
+      Coverage c;
+      c.node = request.node;
+      c.source = source;
+      c.lines = lines_per_source[source];
+      c.status = status ? *status : (c.lines > 0 ? CoverageStatus::Ok : CoverageStatus::Empty);
+      c.window_start = request.window_start;
+      c.window_end = request.window_end;
+      c.detail = detail;
+      coverage.push_back(std::move(c));
+    }
+    return coverage;
+  };
+
+  const std::string endpoint = join_url(options_.url, "/loki/api/v1/query_range");
+  const std::string query = substitute_node(options_.query, request.node);
+  // The window is inclusive at both ends in microseconds; Loki's end is exclusive
+  // and in nanoseconds, so it stops just before the next microsecond.
+  const int64_t end_ns = (request.window_end + 1) * 1000;
+  int64_t cursor = request.window_start * 1000;
+  int64_t page_limit = options_.limit;
+  // Entries delivered whose time equals the cursor: the next page starts at the
+  // cursor again (Loki's start is inclusive) and repeats them.
+  std::map<EntryKey, uint64_t> delivered_at_cursor;
+  uint64_t pages = 0;
+
+  while (true) {
+    auto response = http_get(endpoint,
+                             {{"query", query},
+                              {"start", std::to_string(cursor)},
+                              {"end", std::to_string(end_ns)},
+                              {"limit", std::to_string(page_limit)},
+                              {"direction", "forward"}},
+                             options_.timeout_ms);
+    const std::string progress = " (after " + std::to_string(delivered) + " lines in " + std::to_string(pages) + " pages)";
+    if (!response) {
+      return report(response.error().code == kHttpTimeout ? CoverageStatus::Timeout : CoverageStatus::Failed,
+                    response.error().message + progress);
+    }
+    if (response->status != 200) {
+      return report(CoverageStatus::Failed,
+                    "Loki answered HTTP " + std::to_string(response->status) + ": " + excerpt(response->body) + progress);
+    }
+    auto entries = parse_loki_streams(response->body);
+    if (!entries) return report(CoverageStatus::Failed, entries.error().message + progress);
+    ++pages;
+
+    std::map<EntryKey, uint64_t> seen_at_cursor;
+    for (const LokiEntry& entry : *entries) {
+      if (entry.time_ns < cursor || entry.time_ns >= end_ns) continue;  // outside what was asked
+      if (entry.time_ns == cursor) {
+        EntryKey key{entry.time_ns, entry.stream, entry.line};
+        const uint64_t occurrence = ++seen_at_cursor[key];
+        uint64_t& already = delivered_at_cursor[key];
+        if (occurrence <= already) continue;
+        already = occurrence;
+      }
+      if (delivered >= static_cast<uint64_t>(options_.max_lines)) {
+        return report(CoverageStatus::Partial,
+                      "stopped after max_lines=" + std::to_string(options_.max_lines) + " lines");
+      }
+      auto label = entry.stream.find(options_.source_label);
+      auto mapped = label == entry.stream.end() ? options_.source_map.end() : options_.source_map.find(label->second);
+      LogLine line;
+      line.node = request.node;
+      line.source = mapped == options_.source_map.end() ? options_.default_source : mapped->second;
+      line.time = entry.time_ns / 1000;
+      line.seq = lines_per_source[line.source]++;
+      line.trusted = line.source == "kernel";  // see docs/collectors.md, Loki trust
+      line.text = entry.line;
+      sink(line);
+      ++delivered;
+    }
+
+    if (static_cast<int64_t>(entries->size()) < page_limit) break;  // the last page
+    const int64_t last = entries->back().time_ns;
+    if (last >= end_ns - 1) break;  // nothing can follow inside the window
+    if (last <= cursor) {
+      // A full page of one timestamp: more entries may share it than a page holds.
+      // Ask again for the same start with a larger page rather than skip them.
+      if (page_limit >= kMaxPage) {
+        return report(CoverageStatus::Partial, "more than " + std::to_string(kMaxPage) +
+                                                   " entries share the time " + std::to_string(cursor) + " ns");
+      }
+      page_limit = std::min(page_limit * 2, kMaxPage);
+      continue;
+    }
+    cursor = last;
+    page_limit = options_.limit;
+    delivered_at_cursor.clear();
+    for (const LokiEntry& entry : *entries) {
+      if (entry.time_ns == last) ++delivered_at_cursor[EntryKey{entry.time_ns, entry.stream, entry.line}];
+    }
+  }
+  return report(std::nullopt, "");
+}
+
+}  // namespace attrib::collectors

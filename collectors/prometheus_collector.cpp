@@ -1,0 +1,304 @@
+#include "collectors/prometheus_collector.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
+
+#include "collectors/option_reader.h"
+#include "collectors/http_client.h"
+
+namespace attrib::collectors {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr int64_t kUsPerSecond = 1000000;
+// Prometheus refuses range queries of more than 11,000 points per series; longer
+// windows are read in chunks of this many evaluation steps.
+constexpr int64_t kMaxStepsPerRequest = 10000;
+
+// Prometheus accepts float seconds: "1704067200.250000".
+std::string seconds_text(TimeUs t) {
+  const bool negative = t < 0;
+  const int64_t magnitude = negative ? -t : t;
+  char buffer[48];
+  std::snprintf(buffer, sizeof buffer, "%s%lld.%06lld", negative ? "-" : "", static_cast<long long>(magnitude / kUsPerSecond),
+                static_cast<long long>(magnitude % kUsPerSecond));
+  return buffer;
+}
+
+std::string excerpt(const std::string& body) {
+  std::string out = body.substr(0, 300);
+  for (char& c : out) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return out + (body.size() > 300 ? "..." : "");
+}
+
+// `queries` is a list of {name, promql} mappings; OptionReader reads scalars and
+// string lists only, so this one option is read here, with the same error codes.
+Result<std::vector<PrometheusQuery>> read_queries(const YAML::Node& options, const std::string& fallback) {
+  // A missing key gives an invalid ("zombie") node in yaml-cpp; only a defined one is kept.
+  YAML::Node node;
+  if (options.IsMap()) {
+    const YAML::Node found = options["queries"];
+    if (found.IsDefined()) node.reset(found);
+  }
+  auto type_error = [](const YAML::Node& at, const std::string& what) {
+    return Error{kConfigType, "option 'queries' of collector 'prometheus'" + yaml_line_suffix(at) + " " + what};
+  };
+  if (node.IsNull()) node.reset(YAML::Load(fallback));  // the table's default
+  if (!node.IsSequence() || node.size() == 0) return type_error(node, "must be a non-empty list of {name, promql}");
+  std::vector<PrometheusQuery> queries;
+  for (const YAML::Node& item : node) {
+    if (!item.IsMap()) return type_error(item, "must hold mappings {name, promql}");
+    PrometheusQuery query;
+    for (const auto& entry : item) {
+      const std::string key = entry.first.Scalar();
+      if (key != "name" && key != "promql") {
+        return Error{kConfigUnknownKey, "unknown key '" + key + "' in option 'queries' of collector 'prometheus'" +
+                                            yaml_line_suffix(entry.first) + "; known keys: name, promql"};
+      }
+      if (!entry.second.IsScalar() || entry.second.Scalar().empty()) {
+        return type_error(entry.second, "key '" + key + "' must be a non-empty string");
+      }
+      (key == "name" ? query.name : query.promql) = entry.second.Scalar();
+    }
+    if (query.name.empty() || query.promql.empty()) return type_error(item, "needs both name and promql");
+    queries.push_back(std::move(query));
+  }
+  return queries;
+}
+
+// One synthetic line waiting to be put in time order.
+struct Pending {
+  TimeUs time;
+  size_t query;
+  std::string text;
+};
+
+// How one query (all its chunks) went.
+struct QueryOutcome {
+  std::optional<CoverageStatus> failure;  // Failed or Timeout
+  std::string detail;
+  bool transport = false;  // the server itself is unreachable or too slow
+};
+
+}  // namespace
+
+Result<PromRangeAnswer> parse_prometheus_range(const std::string& body) {
+  json doc;
+  try {
+    doc = json::parse(body);
+  } catch (const json::exception&) {
+    return Error{kPromFormat, "answer is not JSON: " + excerpt(body)};
+  }
+  if (!doc.is_object()) return Error{kPromFormat, "answer is not a JSON object"};
+  const std::string status = doc.value("status", "");
+  if (status != "success") {
+    const std::string type = doc.contains("errorType") && doc["errorType"].is_string() ? doc["errorType"].get<std::string>() : "";
+    const std::string error = doc.contains("error") && doc["error"].is_string() ? doc["error"].get<std::string>() : excerpt(body);
+    return Error{type == "timeout" ? kPromTimeout : kPromError, (type.empty() ? "" : type + ": ") + error};
+  }
+  PromRangeAnswer answer;
+  if (doc.contains("warnings") && doc["warnings"].is_array()) {
+    for (const json& w : doc["warnings"]) answer.warnings.push_back(w.is_string() ? w.get<std::string>() : w.dump());
+  }
+  const json* data = doc.contains("data") ? &doc["data"] : nullptr;
+  if (data == nullptr || !data->is_object() || data->value("resultType", "") != "matrix" ||
+      !data->contains("result") || !(*data)["result"].is_array()) {
+    return Error{kPromFormat, "answer is not a range-query matrix"};
+  }
+  for (const json& item : (*data)["result"]) {
+    if (!item.is_object() || !item.contains("metric") || !item["metric"].is_object() || !item.contains("values") ||
+        !item["values"].is_array()) {
+      return Error{kPromFormat, "malformed series in the answer"};
+    }
+    PromSeries series;
+    for (const auto& [key, value] : item["metric"].items()) {
+      if (!value.is_string()) return Error{kPromFormat, "label '" + key + "' is not a string"};
+      series.labels[key] = value.get<std::string>();
+    }
+    for (const json& sample : item["values"]) {
+      if (!sample.is_array() || sample.size() != 2 || !sample[0].is_number() || !sample[1].is_string()) {
+        return Error{kPromFormat, "malformed sample in the answer"};
+      }
+      const auto time = static_cast<TimeUs>(std::llround(sample[0].get<double>() * kUsPerSecond));
+      series.samples.emplace_back(time, sample[1].get<std::string>());
+    }
+    answer.series.push_back(std::move(series));
+  }
+  return answer;
+}
+
+std::string prometheus_line(const PromSeries& series, const std::string& fallback, const std::string& value) {
+  auto name = series.labels.find("__name__");
+  std::string line = name != series.labels.end() ? name->second : fallback;
+  std::string labels;
+  for (const auto& [key, label_value] : series.labels) {  // std::map: sorted by name
+    if (key == "__name__") continue;
+    labels += (labels.empty() ? "" : ",") + key + "=\"";
+    for (char c : label_value) {
+      if (c == '\\') labels += "\\\\";
+      else if (c == '"') labels += "\\\"";
+      else if (c == '\n') labels += "\\n";
+      else labels += c;
+    }
+    labels += '"';
+  }
+  return line + "{" + labels + "} " + value;
+}
+
+const std::vector<OptionSpec>& PrometheusCollector::option_specs() {
+  static const std::vector<OptionSpec> specs = {
+      {"url", "http://localhost:9090", "Base URL of the Prometheus server, e.g. http://prometheus:9090."},
+      {"queries", "[{name: xid, promql: 'DCGM_FI_DEV_XID_ERRORS{Hostname=\"{node}\"}'}]",
+       "List of {name, promql}. {node} in promql is replaced by the Slurm node name (quoted for a "
+       "PromQL string). The default reads the DCGM exporter's last-Xid gauge."},
+      {"step_s", "15",
+       "Range-query resolution in seconds. A change is seen at the first evaluation step at or after it."},
+      {"timeout_ms", "10000", "Deadline of each HTTP request (connect included), also sent to Prometheus as timeout."},
+  };
+  return specs;
+}
+
+Result<std::unique_ptr<Collector>> PrometheusCollector::create(const YAML::Node& options) {
+  OptionReader reader(kName, option_specs(), options);
+  if (Status s = reader.check_keys(); !s) return s.error();
+  PrometheusOptions parsed;
+  auto url = reader.string("url");
+  if (!url) return url.error();
+  if (url->empty()) return Error{kConfigType, "option 'url' of collector 'prometheus' must not be empty"};
+  const auto& specs = option_specs();
+  const auto queries_spec = std::find_if(specs.begin(), specs.end(), [](const OptionSpec& s) { return s.key == "queries"; });
+  auto queries = read_queries(options, queries_spec->default_value);
+  if (!queries) return queries.error();
+  auto step = reader.integer("step_s");
+  if (!step) return step.error();
+  auto timeout = reader.integer("timeout_ms");
+  if (!timeout) return timeout.error();
+  if (*step <= 0) return Error{kConfigType, "option 'step_s' of collector 'prometheus' must be > 0"};
+  if (*timeout <= 0) return Error{kConfigType, "option 'timeout_ms' of collector 'prometheus' must be > 0"};
+  parsed.url = *url;
+  parsed.queries = std::move(*queries);
+  parsed.step_s = *step;
+  parsed.timeout_ms = *timeout;
+  return std::unique_ptr<Collector>(std::make_unique<PrometheusCollector>(std::move(parsed)));
+}
+
+PrometheusCollector::PrometheusCollector(PrometheusOptions options) : options_(std::move(options)) {}
+
+std::vector<Coverage> PrometheusCollector::collect(const CollectRequest& request, const LineSink& sink) {
+  const int64_t step = options_.step_s * kUsPerSecond;
+  // Evaluations fall on window_end - k*step, so the window's last moment is always
+  // evaluated; the first evaluation lies before the window start and only supplies
+  // the baseline each series is compared with (a fault that was already showing
+  // before the window is not news inside it).
+  const int64_t span = std::max<int64_t>(0, request.window_end - request.window_start);
+  const TimeUs first_eval = request.window_end - (span / step + 1) * step;
+  const std::string endpoint = join_url(options_.url, "/api/v1/query_range");
+
+  std::vector<Pending> pending;
+  std::vector<std::string> warnings;
+  std::vector<QueryOutcome> outcomes;
+  bool server_down = false;
+  for (size_t q = 0; q < options_.queries.size(); ++q) {
+    const PrometheusQuery& query = options_.queries[q];
+    QueryOutcome outcome;
+    if (server_down) {
+      outcome.failure = CoverageStatus::Failed;
+      outcome.detail = "query " + query.name + ": not attempted after the previous error";
+      outcomes.push_back(std::move(outcome));
+      continue;
+    }
+    const std::string promql = substitute_node(query.promql, request.node);
+    std::map<std::map<std::string, std::string>, double> last_value;  // per series
+    for (TimeUs chunk_start = first_eval; chunk_start <= request.window_end;
+         chunk_start += kMaxStepsPerRequest * step) {
+      const TimeUs chunk_end = std::min<TimeUs>(chunk_start + (kMaxStepsPerRequest - 1) * step, request.window_end);
+      auto response = http_get(endpoint,
+                               {{"query", promql},
+                                {"start", seconds_text(chunk_start)},
+                                {"end", seconds_text(chunk_end)},
+                                {"step", std::to_string(options_.step_s)},
+                                {"timeout", std::to_string(options_.timeout_ms) + "ms"}},
+                               options_.timeout_ms);
+      if (!response) {
+        outcome.failure = response.error().code == kHttpTimeout ? CoverageStatus::Timeout : CoverageStatus::Failed;
+        outcome.detail = "query " + query.name + ": " + response.error().message;
+        outcome.transport = true;
+        break;
+      }
+      auto answer = parse_prometheus_range(response->body);
+      if (!answer) {
+        outcome.failure = answer.error().code == kPromTimeout ? CoverageStatus::Timeout : CoverageStatus::Failed;
+        outcome.detail = "query " + query.name + ": HTTP " + std::to_string(response->status) + ": " +
+                         answer.error().message;
+        break;
+      }
+      for (const std::string& w : answer->warnings) warnings.push_back("query " + query.name + ": " + w);
+      for (const PromSeries& series : answer->series) {
+        for (const auto& [time, text] : series.samples) {
+          const double value = std::strtod(text.c_str(), nullptr);
+          if (std::isnan(value)) continue;
+          auto [it, first] = last_value.try_emplace(series.labels, value);
+          const bool changed = first || it->second != value;
+          it->second = value;
+          if (!changed || value == 0 || time < request.window_start || time > request.window_end) continue;
+          pending.push_back({time, q, prometheus_line(series, query.name, text)});
+        }
+      }
+    }
+    server_down = outcome.transport;
+    outcomes.push_back(std::move(outcome));
+  }
+
+  // One stream per node: time order, then query order, then the line.
+  std::sort(pending.begin(), pending.end(), [](const Pending& a, const Pending& b) {
+    return std::tie(a.time, a.query, a.text) < std::tie(b.time, b.query, b.text);
+  });
+  uint64_t seq = 0;
+  for (Pending& p : pending) {
+    LogLine line;
+    line.node = request.node;
+    line.source = kSource;
+    line.time = p.time;
+    line.seq = seq++;
+    line.trusted = true;  // metrics come from root-run exporters (DCGM), not from the job
+    line.text = std::move(p.text);
+    sink(line);
+  }
+
+  Coverage c;
+  c.node = request.node;
+  c.source = kSource;
+  c.lines = seq;
+  c.window_start = request.window_start;
+  c.window_end = request.window_end;
+  size_t failed = 0;
+  bool any_timeout = false;
+  std::string detail;
+  auto note = [&detail](const std::string& text) { detail += (detail.empty() ? "" : "; ") + text; };
+  for (const QueryOutcome& o : outcomes) {
+    if (!o.failure) continue;
+    ++failed;
+    any_timeout = any_timeout || *o.failure == CoverageStatus::Timeout;
+    note(o.detail);
+  }
+  for (const std::string& w : warnings) note("warning: " + w);
+  if (failed == outcomes.size()) {
+    c.status = any_timeout ? CoverageStatus::Timeout : CoverageStatus::Failed;
+  } else if (failed > 0 || !warnings.empty()) {
+    c.status = CoverageStatus::Partial;
+  } else {
+    c.status = c.lines > 0 ? CoverageStatus::Ok : CoverageStatus::Empty;
+  }
+  c.detail = detail;
+  return {c};
+}
+
+}  // namespace attrib::collectors

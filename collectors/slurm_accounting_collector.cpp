@@ -1,0 +1,98 @@
+#include "collectors/slurm_accounting_collector.h"
+
+#include <algorithm>
+
+#include "collectors/option_reader.h"
+
+namespace attrib::collectors {
+
+std::string format_step_line(const slurm::StepRecord& step) {
+  return "step " + step.step_id + " (" + step.name + ") ended " + step.state +
+         " exit_code=" + std::to_string(step.exit_code) + " signal=" + std::to_string(step.signal) + " on " +
+         step.node_expr;
+}
+
+std::string format_job_line(const slurm::AccountingRecord& job) {
+  std::string line = "job " + job.job_id + " ended " + job.state + " exit_code=" + std::to_string(job.exit_code) +
+                     " signal=" + std::to_string(job.signal) + " reason=" + (job.reason.empty() ? "None" : job.reason) +
+                     " requeues=" + std::to_string(job.requeue_count) + " on " + job.node_expr;
+  // Who cancelled it (rules/pack/accounting.yaml reads this): only for CANCELLED, where
+  // requid means the canceller; appended so the line's earlier shape is unchanged.
+  if (job.state == "CANCELLED" && job.requid) {
+    const std::string name = job.requser.empty() ? std::to_string(*job.requid) : job.requser;
+    line += " cancelled_by=" + name + "(" + std::to_string(*job.requid) + ")";
+  }
+  return line;
+}
+
+const std::vector<OptionSpec>& SlurmAccountingCollector::option_specs() {
+  static const std::vector<OptionSpec> specs = {
+      {"cluster", "\"\"",
+       "Slurm cluster whose accounting is read. Empty: the cluster of the job being attributed. "
+       "slurmdbd is found through slurm.conf (SLURM_CONF)."},
+  };
+  return specs;
+}
+
+Result<std::unique_ptr<Collector>> SlurmAccountingCollector::create(const YAML::Node& options) {
+  OptionReader reader(kName, option_specs(), options);
+  if (Status s = reader.check_keys(); !s) return s.error();
+  auto cluster = reader.string("cluster");
+  if (!cluster) return cluster.error();
+  return std::unique_ptr<Collector>(std::make_unique<SlurmAccountingCollector>(*cluster));
+}
+
+SlurmAccountingCollector::SlurmAccountingCollector(std::string cluster) : cluster_(std::move(cluster)) {}
+
+Result<slurm::AccountingRecord> SlurmAccountingCollector::job_record(const std::string& cluster,
+                                                                     const std::string& job_id) {
+  std::string key = cluster + "/" + job_id;
+  if (cached_ && cached_key_ == key) return *cached_;
+  if (!connection_) {
+    auto opened = slurm::SlurmdbdConnection::open();
+    if (!opened) return opened.error();
+    connection_ = std::move(*opened);
+  }
+  auto record = connection_->read_job(cluster, job_id, /*with_steps=*/true);
+  if (!record) {
+    if (record.error().code != slurm::kSlurmdbNotFound) connection_.reset();  // reconnect next time
+    return record.error();
+  }
+  cached_ = *record;
+  cached_key_ = key;
+  return record;
+}
+
+std::vector<Coverage> SlurmAccountingCollector::collect(const CollectRequest& request, const LineSink& sink) {
+  Coverage coverage{request.node, "slurm", CoverageStatus::Ok, 0, 0, request.window_start, request.window_end, ""};
+  std::string cluster = cluster_.empty() ? request.cluster : cluster_;
+  if (cluster.empty()) {
+    coverage.status = CoverageStatus::NotConfigured;
+    coverage.detail = "no cluster name: set the collector's cluster option";
+    return {coverage};
+  }
+  std::lock_guard lock(mutex_);
+  auto record = job_record(cluster, request.job_id);
+  if (!record) {
+    coverage.status = record.error().code == slurm::kSlurmdbNotFound ? CoverageStatus::Unavailable
+                                                                     : CoverageStatus::Failed;
+    coverage.detail = record.error().message;
+    return {coverage};
+  }
+  uint64_t seq = 0;
+  auto emit = [&](std::optional<TimeUs> time, std::string text) {
+    sink(LogLine{request.node, "slurm", time, seq++, /*trusted=*/true, std::move(text)});
+    ++coverage.lines;
+  };
+  if (!record->nodes.empty() && record->nodes.front() == request.node) emit(record->end, format_job_line(*record));
+  std::vector<slurm::StepRecord> steps = record->steps;
+  std::stable_sort(steps.begin(), steps.end(),
+                   [](const auto& a, const auto& b) { return a.end.value_or(0) < b.end.value_or(0); });
+  for (const auto& step : steps)
+    if (std::find(step.nodes.begin(), step.nodes.end(), request.node) != step.nodes.end())
+      emit(step.end, format_step_line(step));
+  if (coverage.lines == 0) coverage.status = CoverageStatus::Empty;
+  return {coverage};
+}
+
+}  // namespace attrib::collectors

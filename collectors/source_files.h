@@ -1,0 +1,63 @@
+// File access shared by the file-based collectors (kmsg, Fabric Manager log,
+// application output): path templates and reads that can never hang.
+//
+// Collectors run as root inside the daemon and some paths are chosen by users (a
+// job's output file). Reads therefore open with O_NONBLOCK (a FIFO or device
+// never blocks the daemon: a read stops at EAGAIN or end of data) and are capped
+// in size, and callers can refuse symbolic links and anything but regular files.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <yaml-cpp/yaml.h>
+
+#include "core/result.h"
+
+namespace attrib::collectors {
+
+// Stable error code of option values that have the right type but are not usable
+// (a glob in a path template, an unknown placeholder, a malformed number).
+inline constexpr const char* kConfigValue = "CONFIG_E_VALUE";
+
+// " (line N)" of `key` in an options mapping, "" when absent or built in code.
+// (Looking a missing key up with operator[] would yield an invalid node.)
+std::string option_line(const YAML::Node& options, const std::string& key);
+
+// Checks a path template: absolute, no glob characters, and only the placeholders
+// in `allowed` (written "{name}"). Returns a CONFIG_E_VALUE error naming `what`.
+Status check_path_template(const std::string& what, const std::string& path_template,
+                           const std::vector<std::string>& allowed);
+
+// Replaces each "{name}" by its value. A value that could escape the intended
+// directory ("", ".", "..", or containing '/' or a NUL) is refused.
+Result<std::string> expand_path_template(const std::string& path_template,
+                                         const std::map<std::string, std::string>& values);
+
+struct ReadLimits {
+  uint64_t max_bytes = 64ull << 20;  // regular files: only the last max_bytes are read
+  bool regular_file_only = false;    // refuse FIFOs, devices, directories
+  bool no_follow = false;            // refuse a symbolic link as the last path component
+};
+
+struct FileContent {
+  enum class State { Read, Missing, Error };
+  State state = State::Error;
+  std::string data;             // the bytes read (for a tail read: starting at a line start)
+  std::string error;            // State::Error: what failed, naming the path
+  bool truncated = false;       // the start of a regular file was skipped (max_bytes), or a
+                                // FIFO/device had more than max_bytes ready
+  uint64_t size = 0;            // regular files: the file size when opened
+  uint64_t records_lost = 0;    // EPIPE from a kmsg device: records overwritten while reading
+};
+
+// Reads everything currently readable from `path` without blocking.
+FileContent read_source_file(const std::string& path, const ReadLimits& limits);
+
+// Splits text into lines at '\n' (a final line without '\n' is kept; a '\r' before
+// '\n' is dropped).
+std::vector<std::string> split_lines(const std::string& text);
+
+}  // namespace attrib::collectors

@@ -1,0 +1,183 @@
+#include "collectors/spank_records_collector.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
+
+#include "collectors/option_reader.h"
+
+namespace attrib::collectors {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+// Node and job names become path components: refuse anything that could leave the spool.
+bool safe_component(const std::string& text) {
+  return !text.empty() && text != "." && text != ".." && text.find('/') == std::string::npos &&
+         text.find('\0') == std::string::npos;
+}
+
+// A record is trusted when root wrote it and nobody else could have changed it: the
+// plugin writes as root (slurmstepd) into root-owned 0755 directories.
+bool root_owned_and_protected(const fs::path& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  return st.st_uid == 0 && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
+struct TaskExit {
+  TimeUs end = 0;
+  std::string step;
+  int64_t rank = 0;
+  bool trusted = false;
+  std::string text;
+};
+
+}  // namespace
+
+std::string task_exit_line(const std::string& job, const std::string& step, int64_t rank, int64_t local_rank,
+                           const std::string& node, int64_t pid, int64_t exit_code, int64_t signal) {
+  const bool abnormal = exit_code != 0 || signal != 0;
+  return std::string("attrib-spank: task exited ") + (abnormal ? "abnormally" : "normally") + ": job=" + job +
+         " step=" + step + " rank=" + std::to_string(rank) + " local_rank=" + std::to_string(local_rank) +
+         " node=" + node + " pid=" + std::to_string(pid) + " exit_code=" + std::to_string(exit_code) +
+         " signal=" + std::to_string(signal);
+}
+
+const std::vector<OptionSpec>& SpankRecordsCollector::option_specs() {
+  static const std::vector<OptionSpec> specs = {
+      {"directory", "/var/spool/attrib/tasks",
+       "The spank_attrib.so spool of a node (its plugstack spool_dir). \"{node}\" is replaced by the Slurm "
+       "node name, for nodes that share one filesystem (plugstack spool_dir=.../%n)."},
+  };
+  return specs;
+}
+
+Result<std::unique_ptr<Collector>> SpankRecordsCollector::create(const YAML::Node& options) {
+  OptionReader reader(kName, option_specs(), options);
+  if (Status s = reader.check_keys(); !s) return s.error();
+  auto directory = reader.string("directory");
+  if (!directory) return directory.error();
+  if (directory->empty()) {
+    return Error{kConfigType, std::string(kName) + ".directory: must not be empty" +
+                                  yaml_line_suffix(options["directory"])};
+  }
+  return std::unique_ptr<Collector>(std::make_unique<SpankRecordsCollector>(SpankRecordsOptions{*directory}));
+}
+
+SpankRecordsCollector::SpankRecordsCollector(SpankRecordsOptions options) : options_(std::move(options)) {}
+
+std::string SpankRecordsCollector::node_directory(const std::string& node) const {
+  std::string out;
+  const std::string placeholder = "{node}";
+  size_t pos = 0;
+  while (true) {
+    const size_t at = options_.directory.find(placeholder, pos);
+    out += options_.directory.substr(pos, at == std::string::npos ? std::string::npos : at - pos);
+    if (at == std::string::npos) break;
+    out += node;
+    pos = at + placeholder.size();
+  }
+  return out;
+}
+
+std::vector<Coverage> SpankRecordsCollector::collect(const CollectRequest& request, const LineSink& sink) {
+  Coverage coverage;
+  coverage.node = request.node;
+  coverage.source = kSource;
+  coverage.window_start = request.window_start;
+  coverage.window_end = request.window_end;
+  auto done = [&](CoverageStatus status, std::string detail) {
+    coverage.status = status;
+    coverage.detail = std::move(detail);
+    return std::vector<Coverage>{coverage};
+  };
+
+  if (!safe_component(request.node) || !safe_component(request.job_id)) {
+    return done(CoverageStatus::Failed, "node or job name unusable as a path: '" + request.node + "', '" +
+                                            request.job_id + "'");
+  }
+  const fs::path node_dir = node_directory(request.node);
+  std::error_code ec;
+  if (!fs::is_directory(node_dir, ec)) {
+    // The plugin creates the node's spool when slurmd starts: without it the plugin is
+    // not loaded (or not configured) on this node.
+    return done(CoverageStatus::Unavailable,
+                "task spool " + node_dir.string() + " does not exist (spank_attrib.so not loaded on this node?)");
+  }
+  const fs::path job_dir = node_dir / request.job_id;
+  if (!fs::is_directory(job_dir, ec)) {
+    return done(CoverageStatus::Empty, "no task records for job " + request.job_id + " in " + node_dir.string());
+  }
+
+  std::vector<TaskExit> exits;
+  size_t files = 0, bad_lines = 0, unfinished = 0, untrusted = 0;
+  for (fs::directory_iterator it(job_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path path = it->path();
+    const std::string file = path.filename().string();
+    // Skips the writer's ".<name>.tmp.<pid>" files and the user's evidence directory.
+    if (file.empty() || file.front() == '.' || path.extension() != ".json") continue;
+    ++files;
+    const bool trusted = root_owned_and_protected(path);
+    if (!trusted) ++untrusted;
+    std::ifstream in(path);
+    bool ended = false;
+    for (std::string text; std::getline(in, text);) {
+      const json record = json::parse(text, nullptr, /*allow_exceptions=*/false);
+      if (!record.is_object() || !record.contains("event")) {
+        ++bad_lines;
+        continue;
+      }
+      if (record["event"] != "task_exit") continue;
+      try {
+        TaskExit exit;
+        exit.end = record.at("end_us").get<int64_t>();
+        exit.step = record.at("step").get<std::string>();
+        exit.rank = record.at("global_rank").get<int64_t>();
+        exit.trusted = trusted;
+        exit.text = task_exit_line(std::to_string(record.at("job_id").get<int64_t>()), exit.step, exit.rank,
+                                   record.at("local_rank").get<int64_t>(), record.at("node").get<std::string>(),
+                                   record.at("pid").get<int64_t>(), record.at("exit_code").get<int64_t>(),
+                                   record.at("signal").get<int64_t>());
+        exits.push_back(std::move(exit));
+        ended = true;
+      } catch (const json::exception&) {
+        ++bad_lines;  // a field missing or of the wrong type
+      }
+    }
+    if (!ended) ++unfinished;
+  }
+  if (ec) return done(CoverageStatus::Failed, "reading " + job_dir.string() + ": " + ec.message());
+
+  // Stream order = order of the ends (then step, rank): the first abnormal end is first.
+  std::sort(exits.begin(), exits.end(), [](const TaskExit& a, const TaskExit& b) {
+    return std::tie(a.end, a.step, a.rank) < std::tie(b.end, b.step, b.rank);
+  });
+  for (const TaskExit& exit : exits) {
+    LogLine line;
+    line.node = request.node;
+    line.source = kSource;
+    line.time = exit.end;
+    line.seq = coverage.lines++;
+    line.trusted = exit.trusted;
+    line.text = exit.text;
+    sink(line);
+  }
+
+  std::vector<std::string> notes;
+  if (unfinished) notes.push_back(std::to_string(unfinished) + " task(s) without an exit record (still running, or the node stopped)");
+  if (untrusted) notes.push_back(std::to_string(untrusted) + " record file(s) not root-owned, read as untrusted");
+  if (bad_lines) notes.push_back(std::to_string(bad_lines) + " unreadable record line(s) skipped");
+  std::string detail;
+  for (const std::string& note : notes) detail += (detail.empty() ? "" : "; ") + note;
+  if (bad_lines) return done(CoverageStatus::Partial, detail);
+  return done(files == 0 ? CoverageStatus::Empty : CoverageStatus::Ok, detail);
+}
+
+}  // namespace attrib::collectors

@@ -1,0 +1,130 @@
+// Authentication and authorisation of attrib's RPCs with MUNGE, the key every Slurm
+// cluster already shares (docs/operations.md, "Authentication").
+//
+// Every request carries a MUNGE credential in the gRPC metadata key x-attrib-munge. Its
+// payload binds it to one call: "attrib.v1 <full method name> <sha256 hex of the request's
+// deterministic serialization>", so a credential captured from one call cannot be reused
+// for another method or another body, and munged's replay cache rejects it being sent
+// twice. The uid munged vouches for decides what the caller may do:
+//   SubmitJobEnded, Collect  root or the SlurmUser (the hooks and the head daemon);
+//   GetVerdict               anyone; non-admins see only their own jobs' verdicts.
+//   ListVerdicts             anyone; non-admins see (and count) only their own jobs.
+//   GetNodeHistory           admins only: a node's history names every user's jobs.
+//
+// Unix-socket peers are not trusted by their socket credentials: gRPC C++ does not expose
+// SO_PEERCRED, so local callers present a MUNGE credential like remote ones.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <google/protobuf/message.h>
+#include <grpcpp/grpcpp.h>
+
+#include "core/result.h"
+#include "common/config.h"
+
+namespace attrib::auth {
+
+// The gRPC metadata key carrying the credential (lower case: gRPC requires it).
+inline constexpr std::string_view kMetadataKey = "x-attrib-munge";
+
+// Full gRPC method names, the ones bound into credentials.
+inline constexpr std::string_view kSubmitJobEnded = "/attrib.v1.Attribution/SubmitJobEnded";
+inline constexpr std::string_view kGetVerdict = "/attrib.v1.Attribution/GetVerdict";
+inline constexpr std::string_view kGetNodeHistory = "/attrib.v1.Attribution/GetNodeHistory";  // admins only
+inline constexpr std::string_view kListVerdicts = "/attrib.v1.Attribution/ListVerdicts";  // own jobs unless admin
+inline constexpr std::string_view kCollect = "/attrib.v1.NodeCollector/Collect";
+
+// Stable error codes; to_grpc_status maps them to gRPC status codes.
+inline constexpr const char* kMissing = "AUTH_E_MISSING";    // no credential in the request
+inline constexpr const char* kInvalid = "AUTH_E_INVALID";    // not a credential of this cluster's key
+inline constexpr const char* kExpired = "AUTH_E_EXPIRED";    // older than its time-to-live
+inline constexpr const char* kReplayed = "AUTH_E_REPLAYED";  // already used once
+inline constexpr const char* kMismatch = "AUTH_E_MISMATCH";  // made for another method or request body
+inline constexpr const char* kDenied = "AUTH_E_DENIED";      // valid, but this uid may not do this
+inline constexpr const char* kMunged = "AUTH_E_MUNGED";      // munged unreachable or failing (not the caller)
+inline constexpr const char* kConfig = "AUTH_E_CONFIG";      // auth.slurm_user / auth.admin_group unresolvable
+
+// What a credential's payload must say for this call.
+std::string credential_payload(std::string_view method, const google::protobuf::Message& request);
+
+// ---- client side -------------------------------------------------------------------
+
+// A fresh credential for one call. socket: "" for libmunge's default; ttl_s: 0 for
+// munged's default time-to-live.
+Result<std::string> encode_credential(const std::string& socket, std::string_view method,
+                                      const google::protobuf::Message& request, int ttl_s = 0);
+
+// The dashboard's login (docs/dashboard.md): `attrib-show --dashboard` mints a credential
+// with this exact payload for the calling user; the dashboard's /login decodes it (uid,
+// expiry, replay) and opens a browser session for that uid. A credential made for an RPC
+// has another payload and cannot open a session, nor can this one sign an RPC.
+inline constexpr std::string_view kDashboardLoginPayload = "attrib.v1 dashboard-login";
+Result<std::string> encode_dashboard_login(const std::string& socket, int ttl_s = 0);
+
+// Adds a fresh credential to context when auth.mode is munge; nothing otherwise. Call it
+// once per call: munged rejects a credential decoded twice.
+Status attach_credential(grpc::ClientContext& context, const config::AuthConfig& config, std::string_view method,
+                         const google::protobuf::Message& request);
+
+// ---- server side -------------------------------------------------------------------
+
+struct Caller {
+  uid_t uid = 0;
+  gid_t gid = 0;
+  bool verified = false;  // false only with auth.mode none: nothing is known about the caller
+};
+
+class Authenticator {
+ public:
+  // Resolves auth.slurm_user and auth.admin_group now, so a misconfiguration stops the
+  // daemon at start instead of rejecting every call. With mode none, warns loudly.
+  static Result<std::shared_ptr<const Authenticator>> create(const config::AuthConfig& config);
+  // auth.mode none, for tests that exercise something else: every call is let through.
+  static std::shared_ptr<const Authenticator> none();
+
+  // Verifies the call's credential: decoded by munged (which also rejects expired and
+  // replayed ones) and bound to this method and request. context may be null (a service
+  // called directly, not through gRPC): then there is no credential.
+  Result<Caller> authenticate(const grpc::ServerContext* context, std::string_view method,
+                              const google::protobuf::Message& request) const;
+
+  // A dashboard login credential (kDashboardLoginPayload): decoded by munged, which
+  // rejects expired and replayed ones. With mode none: an unverified Caller (an admin).
+  Result<Caller> verify_dashboard_login(const std::string& credential) const;
+
+  // authenticate, then require root or the SlurmUser (JobEnded, Collect): OK or the status
+  // to return, already logged.
+  grpc::Status require_cluster_daemon(const grpc::ServerContext* context, std::string_view method,
+                                      const google::protobuf::Message& request) const;
+
+  // Admins (root, the SlurmUser, auth.admin_group) read every job; others only jobs that
+  // ran as their own uid.
+  bool is_admin(const Caller& caller) const;
+
+  bool enabled() const { return config_.enabled(); }
+
+ private:
+  Authenticator(config::AuthConfig config, uid_t slurm_uid, std::optional<gid_t> admin_gid)
+      : config_(std::move(config)), slurm_uid_(slurm_uid), admin_gid_(admin_gid) {}
+  config::AuthConfig config_;
+  uid_t slurm_uid_;
+  std::optional<gid_t> admin_gid_;
+};
+
+// The gRPC status for an authentication error: UNAUTHENTICATED for a missing, invalid,
+// expired, replayed or mismatched credential; PERMISSION_DENIED for a valid one of the
+// wrong uid; UNAVAILABLE when munged itself fails (clients then retry or spool).
+grpc::Status to_grpc_status(const Error& error);
+
+// The uid a stored JobEnded ran as: its uid, or its user name resolved when the hook sent
+// only the name. nullopt when neither is known (then only admins may read it).
+std::optional<uid_t> job_owner_uid(uint32_t uid, const std::string& user);
+
+}  // namespace attrib::auth

@@ -1,0 +1,157 @@
+// Plain-data helpers for the core types: coverage status names and UTC time text.
+// Calendar arithmetic is done by hand (days-from-civil) so that formatting never
+// depends on the process's time zone or locale.
+#include "core/types.h"
+
+#include <cctype>
+#include <cstdio>
+
+namespace attrib {
+
+const char* to_string(CoverageStatus status) {
+  switch (status) {
+    case CoverageStatus::Ok: return "ok";
+    case CoverageStatus::Empty: return "empty";
+    case CoverageStatus::Partial: return "partial";
+    case CoverageStatus::Failed: return "failed";
+    case CoverageStatus::Timeout: return "timeout";
+    case CoverageStatus::Unavailable: return "unavailable";
+    case CoverageStatus::NotConfigured: return "not_configured";
+  }
+  return "not_configured";
+}
+
+namespace {
+
+constexpr int64_t kMicrosPerSecond = 1'000'000;
+constexpr int64_t kSecondsPerDay = 86'400;
+
+// Howard Hinnant's civil_from_days (public domain), the inverse of days_from_civil.
+
+void civil_from_days(int64_t z, int64_t& y, unsigned& m, unsigned& d) {
+  z += 719468;
+  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
+  const unsigned doe = static_cast<unsigned>(z - era * 146097);
+  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  y = static_cast<int64_t>(yoe) + era * 400;
+  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+  const unsigned mp = (5 * doy + 2) / 153;
+  d = doy - (153 * mp + 2) / 5 + 1;
+  m = mp < 10 ? mp + 3 : mp - 9;
+  y += m <= 2;
+}
+
+int64_t floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+bool read_digits(const std::string& s, size_t& pos, size_t count, int& out) {
+  if (pos + count > s.size()) return false;
+  int value = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const char c = s[pos + i];
+    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+    value = value * 10 + (c - '0');
+  }
+  pos += count;
+  out = value;
+  return true;
+}
+
+bool expect(const std::string& s, size_t& pos, char c) {
+  if (pos >= s.size() || s[pos] != c) return false;
+  ++pos;
+  return true;
+}
+
+bool is_leap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+
+unsigned days_in_month(int64_t y, unsigned m) {
+  static constexpr unsigned kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  return (m == 2 && is_leap(y)) ? 29 : kDays[m - 1];
+}
+
+}  // namespace
+
+std::string format_time(TimeUs t) {
+  const int64_t seconds = floor_div(t, kMicrosPerSecond);
+  const int64_t micros = t - seconds * kMicrosPerSecond;
+  const int64_t days = floor_div(seconds, kSecondsPerDay);
+  const int64_t second_of_day = seconds - days * kSecondsPerDay;
+  int64_t year = 0;
+  unsigned month = 0, day = 0;
+  civil_from_days(days, year, month, day);
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%04lld-%02u-%02uT%02d:%02d:%02d.%06lldZ",
+                static_cast<long long>(year), month, day,
+                static_cast<int>(second_of_day / 3600), static_cast<int>(second_of_day / 60 % 60),
+                static_cast<int>(second_of_day % 60), static_cast<long long>(micros));
+  return buffer;
+}
+
+// Accepts YYYY-MM-DDTHH:MM:SS[.fraction](Z|+HH:MM|-HH:MM). The fraction may use '.'
+// or ',' (dmesg --time-format=iso prints a comma) and is truncated to microseconds.
+// A zone designator is required: a time without one is ambiguous (local time?).
+std::optional<TimeUs> parse_iso_time(const std::string& text) {
+  size_t pos = 0;
+  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
+  if (!read_digits(text, pos, 4, year) || !expect(text, pos, '-') ||
+      !read_digits(text, pos, 2, month) || !expect(text, pos, '-') ||
+      !read_digits(text, pos, 2, day) || !expect(text, pos, 'T') ||
+      !read_digits(text, pos, 2, hour) || !expect(text, pos, ':') ||
+      !read_digits(text, pos, 2, minute) || !expect(text, pos, ':') ||
+      !read_digits(text, pos, 2, second)) {
+    return std::nullopt;
+  }
+  if (month < 1 || month > 12 || day < 1 ||
+      static_cast<unsigned>(day) > days_in_month(year, static_cast<unsigned>(month)) ||
+      hour > 23 || minute > 59 || second > 60) {
+    return std::nullopt;
+  }
+  int64_t micros = 0;
+  if (pos < text.size() && (text[pos] == '.' || text[pos] == ',')) {
+    ++pos;
+    int digits = 0;
+    while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) {
+      if (digits < 6) micros = micros * 10 + (text[pos] - '0');
+      ++digits;
+      ++pos;
+    }
+    if (digits == 0) return std::nullopt;
+    for (int i = digits; i < 6; ++i) micros *= 10;
+  }
+  int64_t offset_seconds = 0;
+  if (pos >= text.size()) return std::nullopt;
+  if (text[pos] == 'Z') {
+    ++pos;
+  } else if (text[pos] == '+' || text[pos] == '-') {
+    const int sign = text[pos] == '-' ? -1 : 1;
+    ++pos;
+    int off_h = 0, off_m = 0;
+    if (!read_digits(text, pos, 2, off_h)) return std::nullopt;
+    expect(text, pos, ':');  // "+01:00" and "+0100" are both ISO 8601
+    if (!read_digits(text, pos, 2, off_m)) return std::nullopt;
+    if (off_h > 23 || off_m > 59) return std::nullopt;
+    offset_seconds = sign * (off_h * 3600 + off_m * 60);
+  } else {
+    return std::nullopt;
+  }
+  if (pos != text.size()) return std::nullopt;
+  const int64_t days = days_from_civil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
+  const int64_t seconds = days * kSecondsPerDay + hour * 3600 + minute * 60 + second - offset_seconds;
+  return seconds * kMicrosPerSecond + micros;
+}
+
+// Howard Hinnant's days_from_civil (public domain algorithm).
+int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const unsigned yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<int64_t>(doe) - 719468;
+}
+
+}  // namespace attrib

@@ -1,0 +1,80 @@
+// The verdict (schema attrib.verdict.v1, docs/verdict-reference.md) as a value.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/result.h"
+#include "core/types.h"
+
+namespace attrib {
+
+struct RootCause {
+  std::string rule;
+  std::string summary;
+  Event event;
+};
+
+struct Candidate {
+  std::string domain;
+  std::string rule;
+  std::string summary;
+  std::vector<std::string> events;  // event ids
+};
+
+struct Symptom {
+  Event event;
+  std::string explained_by;  // correlation rule id
+  uint64_t count = 1;
+};
+
+struct AffectedGpu {
+  std::string node;
+  std::string pci;
+};
+
+// A (node, source) whose coverage is missing (partial, failed, timeout, unavailable) and
+// whose evidence could decide or change the verdict (rules.md: "say which missing source
+// would decide it"; "coverage lowers certainty").
+struct MissingSource {
+  std::string node;
+  std::string source;
+  CoverageStatus status = CoverageStatus::Unavailable;
+  std::string note;                   // e.g. "no kernel log from gpu017 (unavailable)"
+  std::vector<std::string> named_by;  // ids of events on other nodes that point at this node
+};
+
+struct Verdict {
+  std::string job_id;
+  std::string cluster;
+  int attempt = 0;
+  std::string terminal_state = "UNKNOWN";
+  int exit_code = 0;
+  int signal = 0;
+  std::string domain = "UNATTRIBUTED";
+  std::optional<RootCause> root_cause;
+  std::vector<Candidate> candidates;
+  std::vector<Symptom> symptoms;
+  std::vector<Event> unexplained;
+  std::vector<std::string> nodes;           // the job's allocated nodes, sorted (added in v1)
+  std::vector<std::string> affected_nodes;
+  std::vector<AffectedGpu> affected_gpus;
+  std::string recommended_action = "NONE";
+  std::vector<Coverage> coverage;
+  std::vector<MissingSource> missing_sources;  // sorted by (node, source); added in v1
+  std::string ruleset_version;
+  std::string ruleset_hash;  // "sha256:<hex>"
+  std::string comment;       // the attrib segment written to Slurm
+};
+
+// Serialises exactly as verdict v1 (deterministic: fixed key order, sorted arrays).
+nlohmann::json to_json(const Verdict& verdict);
+nlohmann::json to_json(const Event& event);
+nlohmann::json to_json(const Coverage& coverage);
+// Parses verdict v1 JSON back (the archive stores JSON). Error names the bad field.
+Result<Verdict> verdict_from_json(const nlohmann::json& json);
+
+}  // namespace attrib

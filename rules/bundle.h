@@ -1,0 +1,75 @@
+// Evidence bundle v1 (docs/verdict-and-bundle.md, docs/rules.md "Evidence bundles"):
+// a directory with job.json and <host>/<source>.log|.jsonl files, read into the same
+// LogLine stream and coverage report a live collection produces, so that attrib-replay
+// and attributiond decide with exactly the same engine path.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rules/engine.h"
+#include "core/result.h"
+#include "core/types.h"
+#include "core/verdict.h"
+
+namespace attrib::rules {
+
+// One stream of the bundle: <host>/<source>.log or <host>/<source>.jsonl.
+struct BundleFile {
+  std::string host;
+  std::string source;            // kernel | syslog | fabricmanager | slurm | app | app.rank<N>
+  std::filesystem::path path;
+  bool journal_json = false;     // .jsonl: journalctl -o json lines
+};
+
+struct Bundle {
+  std::filesystem::path dir;
+  JobFacts job;
+  // The evidence window: job.json "window", else [start - lead, end + grace] when both
+  // times are known; none disables window filtering.
+  std::optional<TimeUs> window_start;
+  std::optional<TimeUs> window_end;
+  bool explicit_window = false;
+  int64_t utc_offset_s = 0;      // job.json "utc_offset" ("+02:00"): local clock of the logs
+  std::vector<BundleFile> files; // sorted by (host, source); order never changes the verdict
+  std::vector<std::string> hosts;  // every host directory, sorted
+};
+
+// The daemon's defaults (head.window_lead_s / head.window_grace_s), so that replay and
+// attributiond look at the same slice of a log.
+struct BundleOptions {
+  int64_t window_lead_s = 300;
+  int64_t window_grace_s = 60;
+};
+
+// Reads job.json and lists the streams. Errors (code, "file:line: field: message"):
+// BUNDLE_E_IO (missing or unreadable), BUNDLE_E_JOB (job.json invalid), BUNDLE_E_SOURCE
+// (a file that is no known source), BUNDLE_E_HOST (a host entry that is not a directory).
+Result<Bundle> open_bundle(const std::filesystem::path& dir, const BundleOptions& options = {});
+
+// Streams every line of every file (in bundle.files order) to sink as LogLines and
+// returns the coverage report: one row per stream, plus `unavailable` rows for job nodes
+// with no directory in the bundle (one per source family the other nodes have). Events are not counted here
+// (count_events fills Coverage::events after extraction, as the daemon does).
+// Errors: BUNDLE_E_IO, BUNDLE_E_JSON (a bad .jsonl line, with file:line).
+Result<std::vector<Coverage>> read_bundle_lines(const Bundle& bundle, const std::function<void(const LogLine&)>& sink);
+
+// Coverage::events = the number of distinct events of that node and source.
+void count_events(std::vector<Coverage>& coverage, const std::vector<Event>& events);
+
+// open_bundle + Extractor + correlate: what attrib-replay prints.
+Result<Verdict> replay_bundle(const std::filesystem::path& dir, std::shared_ptr<const RulePack> pack,
+                              const BundleOptions& options = {});
+// The same for an already opened bundle (tests reorder bundle.files).
+Result<Verdict> replay_bundle(const Bundle& bundle, std::shared_ptr<const RulePack> pack);
+
+// Is `source` trusted when read from a bundle file? kernel, syslog, fabricmanager and
+// slurm are root-written logs; app and app.rank<N> are the user's output.
+bool bundle_source_trusted(const std::string& source);
+
+}  // namespace attrib::rules

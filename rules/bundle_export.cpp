@@ -1,0 +1,162 @@
+// Evidence -> bundle v1 (attrib/rules/bundle_export.h).
+#include "rules/bundle_export.h"
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
+
+#include "rules/rule_definitions.h"
+
+namespace attrib::rules {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+constexpr const char* kJobStateKind = "slurm.job_state";
+
+Error export_error(const std::string& message) { return Error{"BUNDLE_E_EXPORT", message}; }
+
+// A node name becomes a directory name: nothing that could leave the bundle.
+bool safe_component(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." && name[0] != '.' && name.find('/') == std::string::npos &&
+         name.find('\0') == std::string::npos;
+}
+
+// One exported line: every event extracted from one occurrence of one raw line.
+struct LineKey {
+  uint64_t seq;
+  std::optional<TimeUs> time;
+  std::string line;
+  bool trusted;
+  bool operator<(const LineKey& o) const {
+    return std::tie(seq, time, line, trusted) < std::tie(o.seq, o.time, o.line, o.trusted);
+  }
+};
+
+json journal_entry(const std::string& node, const std::string& source, const LineKey& key, uint64_t count) {
+  json j = json::object();
+  j["MESSAGE"] = key.line;
+  j["_HOSTNAME"] = node;
+  j["ATTRIB_SEQ"] = std::to_string(key.seq);
+  if (count > 1) j["ATTRIB_COUNT"] = std::to_string(count);
+  if (key.time) j["__REALTIME_TIMESTAMP"] = std::to_string(*key.time);
+  // Trust as the bundle reader reads it back: the kernel stream must be the kernel
+  // transport, daemons' lines must be root's. The original uid is not archived; 65534
+  // (nobody) only says "not root".
+  if (source == "kernel") j["_TRANSPORT"] = key.trusted ? "kernel" : "stdout";
+  if (source == "syslog" || source == "fabricmanager") j["_UID"] = key.trusted ? "0" : "65534";
+  return j;
+}
+
+}  // namespace
+
+Status write_bundle(const fs::path& dir, const JobFacts& facts, const std::vector<Event>& events,
+                    const std::vector<Coverage>& coverage) {
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_empty(dir, ec))
+    return export_error(dir.string() + ": exists and is not empty");
+  fs::create_directories(dir, ec);
+  if (ec) return export_error(dir.string() + ": " + ec.message());
+
+  // (node, source) -> line -> count
+  std::map<std::pair<std::string, std::string>, std::map<LineKey, uint64_t>> streams;
+  std::optional<TimeUs> earliest, latest;
+  const auto span = [&](std::optional<TimeUs> t) {
+    if (!t) return;
+    if (!earliest || *t < *earliest) earliest = t;
+    if (!latest || *t > *latest) latest = t;
+  };
+  for (const Event& e : events) {
+    if (e.node.empty() && e.kind == kJobStateKind) continue;  // the accounting record, not a log line
+    if (!safe_component(e.node)) return export_error("event " + e.id + ": node '" + e.node + "' is not a host name");
+    if (!detail::is_known_source(e.source))
+      return export_error("event " + e.id + ": source '" + e.source + "' has no bundle file name");
+    // Several rules may extract from one line: it is written once, as often as it occurred.
+    uint64_t& count = streams[{e.node, e.source}][LineKey{e.seq, e.time, e.line, e.trusted}];
+    count = std::max(count, e.count);
+    span(e.time);
+  }
+  for (const Coverage& c : coverage) {
+    const bool read = c.status == CoverageStatus::Ok || c.status == CoverageStatus::Empty ||
+                      c.status == CoverageStatus::Partial;
+    if (!read || !safe_component(c.node) || !detail::is_known_source(c.source)) continue;
+    streams[{c.node, c.source}];  // an empty stream: the source was read and said nothing
+    span(c.window_start);
+    span(c.window_end);
+  }
+  span(facts.start);
+  span(facts.end);
+
+  json job = json::object();
+  job["job_id"] = facts.job_id;
+  job["cluster"] = facts.cluster;
+  job["attempt"] = facts.attempt;
+  job["state"] = facts.state;
+  job["exit_code"] = facts.exit_code;
+  job["signal"] = facts.signal;
+  if (facts.start) job["start"] = format_time(*facts.start);
+  if (facts.end) job["end"] = format_time(*facts.end);
+  job["nodes"] = facts.nodes;
+  if (!facts.ranks.empty()) {
+    json ranks = json::object();
+    for (const auto& [rank, node] : facts.ranks) ranks[std::to_string(rank)] = node;
+    job["ranks"] = ranks;
+  }
+  // The window the evidence was collected in, widened to every exported line, so that
+  // replay filters nothing out whatever lead/grace the daemon was configured with.
+  if (earliest && latest) job["window"] = {format_time(*earliest), format_time(*latest)};
+  {
+    std::ofstream out(dir / "job.json", std::ios::binary);
+    out << job.dump(2) << "\n";
+    if (!out) return export_error((dir / "job.json").string() + ": cannot write");
+  }
+
+  for (const auto& [stream, lines] : streams) {
+    const auto& [node, source] = stream;
+    fs::create_directories(dir / node, ec);
+    if (ec) return export_error((dir / node).string() + ": " + ec.message());
+    const fs::path path = dir / node / (source + ".jsonl");
+    std::ofstream out(path, std::ios::binary);
+    for (const auto& [key, count] : lines)
+      out << journal_entry(node, source, key, count).dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+    if (!out) return export_error(path.string() + ": cannot write");
+  }
+  return ok_status();
+}
+
+std::vector<Event> events_of_verdict(const Verdict& verdict) {
+  std::map<std::string, Event> by_id;
+  if (verdict.root_cause) by_id.emplace(verdict.root_cause->event.id, verdict.root_cause->event);
+  for (const auto& s : verdict.symptoms) by_id.emplace(s.event.id, s.event);
+  for (const auto& e : verdict.unexplained) by_id.emplace(e.id, e);
+  std::vector<Event> out;
+  for (auto& [id, e] : by_id) out.push_back(std::move(e));
+  return out;
+}
+
+JobFacts facts_from_verdict(const Verdict& verdict) {
+  JobFacts facts;
+  facts.job_id = verdict.job_id;
+  facts.cluster = verdict.cluster;
+  facts.attempt = verdict.attempt;
+  facts.state = verdict.terminal_state;
+  facts.exit_code = verdict.exit_code;
+  facts.signal = verdict.signal;
+  facts.nodes = verdict.nodes;
+  // The verdict keeps no start/end; the accounting event is stamped with the job's end,
+  // which is the only job time the correlation reads.
+  for (const Event& e : events_of_verdict(verdict))
+    if (e.kind == kJobStateKind && e.node.empty()) facts.end = e.time;
+  return facts;
+}
+
+Status export_verdict_bundle(const fs::path& dir, const Verdict& verdict) {
+  return write_bundle(dir, facts_from_verdict(verdict), events_of_verdict(verdict), verdict.coverage);
+}
+
+}  // namespace attrib::rules

@@ -1,0 +1,83 @@
+// One-pass candidate scan (rules.md: "a multi-pattern scan finds candidate lines for all
+// rules in one pass; full captures run only on lines that matched").
+//
+// At pack compile time every source gets one Hyperscan (vectorscan) database built from
+// the patterns of all extraction rules that read it: a rule's prefilter literals, or, for
+// a rule without a prefilter, its regex compiled in prefilter mode. At feed time one
+// hs_scan per line flags the rules whose pattern occurs; only those run RE2. The scan may
+// flag too much (RE2 decides) but never too little: a rule whose pattern Hyperscan cannot
+// take, or whose meaning could differ from RE2's, is flagged on every line (ScanMode::Always).
+//
+// Hyperscan types stay out of this header so that code including rule_pack.h needs no
+// Hyperscan include path.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rules/rule_pack.h"
+
+struct hs_database;
+struct hs_scratch;
+
+namespace attrib::rules::detail {
+
+struct HsDatabaseDeleter {
+  void operator()(hs_database* db) const noexcept;
+};
+struct HsScratchDeleter {
+  void operator()(hs_scratch* scratch) const noexcept;
+};
+using HsDatabase = std::unique_ptr<hs_database, HsDatabaseDeleter>;
+// Scratch is per thread: hs_scan writes into it. Each Extractor owns one (an Extractor
+// is used by one thread at a time), cloned from the scanner's prototype.
+using HsScratch = std::unique_ptr<hs_scratch, HsScratchDeleter>;
+
+// Decides each rule's ScanMode (and scan_note when Always). Never fails: a pattern
+// Hyperscan refuses falls back to Always. Call after the rules' regexes are compiled.
+void plan_candidate_scan(std::vector<CompiledExtractionRule>& rules);
+
+// The rules that read one source, with their databases. Database ids are positions in
+// `rules`.
+struct ScanSet {
+  std::vector<const CompiledExtractionRule*> rules;  // load order
+  HsDatabase literals;              // ScanMode::Literal rules' prefilter literals (bytes, exact)
+  HsDatabase regexes;               // ScanMode::Regex rules (UTF-8 patterns, prefilter mode)
+  std::vector<uint32_t> regex_rules;   // positions scanned by `regexes`
+  std::vector<uint32_t> always_rules;  // positions flagged on every line
+};
+
+class CandidateScanner {
+ public:
+  // Builds one ScanSet per source the rules name (every fixed source, every app.rank<N>
+  // a rule lists, and one for the other app.rank<N> streams). A database that fails to
+  // build demotes its rules to Always (their scan_note says why).
+  static std::shared_ptr<const CandidateScanner> build(std::vector<CompiledExtractionRule>& rules);
+
+  // The set for a source; nullptr for a source no rule can read (unknown names).
+  const ScanSet* set_for(const std::string& source) const;
+
+  // A scratch for one thread (null when no set has a database).
+  HsScratch make_scratch() const;
+
+  // flags[i] = 1 when set.rules[i] may match `text`. Without a scratch, or when a scan
+  // fails, every rule is flagged (never miss a line).
+  void scan(const ScanSet& set, std::string_view text, hs_scratch* scratch, std::vector<char>& flags) const;
+
+ private:
+  std::vector<std::unique_ptr<ScanSet>> sets_;
+  std::map<std::string, const ScanSet*> by_source_;
+  const ScanSet* other_ranks_ = nullptr;  // app.rank<N> streams no rule names explicitly
+  HsScratch prototype_;
+  mutable std::mutex clone_mutex_;  // hs_clone_scratch reads the prototype; serialise to be safe
+};
+
+// True when `text` is well-formed UTF-8 (RFC 3629: no overlongs, surrogates or > U+10FFFF).
+// Hyperscan's UTF-8 mode is undefined on anything else.
+bool is_valid_utf8(std::string_view text);
+
+}  // namespace attrib::rules::detail

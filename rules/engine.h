@@ -1,0 +1,95 @@
+// The rules engine's public API: load a rule pack, extract events from lines,
+// correlate events with the job's facts into a verdict.
+//
+// Stages are separate so that extraction can run where the logs are (node agents)
+// and correlation on the head, and so that attrib-replay and attributiond share
+// exactly the same code path.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "core/types.h"
+#include "core/verdict.h"
+
+namespace attrib::rules {
+
+class RulePack;  // immutable once loaded; share with std::shared_ptr<const RulePack>
+
+struct LoadOptions {
+  std::filesystem::path pack_dir;                // shipped pack (rules/pack + rules/data)
+  std::vector<std::filesystem::path> site_dirs;  // site rules; overriding must be explicit
+};
+
+// Loads and compiles every rule file. Errors name file:line and field with a stable code.
+Result<std::shared_ptr<const RulePack>> load_rule_pack(const LoadOptions& options);
+
+std::string pack_version(const RulePack& pack);
+std::string pack_hash(const RulePack& pack);  // "sha256:<hex>" over the loaded files
+
+// What a pack holds, for `attrib-rules validate` and tests.
+struct PackStats {
+  std::string name;
+  std::string version;
+  std::vector<std::string> files;  // every file loaded (manifest, rule files, data, site files)
+  size_t extraction_rules = 0;
+  size_t correlation_rules = 0;
+  size_t examples = 0;             // inline examples checked at load time
+  size_t block_rules = 0;          // multi-line extraction rules (`block:`)
+  // The one-pass candidate scan: rules found by their prefilter literals, by their regex
+  // (Hyperscan prefilter mode), and "rule-id: why" for those RE2 must try on every line
+  // of their sources because Hyperscan cannot stand in for them.
+  size_t scan_literal_rules = 0;
+  size_t scan_regex_rules = 0;
+  std::vector<std::string> scan_fallbacks;
+};
+PackStats pack_stats(const RulePack& pack);
+
+// One row of a data table loaded as rules (e.g. the Xid catalog), as the engine reads it.
+struct CatalogEntry {
+  std::string key;          // e.g. "79"
+  std::string name;         // e.g. "ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS"
+  std::string domain_hint;  // the table's own column
+  std::string domain;       // verdict domain; UNATTRIBUTED when the table cannot tell
+  std::string severity;     // fatal | job-fatal | degraded | benign
+  std::string action;       // verdict recommended_action
+  bool root_eligible = false;  // may be a root cause by itself (known domain, not benign)
+};
+// Rows of the named table in key order (numeric keys numerically); empty if no such table.
+std::vector<CatalogEntry> catalog_entries(const RulePack& pack, const std::string& table);
+
+// Streams lines through the extraction rules. Identical events (same node, source,
+// kind, fields and line text) are folded into one with a count, so memory is bounded
+// by the number of distinct events, not by the number of lines.
+class Extractor {
+ public:
+  explicit Extractor(std::shared_ptr<const RulePack> pack);
+  // Distinct events beyond max_distinct_events are dropped (and counted) so that a
+  // flood of *different* lines cannot exhaust memory; identical lines always fold.
+  Extractor(std::shared_ptr<const RulePack> pack, size_t max_distinct_events);
+  ~Extractor();
+  Extractor(const Extractor&) = delete;
+  Extractor& operator=(const Extractor&) = delete;
+
+  void feed(const LogLine& line);
+  // Events in deterministic order (time, node, source, seq), ids not yet assigned.
+  std::vector<Event> finish();
+  // Distinct events dropped because of max_distinct_events.
+  uint64_t dropped_events() const;
+
+  static constexpr size_t kDefaultMaxDistinctEvents = 200000;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// Decides the verdict from the job's facts, all events and the coverage report.
+// Deterministic: the same inputs give the same verdict regardless of input order.
+Verdict correlate(const RulePack& pack, const JobFacts& job, std::vector<Event> events,
+                  std::vector<Coverage> coverage);
+
+}  // namespace attrib::rules

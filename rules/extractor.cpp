@@ -1,0 +1,188 @@
+// Extractor: lines -> folded events.
+//
+// Per line, one candidate scan (candidate_scan.h) over every rule of the line's source
+// flags the rules that may match; only those run their prefilter and RE2 regex
+// (match_line). Without a scanner (the RE2-only reference mode) every rule is a
+// candidate, which is the same result by construction: the scan only ever over-approximates.
+//
+// Block rules (multi-line, docs/rules.md) keep per (node, source) stream state: lines of
+// one stream arrive in order, so a block's start, body and end are consecutive there.
+// Identical events fold into one entry with a count.
+#include <algorithm>
+#include <unordered_map>
+
+#include "rules/candidate_scan.h"
+#include "rules/event_order.h"
+#include "rules/rule_pack.h"
+
+namespace attrib::rules {
+
+namespace {
+
+bool is_application_source(const std::string& source) { return source == "app" || source.rfind("app.", 0) == 0; }
+
+// The rules one source reads, and how to find candidates among them.
+struct SourceRules {
+  std::vector<const detail::CompiledExtractionRule*> rules;  // load order
+  const detail::ScanSet* set = nullptr;                      // null: every rule is a candidate
+  std::vector<size_t> block_rules;                           // positions of block rules in `rules`
+};
+
+// Block state of one (node, source) stream: its physical line count and one tracker per
+// block rule of the source (parallel to SourceRules::block_rules).
+struct Stream {
+  uint64_t lines = 0;
+  std::vector<detail::BlockTracker> trackers;
+};
+
+}  // namespace
+
+struct Extractor::State {
+  std::shared_ptr<const RulePack> pack;
+  size_t max_distinct = kDefaultMaxDistinctEvents;
+  detail::HsScratch scratch;  // this Extractor's own: hs_scan writes into it
+  std::unordered_map<std::string, SourceRules> by_source;
+  std::unordered_map<std::string, Stream> streams;  // key: node '\0' source
+  std::unordered_map<std::string, Event> folded;
+  std::vector<char> flags;
+  uint64_t dropped = 0;
+
+  const SourceRules& rules_for(const std::string& source) {
+    auto it = by_source.find(source);
+    if (it != by_source.end()) return it->second;
+    SourceRules rules;
+    if (pack->scanner) {
+      rules.set = pack->scanner->set_for(source);
+      if (rules.set != nullptr) rules.rules = rules.set->rules;
+    } else if (detail::is_known_source(source)) {
+      for (const auto& rule : pack->extraction) {
+        if (detail::rule_applies(rule.def, source)) rules.rules.push_back(&rule);
+      }
+    }
+    for (size_t i = 0; i < rules.rules.size(); ++i) {
+      if (rules.rules[i]->block) rules.block_rules.push_back(i);
+    }
+    return by_source.emplace(source, std::move(rules)).first->second;
+  }
+
+  // flags[i] = 1 when rules.rules[i] may match `text`.
+  void candidates(const SourceRules& rules, std::string_view text) {
+    if (rules.set != nullptr) {
+      pack->scanner->scan(*rules.set, text, scratch.get(), flags);
+    } else {
+      flags.assign(rules.rules.size(), 1);
+    }
+  }
+
+  void add(Event event) {
+    std::string key = detail::fold_key(event);
+    auto it = folded.find(key);
+    if (it != folded.end()) {
+      detail::fold_into(it->second, event);
+    } else if (folded.size() < max_distinct) {
+      folded.emplace(std::move(key), std::move(event));
+    } else {
+      ++dropped;
+    }
+  }
+
+  Event event_for(const detail::CompiledExtractionRule& rule, const LogLine& line) const {
+    Event event;
+    event.kind = rule.def.kind;
+    event.rule = rule.def.id;
+    event.node = line.node;
+    event.source = line.source;
+    event.time = line.time;
+    event.seq = line.seq;
+    // A user's own output is never trusted, whatever the collector claims (Trust).
+    event.trusted = line.trusted && !is_application_source(line.source);
+    return event;
+  }
+
+  // One physical line through the block rules of its stream. `flags` holds this line's
+  // candidates.
+  void feed_blocks(const SourceRules& rules, Stream& stream, const LogLine& line, std::string_view text) {
+    const uint64_t index = ++stream.lines;
+    for (size_t b = 0; b < rules.block_rules.size(); ++b) {
+      const size_t pos = rules.block_rules[b];
+      const auto& rule = *rules.rules[pos];
+      auto& tracker = stream.trackers[b];
+      if (!tracker.empty()) {
+        if (auto done = tracker.close(rule, index, text)) {
+          Event event = event_for(rule, line);
+          event.time = done->time;  // a block is dated by its first line
+          event.seq = done->seq;
+          event.trusted = done->trusted && !is_application_source(line.source);
+          event.line = std::move(done->line);
+          event.fields = std::move(done->fields);
+          add(std::move(event));
+          continue;  // the line that ends a block does not also start one
+        }
+      }
+      if (!flags[pos]) continue;
+      if (auto fields = detail::match_line(rule, text)) {
+        tracker.open(rule, index, text, line.time, line.seq, line.trusted, std::move(*fields));
+      }
+    }
+  }
+};
+
+Extractor::Extractor(std::shared_ptr<const RulePack> pack) : Extractor(std::move(pack), kDefaultMaxDistinctEvents) {}
+
+Extractor::Extractor(std::shared_ptr<const RulePack> pack, size_t max_distinct_events)
+    : state_(std::make_unique<State>()) {
+  state_->pack = std::move(pack);
+  state_->max_distinct = max_distinct_events;
+  if (state_->pack->scanner) state_->scratch = state_->pack->scanner->make_scratch();
+}
+
+Extractor::~Extractor() = default;
+
+void Extractor::feed(const LogLine& line) {
+  State& s = *state_;
+  const SourceRules& rules = s.rules_for(line.source);
+  if (rules.rules.empty()) return;
+  s.candidates(rules, line.text);
+  for (size_t i = 0; i < rules.rules.size(); ++i) {
+    const auto& rule = *rules.rules[i];
+    if (!s.flags[i] || rule.block) continue;
+    auto fields = detail::match_line(rule, line.text);
+    if (!fields) continue;
+    Event event = s.event_for(rule, line);
+    event.line = line.text;
+    event.fields = std::move(*fields);
+    s.add(std::move(event));
+  }
+  if (rules.block_rules.empty()) return;
+
+  std::string key = line.node;
+  key += '\0';
+  key += line.source;
+  Stream& stream = s.streams[key];
+  if (stream.trackers.empty()) stream.trackers.resize(rules.block_rules.size());
+  if (line.text.find('\n') == std::string::npos) {
+    s.feed_blocks(rules, stream, line, line.text);
+    return;
+  }
+  // A payload holding several lines (a journald MESSAGE, or a block event exported by
+  // attrib-show --export-bundle) is, for block rules, those lines in order.
+  for (const auto piece : detail::split_lines(line.text)) {
+    s.candidates(rules, piece);
+    s.feed_blocks(rules, stream, line, piece);
+  }
+}
+
+std::vector<Event> Extractor::finish() {
+  // Blocks still open have no end line: incomplete (e.g. output cut off), not reported.
+  state_->streams.clear();
+  std::vector<Event> events;
+  events.reserve(state_->folded.size());
+  for (auto& [key, event] : state_->folded) events.push_back(std::move(event));
+  state_->folded.clear();
+  std::sort(events.begin(), events.end(), detail::event_less);
+  return events;
+}
+
+uint64_t Extractor::dropped_events() const { return state_->dropped; }
+
+}  // namespace attrib::rules

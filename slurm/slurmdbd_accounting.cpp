@@ -1,0 +1,47 @@
+#include "slurm/slurmdbd_accounting.h"
+
+#include "slurm/slurmdbd_client.h"
+
+namespace attrib::head {
+
+using slurm::kSlurmdbNotFound;
+using slurm::SlurmdbdConnection;
+
+static_assert(std::string_view(kAccountingNotFound) == kSlurmdbNotFound);
+
+SlurmdbdAccounting::SlurmdbdAccounting() = default;
+SlurmdbdAccounting::~SlurmdbdAccounting() = default;
+
+// Connects lazily and again after any failure: slurmdbd restarts must not stall workers.
+Status SlurmdbdAccounting::connect() {
+  if (connection_) return ok_status();
+  auto opened = SlurmdbdConnection::open();
+  if (!opened) return opened.error();
+  connection_ = std::move(*opened);
+  return ok_status();
+}
+
+Result<JobRecordFacts> SlurmdbdAccounting::read_job(const std::string& cluster, const std::string& job_id) {
+  if (auto s = connect(); !s) return s.error();
+  // With steps: the application step's layout maps "[rankN]:" lines to their nodes.
+  auto record = connection_->read_job(cluster, job_id, /*with_steps=*/true);
+  if (!record) {
+    if (record.error().code != kSlurmdbNotFound) connection_.reset();
+    return record.error();
+  }
+  JobRecordFacts out;
+  out.facts = record->to_job_facts();
+  out.comment = record->comment;
+  out.final = record->is_final();
+  return out;
+}
+
+Status SlurmdbdAccounting::write_comment(const std::string& cluster, const std::string& job_id,
+                                         const std::string& comment) {
+  if (auto s = connect(); !s) return s;
+  auto written = connection_->write_comment(cluster, job_id, comment);
+  if (!written && written.error().code != kSlurmdbNotFound) connection_.reset();
+  return written;
+}
+
+}  // namespace attrib::head

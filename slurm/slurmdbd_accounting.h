@@ -1,0 +1,27 @@
+// Accounting served by the real slurmdbd (libslurm's slurmdb API).
+#pragma once
+
+#include <memory>
+
+#include "slurm/accounting.h"
+
+namespace attrib::slurm {
+class SlurmdbdConnection;
+}
+
+namespace attrib::head {
+
+// One per worker thread; reconnects after an error.
+class SlurmdbdAccounting : public Accounting {
+ public:
+  SlurmdbdAccounting();
+  ~SlurmdbdAccounting() override;
+  Result<JobRecordFacts> read_job(const std::string& cluster, const std::string& job_id) override;
+  Status write_comment(const std::string& cluster, const std::string& job_id, const std::string& comment) override;
+
+ private:
+  Status connect();
+  std::unique_ptr<slurm::SlurmdbdConnection> connection_;
+};
+
+}  // namespace attrib::head

@@ -1,0 +1,405 @@
+// How the slurmdb API must be called (verified against a real Slurm 22.05 slurmdbd):
+// - condition lists are created with slurm_list_create(nullptr): no destructor, the
+//   list only borrows our strings and structs;
+// - slurmdb_job_cond_t.db_flags must be SLURMDB_JOB_FLAG_NOTSET or no job matches;
+// - every request runs in a database transaction that stays open on the connection,
+//   so reads end it (commit false) to see later changes;
+// - a modification needs derived_ec = NO_VAL and is committed only when slurmdbd
+//   reports a modified record.
+#include "slurm/slurmdbd_client.h"
+
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cstdlib>
+#include <mutex>
+#include <set>
+#include <string_view>
+#include <vector>
+
+#include <pwd.h>
+#include <unistd.h>
+
+extern "C" {
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+#include <slurm/slurmdb.h>
+
+// Exported by libslurm (it is what sacct prints) but not declared in its headers.
+char* slurm_job_state_string(uint32_t state);
+char* slurm_job_reason_string(enum job_state_reason inx);  // exported, not declared either
+}
+
+namespace attrib::slurm {
+namespace {
+
+// --- RAII for libslurm handles -------------------------------------------------------
+
+struct ListDeleter {
+  void operator()(xlist* list) const { slurm_list_destroy(list); }
+};
+using ListPtr = std::unique_ptr<xlist, ListDeleter>;
+
+struct ListIteratorDeleter {
+  void operator()(listIterator* it) const { slurm_list_iterator_destroy(it); }
+};
+using ListIteratorPtr = std::unique_ptr<listIterator, ListIteratorDeleter>;
+
+struct HostlistDeleter {
+  void operator()(hostlist* hl) const { slurm_hostlist_destroy(hl); }
+};
+using HostlistPtr = std::unique_ptr<hostlist, HostlistDeleter>;
+
+struct FreeDeleter {
+  void operator()(char* p) const { std::free(p); }
+};
+
+// Calls fn(item) for every element of a slurm List.
+template <typename T, typename Fn>
+void for_each_item(List list, Fn&& fn) {
+  if (list == nullptr) return;
+  ListIteratorPtr it(slurm_list_iterator_create(list));
+  while (void* item = slurm_list_next(it.get())) fn(static_cast<T*>(item));
+}
+
+std::string text_or_empty(const char* s) { return s ? std::string(s) : std::string(); }
+
+std::optional<TimeUs> time_us(time_t seconds) {
+  // 0 = not yet; NO_VAL (and above) = never, e.g. the start of a job cancelled while pending.
+  if (seconds <= 0 || seconds >= static_cast<time_t>(NO_VAL)) return std::nullopt;
+  return static_cast<TimeUs>(seconds) * 1000000;
+}
+
+std::string last_slurm_error(const char* what) {
+  int err = errno;
+  return std::string(what) + ": " + (err ? slurm_strerror(err) : "unknown error");
+}
+
+std::optional<uint32_t> parse_u32(std::string_view text) {
+  uint32_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+// The job condition that selects exactly one job (all its database rows). The condition
+// lists borrow `cluster` and `step`, which must outlive the condition.
+struct JobSelection {
+  slurm_selected_step_t step{};
+  slurmdb_job_cond_t cond{};
+  ListPtr cluster_list{slurm_list_create(nullptr)};
+  ListPtr step_list{slurm_list_create(nullptr)};
+
+  JobSelection(const std::string& cluster, const JobRef& ref) {
+    step.step_id.job_id = ref.job_id;
+    step.step_id.step_id = NO_VAL;
+    step.step_id.step_het_comp = NO_VAL;
+    step.array_task_id = ref.array_task_id.value_or(NO_VAL);
+    step.het_job_offset = ref.het_job_offset.value_or(NO_VAL);
+    slurm_list_append(cluster_list.get(), const_cast<char*>(cluster.c_str()));
+    slurm_list_append(step_list.get(), &step);
+    cond.cluster_list = cluster_list.get();
+    cond.step_list = step_list.get();
+    // Mandatory: 0 would add "(flags & 0)" to the query and match no job at all.
+    cond.db_flags = SLURMDB_JOB_FLAG_NOTSET;
+  }
+  JobSelection(const JobSelection&) = delete;
+  JobSelection& operator=(const JobSelection&) = delete;
+};
+
+const std::set<std::string, std::less<>>& terminal_states() {
+  static const std::set<std::string, std::less<>> states = {
+      "COMPLETED", "CANCELLED", "FAILED",   "TIMEOUT",      "NODE_FAIL",
+      "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY"};
+  return states;
+}
+
+std::string step_name(const slurm_step_id_t& id) {
+  std::string out = std::to_string(id.job_id) + ".";
+  switch (id.step_id) {
+    case SLURM_BATCH_SCRIPT: out += "batch"; break;
+    case SLURM_EXTERN_CONT: out += "extern"; break;
+    case SLURM_INTERACTIVE_STEP: out += "interactive"; break;
+    default: out += std::to_string(id.step_id);
+  }
+  if (id.step_het_comp != NO_VAL) out += "+" + std::to_string(id.step_het_comp);
+  return out;
+}
+
+// The node-level part of a step's task distribution, named as sacct names it.
+std::string layout_name(uint32_t task_dist) {
+  uint32_t base = task_dist & SLURM_DIST_STATE_BASE;
+  if (base == SLURM_DIST_UNKNOWN) return "Unknown";
+  if (base == SLURM_DIST_ARBITRARY) return "Arbitrary";
+  if (base == SLURM_DIST_PLANE) return "Plane";
+  switch (base & 0x000F) {  // node level of e.g. SLURM_DIST_BLOCK_CYCLIC
+    case SLURM_DIST_NODECYCLIC: return "Cyclic";
+    case SLURM_DIST_NODEBLOCK: return "Block";
+    default: return "Unknown";
+  }
+}
+
+StepRecord to_step(const slurmdb_step_rec_t& step) {
+  StepRecord r;
+  r.step_id = step_name(step.step_id);
+  r.name = text_or_empty(step.stepname);
+  r.state = text_or_empty(slurm_job_state_string(step.state & ~static_cast<uint32_t>(JOB_COMPLETING)));
+  r.exit_code = static_cast<int>((static_cast<uint32_t>(step.exitcode) >> 8) & 0xff);
+  r.signal = static_cast<int>(static_cast<uint32_t>(step.exitcode) & 0x7f);
+  r.start = time_us(step.start);
+  r.end = time_us(step.end);
+  r.node_expr = text_or_empty(step.nodes);
+  r.nodes = expand_hostlist(r.node_expr);
+  r.ntasks = step.ntasks;
+  r.layout = layout_name(step.task_dist);
+  return r;
+}
+
+// The user name of `uid` on this host, or the uid as text (as sacct prints an unknown
+// user). getpwuid_r: the collector may serve several jobs from different threads.
+std::string user_name(uint32_t uid) {
+  long size = sysconf(_SC_GETPW_R_SIZE_MAX);
+  std::vector<char> buffer(size > 0 ? static_cast<size_t>(size) : 16384);
+  struct passwd entry{};
+  struct passwd* found = nullptr;
+  while (true) {
+    int rc = getpwuid_r(static_cast<uid_t>(uid), &entry, buffer.data(), buffer.size(), &found);
+    if (rc == ERANGE && buffer.size() < (1u << 20)) {
+      buffer.resize(buffer.size() * 2);
+      continue;
+    }
+    if (rc == 0 && found != nullptr && found->pw_name != nullptr && found->pw_name[0] != '\0') return found->pw_name;
+    return std::to_string(uid);
+  }
+}
+
+AccountingRecord to_record(const slurmdb_job_rec_t& job, const std::string& asked_id,
+                           const std::string& cluster) {
+  AccountingRecord r;
+  r.job_id = asked_id;
+  r.db_job_id = job.jobid;
+  if (job.array_job_id != 0 && job.array_task_id != NO_VAL) {
+    r.array_job_id = job.array_job_id;
+    r.array_task_id = job.array_task_id;
+  }
+  r.cluster = job.cluster ? job.cluster : cluster;
+  r.job_name = text_or_empty(job.jobname);
+  r.completing = (job.state & JOB_COMPLETING) != 0;
+  // Name without the COMPLETING flag (which would mask the base state); other flags such
+  // as REQUEUED name themselves, as in sacct.
+  r.state = text_or_empty(slurm_job_state_string(job.state & ~static_cast<uint32_t>(JOB_COMPLETING)));
+  r.raw_exit_status = job.exitcode;
+  r.exit_code = static_cast<int>((job.exitcode >> 8) & 0xff);
+  r.signal = static_cast<int>(job.exitcode & 0x7f);
+  r.submit = time_us(job.submit);
+  r.start = time_us(job.start);
+  r.end = time_us(job.end);
+  r.node_expr = text_or_empty(job.nodes);
+  r.nodes = expand_hostlist(r.node_expr);
+  r.alloc_nodes = job.alloc_nodes;
+  r.uid = job.uid;
+  r.user = job.user ? std::string(job.user) : std::to_string(job.uid);
+  r.partition = text_or_empty(job.partition);
+  r.comment = text_or_empty(job.derived_es);
+  r.admin_comment = text_or_empty(job.admin_comment);
+  r.system_comment = text_or_empty(job.system_comment);
+  r.reason = text_or_empty(slurm_job_reason_string(static_cast<job_state_reason>(job.state_reason_prev)));
+  // slurmdbd keeps -1 (INFINITE once read) when nobody asked for the job to end; NO_VAL
+  // is Slurm's other "not set".
+  if (job.requid != INFINITE && job.requid != NO_VAL) {
+    r.requid = job.requid;
+    r.requser = user_name(job.requid);
+  }
+  if (job.steps != nullptr)
+    for_each_item<slurmdb_step_rec_t>(job.steps, [&](slurmdb_step_rec_t* step) { r.steps.push_back(to_step(*step)); });
+  return r;
+}
+
+}  // namespace
+
+void init_libslurm_once() {
+  static std::once_flag once;
+  std::call_once(once, [] { slurm_init(nullptr); });  // reads SLURM_CONF or the default path
+}
+
+// --- job ids and hostlists ---------------------------------------------------------------
+
+Result<JobRef> parse_job_ref(const std::string& text) {
+  JobRef ref;
+  std::string_view rest = text;
+  size_t sep = rest.find_first_of("_+");
+  auto job_id = parse_u32(rest.substr(0, sep));
+  if (!job_id || *job_id == 0) {
+    return Error{kSlurmdbBadJobId, "not a Slurm job id: '" + text + "'"};
+  }
+  ref.job_id = *job_id;
+  if (sep != std::string_view::npos) {
+    auto suffix = parse_u32(rest.substr(sep + 1));
+    if (!suffix) return Error{kSlurmdbBadJobId, "not a Slurm job id: '" + text + "'"};
+    if (rest[sep] == '_') {
+      ref.array_task_id = *suffix;
+    } else {
+      ref.het_job_offset = *suffix;
+    }
+  }
+  return ref;
+}
+
+std::vector<std::string> expand_hostlist(const std::string& expr) {
+  std::vector<std::string> names;
+  if (expr.empty() || expr == "None assigned") return names;
+  HostlistPtr hl(slurm_hostlist_create(expr.c_str()));
+  if (!hl) return names;
+  while (true) {
+    std::unique_ptr<char, FreeDeleter> name(slurm_hostlist_shift(hl.get()));
+    if (!name) break;
+    names.emplace_back(name.get());
+  }
+  return names;
+}
+
+// --- the record ------------------------------------------------------------------------
+
+bool AccountingRecord::is_final() const {
+  if (completing || !terminal_states().contains(state) || !end) return false;
+  // Never got nodes (cancelled while pending or held): nothing more will be written.
+  // The lagging placeholder row always names at least the batch host.
+  if (nodes.empty()) return true;
+  // The placeholder row (JobName "allocation") names only the batch host and has no
+  // allocation count yet (alloc_nodes 0). Recognising it by the count rather than the
+  // name keeps a job that is really called "allocation" from never becoming final.
+  return nodes.size() == alloc_nodes;
+}
+
+std::map<int, std::string> step_rank_nodes(const StepRecord& step) {
+  std::map<int, std::string> ranks;
+  const size_t nodes = step.nodes.size();
+  if (nodes == 0 || step.ntasks == 0) return ranks;
+  if (step.ntasks == nodes) {  // one task per node: Block and Cyclic agree
+    for (size_t r = 0; r < nodes; ++r) ranks[static_cast<int>(r)] = step.nodes[r];
+    return ranks;
+  }
+  if (step.ntasks % nodes != 0) return ranks;
+  const size_t per_node = step.ntasks / nodes;
+  for (size_t r = 0; r < step.ntasks; ++r) {
+    if (step.layout == "Block") {
+      ranks[static_cast<int>(r)] = step.nodes[r / per_node];
+    } else if (step.layout == "Cyclic") {
+      ranks[static_cast<int>(r)] = step.nodes[r % nodes];
+    } else {
+      return {};
+    }
+  }
+  return ranks;
+}
+
+std::map<int, std::string> job_rank_nodes(const std::vector<StepRecord>& steps) {
+  const StepRecord* chosen = nullptr;
+  for (const StepRecord& step : steps) {
+    // Numbered steps only ("12.0", "12.3+1"): batch, extern and interactive run no ranks.
+    std::string number = step.step_id.substr(step.step_id.find('.') + 1);
+    if (number.empty() || !std::isdigit(static_cast<unsigned char>(number[0]))) continue;
+    if (chosen == nullptr || step.ntasks > chosen->ntasks) chosen = &step;
+  }
+  return chosen ? step_rank_nodes(*chosen) : std::map<int, std::string>{};
+}
+
+JobFacts AccountingRecord::to_job_facts() const {
+  JobFacts facts;
+  facts.job_id = job_id;
+  facts.cluster = cluster;
+  facts.attempt = requeue_count;
+  facts.state = state;
+  facts.exit_code = exit_code;
+  facts.signal = signal;
+  facts.start = start;
+  facts.end = end;
+  facts.nodes = nodes;
+  facts.ranks = job_rank_nodes(steps);
+  return facts;
+}
+
+// --- the connection ----------------------------------------------------------------------
+
+Result<std::unique_ptr<SlurmdbdConnection>> SlurmdbdConnection::open() {
+  init_libslurm_once();
+  errno = 0;
+  void* db_conn = slurmdb_connection_get(nullptr);
+  // Like sacct: the handle can be returned even when slurmdbd was unreachable; errno tells.
+  if (db_conn == nullptr || errno != 0) {
+    Error error{kSlurmdbConnection, last_slurm_error("cannot connect to slurmdbd")};
+    if (db_conn != nullptr) slurmdb_connection_close(&db_conn);
+    return error;
+  }
+  return std::unique_ptr<SlurmdbdConnection>(new SlurmdbdConnection(db_conn));
+}
+
+SlurmdbdConnection::~SlurmdbdConnection() {
+  if (db_conn_ != nullptr) slurmdb_connection_close(&db_conn_);
+}
+
+Result<AccountingRecord> SlurmdbdConnection::read_job(const std::string& cluster, const std::string& job_id,
+                                                      bool with_steps) {
+  auto ref = parse_job_ref(job_id);
+  if (!ref) return ref.error();
+
+  JobSelection selection(cluster, *ref);
+  // DUP: every database row of this job id, so requeued attempts can be counted; the
+  // newest row (latest submit) is the current one.
+  selection.cond.flags = JOBCOND_FLAG_NO_TRUNC | JOBCOND_FLAG_DUP | (with_steps ? 0 : JOBCOND_FLAG_NO_STEP);
+
+  errno = 0;
+  ListPtr jobs(slurmdb_jobs_get(db_conn_, &selection.cond));
+  // slurmdbd answers inside a database transaction that stays open on this connection;
+  // without ending it every later read sees the same snapshot (a job that ends after the
+  // first read would never appear final).
+  slurmdb_connection_commit(db_conn_, false);
+  if (!jobs) {
+    return Error{kSlurmdbQuery, last_slurm_error(("reading job " + job_id + " from slurmdbd").c_str())};
+  }
+  // A plain id also matches every task of the array with that array job id; keep the
+  // job whose own (raw) id it is, as EpilogSlurmctld's SLURM_JOB_ID names it.
+  const bool plain_id = !ref->array_task_id && !ref->het_job_offset;
+  const slurmdb_job_rec_t* newest = nullptr;
+  int rows = 0;
+  for_each_item<slurmdb_job_rec_t>(jobs.get(), [&](slurmdb_job_rec_t* job) {
+    if (plain_id && job->jobid != ref->job_id) return;
+    ++rows;
+    if (newest == nullptr || job->submit >= newest->submit) newest = job;
+  });
+  if (newest == nullptr) {
+    return Error{kSlurmdbNotFound, "slurmdbd has no record of job " + job_id + " on cluster " + cluster};
+  }
+  AccountingRecord record = to_record(*newest, job_id, cluster);
+  record.requeue_count = rows - 1;
+  return record;
+}
+
+Status SlurmdbdConnection::write_comment(const std::string& cluster, const std::string& job_id,
+                                         const std::string& comment) {
+  auto ref = parse_job_ref(job_id);
+  if (!ref) return ref.error();
+
+  JobSelection selection(cluster, *ref);
+  slurmdb_job_rec_t change{};
+  change.derived_ec = NO_VAL;  // mandatory: 0 would overwrite the derived exit code
+  change.derived_es = const_cast<char*>(comment.c_str());
+
+  errno = 0;
+  ListPtr modified(slurmdb_job_modify(db_conn_, &selection.cond, &change));
+  if (modified && slurm_list_count(modified.get()) > 0) {
+    if (slurmdb_connection_commit(db_conn_, true) != SLURM_SUCCESS) {
+      return Error{kSlurmdbQuery, last_slurm_error(("committing the comment of job " + job_id).c_str())};
+    }
+    return ok_status();
+  }
+  int err = errno;
+  slurmdb_connection_commit(db_conn_, false);
+  if (modified || err == 0 || err == SLURM_NO_CHANGE_IN_DATA) {
+    return Error{kSlurmdbNotFound, "slurmdbd modified no record for job " + job_id + " on cluster " + cluster};
+  }
+  errno = err;
+  return Error{kSlurmdbQuery, last_slurm_error(("writing the comment of job " + job_id).c_str())};
+}
+
+}  // namespace attrib::slurm

@@ -1,0 +1,143 @@
+// A small C++ client for Slurm's accounting daemon (slurmdbd), through libslurm's
+// slurmdb API: read a job's accounting record, write the job's Comment.
+//
+// Why slurmdbd and not slurmctld: a finished job's comment can no longer be changed
+// through slurmctld ("Job has already finished"), while slurmdb_job_modify() works at
+// any time, also after slurmctld has purged the job. The record lags the job's end by
+// seconds, so callers poll read_job() until AccountingRecord::is_final().
+//
+// Needs SLURM_CONF (or /etc/slurm/slurm.conf) naming the cluster's slurmdbd, and runs as
+// root or SlurmUser to modify other users' jobs. A connection is not thread-safe: use
+// one per thread.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/result.h"
+#include "core/types.h"
+
+namespace attrib::slurm {
+
+// Error codes (attrib::Error::code) returned by this client.
+inline constexpr const char* kSlurmdbNotFound = "SLURMDB_E_NOT_FOUND";      // no record for that job
+inline constexpr const char* kSlurmdbConnection = "SLURMDB_E_CONNECTION";  // slurmdbd unreachable / refused
+inline constexpr const char* kSlurmdbQuery = "SLURMDB_E_QUERY";            // a request failed
+inline constexpr const char* kSlurmdbBadJobId = "SLURMDB_E_BAD_JOB_ID";    // not "N", "N_T" or "N+O"
+
+// A job id as Slurm prints it: "4242", an array task "4242_7" (array job id 4242,
+// task 7) or a heterogeneous job component "4242+1" (het job 4242, offset 1).
+struct JobRef {
+  uint32_t job_id = 0;
+  std::optional<uint32_t> array_task_id;
+  std::optional<uint32_t> het_job_offset;
+};
+Result<JobRef> parse_job_ref(const std::string& text);
+
+// One job step as slurmdbd recorded it.
+struct StepRecord {
+  std::string step_id;           // "12.0", "12.batch", "12.extern", "12.interactive", "12.0+1" (het)
+  std::string name;
+  std::string state;             // COMPLETED FAILED CANCELLED OUT_OF_MEMORY NODE_FAIL ...
+  int exit_code = 0;
+  int signal = 0;
+  std::optional<TimeUs> start;
+  std::optional<TimeUs> end;
+  std::string node_expr;
+  std::vector<std::string> nodes;
+  uint32_t ntasks = 0;
+  std::string layout;            // node-level task distribution, as sacct's Layout: Block Cyclic
+                                 // Plane Arbitrary Unknown
+};
+
+// Task id (rank) -> node for one step, from its recorded layout. slurmdbd keeps the
+// node list, the task count and the distribution, not where each task ran, so only
+// layouts that those determine are mapped: one task per node, or an even Block or
+// Cyclic split. Anything else (uneven, Plane, Arbitrary) gives an empty map rather than
+// a guess.
+std::map<int, std::string> step_rank_nodes(const StepRecord& step);
+
+// The layout of the job's application step: the numbered step with the most tasks
+// (ties: the earliest), whose ranks the job's "[rankN]:" / srun --label lines name.
+// Empty when the record has no such step or its layout is not determined.
+std::map<int, std::string> job_rank_nodes(const std::vector<StepRecord>& steps);
+
+// What slurmdbd's job record says (steps only when asked for).
+struct AccountingRecord {
+  std::string job_id;            // as asked for ("4242", "4242_7", "4242+1")
+  uint32_t db_job_id = 0;        // the job's own (raw) id; differs from job_id for "N_T" / "N+O"
+  std::optional<uint32_t> array_job_id;   // set for array tasks
+  std::optional<uint32_t> array_task_id;
+  std::string cluster;
+  std::string job_name;
+  std::string state;             // COMPLETED FAILED TIMEOUT CANCELLED NODE_FAIL OUT_OF_MEMORY
+                                 // PREEMPTED BOOT_FAIL DEADLINE PENDING RUNNING REQUEUED ...
+  bool completing = false;       // the COMPLETING flag (epilogs still running)
+  uint32_t raw_exit_status = 0;  // wait(2) status as stored
+  int exit_code = 0;             // (status >> 8) & 0xff
+  int signal = 0;                // status & 0x7f
+  std::optional<TimeUs> submit;
+  std::optional<TimeUs> start;   // epoch µs; absent when the job never started
+  std::optional<TimeUs> end;     // epoch µs; absent while it runs
+  std::string node_expr;         // as stored, e.g. "n[1-3]" or "None assigned"
+  std::vector<std::string> nodes;  // node_expr expanded; empty when none assigned
+  uint32_t alloc_nodes = 0;      // node count Slurm allocated
+  std::string user;              // user name (uid as text when slurmdbd could not resolve it)
+  uint32_t uid = 0;
+  std::string partition;
+  std::string comment;           // Comment (derived_es)
+  std::string admin_comment;
+  std::string system_comment;
+  int requeue_count = 0;         // earlier attempts of the same job id (database rows before this one)
+  std::string reason;            // why the job ended as it did (Slurm's last state reason), e.g. NonZeroExitCode
+  std::optional<uint32_t> requid;  // uid that requested the cancel (slurmdbd's requid); absent when none is
+                                   // recorded (Slurm stores -1, read back as INFINITE, or NO_VAL)
+  std::string requser;           // requid's user name (getpwuid_r), or the uid as text when it has none
+  std::vector<StepRecord> steps; // read_job(..., with_steps = true) only
+
+  // True when the record has stopped changing: a terminal state without the
+  // COMPLETING/REQUEUE flags, an end time, and none of the signs of the placeholder row
+  // slurmdbd shows for seconds after a job starts and ends (JobName "allocation", only
+  // the batch host, alloc_nodes 0, PENDING). A job that never got nodes (cancelled while
+  // pending) is final without nodes. Callers should still bound their polling.
+  bool is_final() const;
+
+  // The subset the rules engine uses.
+  JobFacts to_job_facts() const;
+};
+
+// Expands a Slurm hostlist expression ("n[1-3],gpu07") into names, in order.
+// "" and "None assigned" give an empty list.
+std::vector<std::string> expand_hostlist(const std::string& expr);
+
+class SlurmdbdConnection {
+ public:
+  // Connects to the slurmdbd named by slurm.conf (calls slurm_init once per process).
+  static Result<std::unique_ptr<SlurmdbdConnection>> open();
+  ~SlurmdbdConnection();
+  SlurmdbdConnection(const SlurmdbdConnection&) = delete;
+  SlurmdbdConnection& operator=(const SlurmdbdConnection&) = delete;
+
+  // The newest record for the job; Error kSlurmdbNotFound when slurmdbd has none.
+  Result<AccountingRecord> read_job(const std::string& cluster, const std::string& job_id,
+                                    bool with_steps = false);
+
+  // Replaces the job's Comment with exactly `comment` (case, spaces and punctuation
+  // kept; slurmdbd stores TEXT and cuts silently at 65,535 bytes). Error
+  // kSlurmdbNotFound when no record matched.
+  Status write_comment(const std::string& cluster, const std::string& job_id, const std::string& comment);
+
+ private:
+  explicit SlurmdbdConnection(void* db_conn) : db_conn_(db_conn) {}
+  void* db_conn_;  // libslurm's opaque connection handle
+};
+
+// libslurm's slurm_init, once per process (shared with other libslurm users, e.g. the
+// head daemon's node drainer).
+void init_libslurm_once();
+
+}  // namespace attrib::slurm

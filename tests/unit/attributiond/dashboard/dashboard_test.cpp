@@ -1,0 +1,432 @@
+// The web dashboard's queries and HTTP API over a real archive: verdicts made by the real
+// rules engine from golden fixtures, stored by the real JobStore (tests/support/
+// dashboard_archive.h). Its login against a private, real munged: credentials of root
+// and of an ordinary user (made in a child that dropped to uid 65534), expired,
+// replayed, forged and made-for-an-RPC ones. The page itself is driven in a real browser
+// by tests/browser/.
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "common/auth.h"
+#include "tests/support/dashboard_archive.h"
+#include "tests/support/private_munged.h"
+#include "attributiond/store/dashboard_queries.h"
+#include "attributiond/dashboard/dashboard_server.h"
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+using namespace attrib;
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+namespace {
+
+constexpr uid_t kNobody = 65534;
+constexpr TimeUs kHourUs = 3600LL * 1000000;
+
+TimeUs now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::set<std::string> ids(const head::VerdictPage& page) {
+  std::set<std::string> out;
+  for (const auto& row : page.rows) out.insert(row.job_id);
+  return out;
+}
+
+std::set<std::string> ids(const json& body) {
+  std::set<std::string> out;
+  for (const auto& row : body["verdicts"]) out.insert(row["job_id"].get<std::string>());
+  return out;
+}
+
+// A filter without designated initializers (-Wmissing-field-initializers).
+head::VerdictFilter Filter(std::string domain, std::string node = "", std::string user = "", std::string state = "",
+                           std::optional<TimeUs> since = {}, std::optional<TimeUs> until = {}) {
+  head::VerdictFilter filter;
+  filter.domain = std::move(domain);
+  filter.node = std::move(node);
+  filter.user = std::move(user);
+  filter.state = std::move(state);
+  filter.since_us = since;
+  filter.until_us = until;
+  return filter;
+}
+
+head::VerdictFilter Since(TimeUs since, std::optional<TimeUs> until = {}) { return Filter("", "", "", "", since, until); }
+
+}  // namespace
+
+// ---- queries and the API without authentication -----------------------------------------
+
+class DashboardTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("attrib-dashboard-" + std::to_string(getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    database_ = (dir_ / "attrib.db").string();
+    now_ = now_us();
+    auto written = test_support::write_archive(database_, fs::path(ATTRIB_SOURCE_DIR) / "tests/fixtures",
+                                          ATTRIB_RULES_PACK_DIR, test_support::known_jobs(now_, users_));
+    ASSERT_TRUE(written) << written.error().code << " " << written.error().message;
+  }
+  void TearDown() override {
+    server_.reset();
+    fs::remove_all(dir_);
+  }
+
+  void StartServer(std::shared_ptr<const auth::Authenticator> authenticator) {
+    head::DashboardOptions options;
+    options.listen = "127.0.0.1:0";
+    options.database = database_;
+    options.authenticator = std::move(authenticator);
+    auto server = head::DashboardServer::start(options);
+    ASSERT_TRUE(server) << server.error().message;
+    server_ = std::move(*server);
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
+  }
+
+  std::unique_ptr<head::DashboardQueries> Queries() {
+    auto opened = head::DashboardQueries::open(database_);
+    EXPECT_TRUE(opened) << opened.error().message;
+    return opened ? std::move(*opened) : nullptr;
+  }
+
+  json GetJson(const std::string& path, int expected_status = 200, const httplib::Headers& headers = {}) {
+    auto response = client_->Get(path, headers);
+    EXPECT_TRUE(response) << path;
+    if (!response) return json();
+    EXPECT_EQ(response->status, expected_status) << path << ": " << response->body;
+    return json::parse(response->body, nullptr, false);
+  }
+
+  fs::path dir_;
+  std::string database_;
+  TimeUs now_ = 0;
+  test_support::ArchiveUsers users_;
+  std::unique_ptr<head::DashboardServer> server_;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+TEST_F(DashboardTest, AdminSeesEveryVerdictNewestFirst) {
+  auto queries = Queries();
+  ASSERT_TRUE(queries);
+  auto page = queries->verdicts({}, head::Viewer{true, 0});
+  ASSERT_TRUE(page) << page.error().message;
+  ASSERT_EQ(page->rows.size(), 9u);
+  EXPECT_FALSE(page->truncated);
+  EXPECT_EQ(page->rows.front().job_id, "5006");  // 1 h ago
+  EXPECT_EQ(page->rows.back().job_id, "5009");   // 40 days ago
+  const auto& first = page->rows[1];             // 5001, 2 h ago
+  EXPECT_EQ(first.job_id, "5001");
+  EXPECT_EQ(first.domain, "GPU_HARDWARE");
+  EXPECT_EQ(first.state, "FAILED");
+  EXPECT_EQ(first.rule, "gpu.fallen_off_bus");
+  EXPECT_EQ(first.action, "DRAIN_NODE");
+  EXPECT_EQ(first.user, "alice");
+  EXPECT_EQ(first.uid, 2001u);
+  EXPECT_EQ(first.status, "done");
+  EXPECT_EQ(first.affected_nodes, std::vector<std::string>{"gpu017"});
+  EXPECT_EQ(first.nodes, (std::vector<std::string>{"gpu001", "gpu002", "gpu017"}));
+}
+
+TEST_F(DashboardTest, FiltersNarrowTheList) {
+  auto queries = Queries();
+  head::Viewer admin{true, 0};
+  auto by = [&](head::VerdictFilter filter) { return ids(*queries->verdicts(filter, admin)); };
+  EXPECT_EQ(by(Filter("GPU_HARDWARE")), (std::set<std::string>{"5001", "5002", "5008"}));
+  EXPECT_EQ(by(Filter("", "gpu017")), (std::set<std::string>{"5001", "5002", "5007"}));
+  EXPECT_EQ(by(Filter("", "", "bob")), (std::set<std::string>{"5002", "5004", "5006", "5008"}));
+  EXPECT_EQ(by(Filter("", "", "2002")), by(Filter("", "", "bob")));
+  EXPECT_EQ(by(Filter("", "", "", "TIMEOUT")), (std::set<std::string>{"5005"}));
+  EXPECT_EQ(by(Filter("GPU_HARDWARE", "gpu007")), (std::set<std::string>{"5008"}));
+  EXPECT_EQ(by(Since(now_ - 4 * kHourUs)), (std::set<std::string>{"5001", "5003", "5006"}));
+  EXPECT_EQ(by(Since(now_ - 31 * kHourUs, now_ - 4 * kHourUs)),
+            (std::set<std::string>{"5002", "5004", "5005"}));
+  EXPECT_TRUE(by(Filter("NVLINK_FABRIC")).empty());
+  // A filter is a bound value, never SQL.
+  EXPECT_TRUE(by(Filter("' OR 1=1 --")).empty());
+  head::VerdictFilter two;
+  two.limit = 2;
+  auto limited = *queries->verdicts(two, admin);
+  EXPECT_EQ(limited.rows.size(), 2u);
+  EXPECT_TRUE(limited.truncated);
+}
+
+TEST_F(DashboardTest, OrdinaryUserSeesOnlyTheirOwnJobs) {
+  auto queries = Queries();
+  head::Viewer alice{false, 2001};
+  EXPECT_EQ(ids(*queries->verdicts({}, alice)), (std::set<std::string>{"5001", "5003", "5005", "5007", "5009"}));
+  EXPECT_TRUE(ids(*queries->verdicts(Filter("", "", "bob"), alice)).empty());
+  auto own = queries->job("lab", "5001", alice);
+  ASSERT_TRUE(own && own->has_value());
+  EXPECT_NE((*own)->verdict_json.find("gpu.fallen_off_bus"), std::string::npos);
+  auto other = queries->job("lab", "5002", alice);
+  ASSERT_FALSE(other);
+  EXPECT_EQ(other.error().code, head::kForbidden);
+  auto missing = queries->job("lab", "404", alice);
+  ASSERT_TRUE(missing);
+  EXPECT_FALSE(missing->has_value());
+  // Counts are over what the viewer may see.
+  auto counts = queries->counts(Since(now_ - 7 * 24 * kHourUs, now_), 86400, alice);
+  ASSERT_TRUE(counts) << counts.error().message;
+  int64_t total = 0;
+  for (const auto& bucket : *counts)
+    for (const auto& [domain, n] : bucket.domains) total += n;
+  EXPECT_EQ(total, 4);  // 5001 5003 5005 5007; 5009 is 40 days old
+}
+
+TEST_F(DashboardTest, CountsPerDomainPerBucket) {
+  auto queries = Queries();
+  auto counts = queries->counts(Since(now_ - 7 * 24 * kHourUs, now_), 86400, {true, 0});
+  ASSERT_TRUE(counts) << counts.error().message;
+  EXPECT_GE(counts->size(), 8u);
+  std::map<std::string, int64_t> totals;
+  for (size_t i = 0; i < counts->size(); ++i) {
+    EXPECT_EQ((*counts)[i].start_us % (86400LL * 1000000), 0) << "buckets start at UTC midnight";
+    if (i > 0) {
+      EXPECT_EQ((*counts)[i].start_us - (*counts)[i - 1].start_us, 86400LL * 1000000);
+    }
+    for (const auto& [domain, n] : (*counts)[i].domains) totals[domain] += n;
+  }
+  EXPECT_EQ(totals, (std::map<std::string, int64_t>{{"AMBIGUOUS", 1}, {"APPLICATION", 1}, {"GPU_HARDWARE", 3},
+                                                     {"NETWORK", 1}, {"NONE", 1}, {"SCHEDULER", 1}}));
+  auto too_many = queries->counts(Since(0, now_), 3600, {true, 0});
+  EXPECT_FALSE(too_many);
+}
+
+TEST_F(DashboardTest, ApiServesVerdictsJobsAndThePageWithAStrictPolicy) {
+  StartServer(auth::Authenticator::none());
+  auto page = client_->Get("/");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  EXPECT_NE(page->body.find("<script src=\"/app.js\""), std::string::npos);
+  EXPECT_EQ(page->get_header_value("Content-Security-Policy").rfind("default-src 'self'", 0), 0u);
+  EXPECT_EQ(page->get_header_value("Referrer-Policy"), "no-referrer");
+  for (const char* asset : {"/app.js", "/style.css"}) {
+    auto response = client_->Get(asset);
+    ASSERT_TRUE(response);
+    EXPECT_EQ(response->status, 200) << asset;
+    EXPECT_GT(response->body.size(), 1000u) << asset;
+    // Nothing from elsewhere: no absolute URL is ever fetched by the page.
+    EXPECT_EQ(response->body.find("https://"), std::string::npos) << asset;
+  }
+
+  json session = GetJson("/api/session");
+  EXPECT_EQ(session["auth"], "none");
+  EXPECT_EQ(session["admin"], true);
+  EXPECT_EQ(ids(GetJson("/api/verdicts?domain=GPU_HARDWARE")), (std::set<std::string>{"5001", "5002", "5008"}));
+  EXPECT_EQ(ids(GetJson("/api/verdicts?node=gpu002&state=FAILED")),
+            (std::set<std::string>{"5001", "5002", "5003", "5004"}));
+  EXPECT_EQ(GetJson("/api/verdicts?since=" + std::to_string(now_ / 1000000 - 4 * 3600))["verdicts"].size(), 3u);
+  GetJson("/api/verdicts?since=yesterday", 400);
+  GetJson("/api/counts?bucket=week", 400);
+  json counts = GetJson("/api/counts?bucket=hour");
+  EXPECT_EQ(counts["bucket_s"], 3600);
+  EXPECT_GE(counts["buckets"].size(), 48u);
+
+  json job = GetJson("/api/jobs/lab/5001");
+  EXPECT_EQ(job["job"]["user"], "alice");
+  EXPECT_EQ(job["verdict"]["root_cause"]["rule"], "gpu.fallen_off_bus");
+  EXPECT_FALSE(job["verdict"]["symptoms"].empty());
+  EXPECT_FALSE(job["verdict"]["coverage"].empty());
+  GetJson("/api/jobs/lab/404", 404);
+
+  // Read-only: nothing but GET.
+  auto post = client_->Post("/api/verdicts", "{}", "application/json");
+  ASSERT_TRUE(post);
+  EXPECT_EQ(post->status, 405);
+  auto del = client_->Delete("/api/jobs/lab/5001");
+  ASSERT_TRUE(del);
+  EXPECT_EQ(del->status, 405);
+}
+
+TEST_F(DashboardTest, BarePortBindsLoopback) {
+  EXPECT_EQ(config::dashboard_address("8470"), "127.0.0.1:8470");
+  EXPECT_EQ(config::dashboard_address(":8470"), "127.0.0.1:8470");
+  EXPECT_EQ(config::dashboard_address("0.0.0.0:8470"), "0.0.0.0:8470");
+  head::DashboardOptions options;
+  options.listen = "not an address";
+  options.database = database_;
+  options.authenticator = auth::Authenticator::none();
+  auto server = head::DashboardServer::start(options);
+  ASSERT_FALSE(server);
+  EXPECT_EQ(server.error().code, "LISTEN_E_ADDRESS");
+}
+
+TEST(DashboardSessions, ExpireAndAreUnguessable) {
+  head::SessionStore sessions(/*ttl_s=*/60, /*max_sessions=*/2);
+  auth::Caller caller{1234, 1234, true};
+  auto a = sessions.open(caller, 0);
+  auto b = sessions.open(caller, 0);
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->size(), 32u);
+  EXPECT_NE(*a, *b);
+  EXPECT_EQ(sessions.find(*a, 59 * 1000000)->uid, 1234u);
+  EXPECT_FALSE(sessions.find(*a, 60 * 1000000));  // expired
+  EXPECT_FALSE(sessions.find("0123456789abcdef0123456789abcdef", 0));
+  auto c = sessions.open(caller, 1);
+  auto d = sessions.open(caller, 2);  // over max_sessions: the oldest goes
+  EXPECT_LE(sessions.size(), 2u);
+  EXPECT_TRUE(sessions.find(*d, 3));
+  sessions.close(*d);
+  EXPECT_FALSE(sessions.find(*d, 3));
+}
+
+// ---- login with MUNGE -------------------------------------------------------------------
+
+// A private munged (its own key and socket), as in test_auth.cpp; uid 65534 is the
+// ordinary user and owns the jobs of the archive's first user.
+class DashboardLoginTest : public DashboardTest {
+ protected:
+  static void SetUpTestSuite() {
+    munged_ = std::make_unique<test_support::PrivateMunged>("attrib-dashboard-munge");
+    socket_ = munged_->socket();
+  }
+  static void TearDownTestSuite() { munged_.reset(); }
+
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root (private munged, credentials of other uids)";
+    ASSERT_TRUE(munged_->started()) << "private munged did not start: " << munged_->output();
+    users_.first = "nobody";
+    users_.first_uid = kNobody;
+    DashboardTest::SetUp();
+    config::AuthConfig auth;
+    auth.mode = "munge";
+    auth.munge_socket = socket_;
+    passwd* slurm = getpwnam("slurm");
+    auth.slurm_user = slurm != nullptr ? "slurm" : "daemon";
+    auto authenticator = auth::Authenticator::create(auth);
+    ASSERT_TRUE(authenticator) << authenticator.error().message;
+    StartServer(*authenticator);
+    client_->set_follow_location(false);
+  }
+
+  // A login credential made by uid: directly as root, else in a child dropped to uid.
+  std::string LoginCredential(uid_t uid, int ttl_s = 0) {
+    if (uid == 0) return *auth::encode_dashboard_login(socket_, ttl_s);
+    passwd* entry = getpwuid(uid);  // before fork: no NSS in the child of a threaded process
+    gid_t gid = entry != nullptr ? entry->pw_gid : uid;
+    int fds[2];
+    if (pipe(fds) != 0) return "";
+    pid_t child = fork();
+    if (child == 0) {
+      close(fds[0]);
+      if (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(uid) != 0) _exit(97);
+      auto cred = auth::encode_dashboard_login(socket_, ttl_s);
+      if (!cred) _exit(1);
+      _exit(write(fds[1], cred->data(), cred->size()) == static_cast<ssize_t>(cred->size()) ? 0 : 1);
+    }
+    close(fds[1]);
+    std::string out;
+    char buffer[4096];
+    for (ssize_t n; (n = read(fds[0], buffer, sizeof buffer)) > 0;) out.append(buffer, static_cast<size_t>(n));
+    close(fds[0]);
+    int status = 0;
+    waitpid(child, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    return out;
+  }
+
+  // GET /login with cred; the session cookie's header on success, "" otherwise.
+  std::string Login(const std::string& cred, int expected_status = 303) {
+    auto response = client_->Get("/login?cred=" + httplib::detail::encode_query_param(cred));
+    EXPECT_TRUE(response);
+    if (!response) return "";
+    EXPECT_EQ(response->status, expected_status) << response->body;
+    std::string cookie = response->get_header_value("Set-Cookie");
+    if (response->status != 303) return "";
+    EXPECT_NE(cookie.find("HttpOnly"), std::string::npos) << cookie;
+    EXPECT_NE(cookie.find("SameSite=Strict"), std::string::npos) << cookie;
+    return cookie.substr(0, cookie.find(';'));
+  }
+
+  static inline std::unique_ptr<test_support::PrivateMunged> munged_;
+  static inline std::string socket_;
+};
+
+TEST_F(DashboardLoginTest, WithoutASessionThePageSaysHowToLogIn) {
+  auto page = client_->Get("/");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 401);
+  EXPECT_NE(page->body.find("attrib-show --dashboard"), std::string::npos);
+  GetJson("/api/verdicts", 401);
+  GetJson("/api/jobs/lab/5001", 401);
+  GetJson("/api/verdicts", 401, {{"Cookie", "attrib_session=0123456789abcdef0123456789abcdef"}});
+}
+
+TEST_F(DashboardLoginTest, RootLogsInAndSeesEveryJob) {
+  std::string cookie = Login(LoginCredential(0));
+  ASSERT_FALSE(cookie.empty());
+  httplib::Headers headers{{"Cookie", cookie}};
+  json session = GetJson("/api/session", 200, headers);
+  EXPECT_EQ(session["uid"], 0);
+  EXPECT_EQ(session["admin"], true);
+  EXPECT_EQ(GetJson("/api/verdicts", 200, headers)["verdicts"].size(), 9u);
+  GetJson("/api/jobs/lab/5002", 200, headers);
+  GetJson("/api/offenders", 200, headers);
+  auto page = client_->Get("/", headers);
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  // Logging out ends the session.
+  auto out = client_->Get("/logout", headers);
+  ASSERT_TRUE(out);
+  GetJson("/api/verdicts", 401, headers);
+}
+
+TEST_F(DashboardLoginTest, OrdinaryUserSeesOnlyOwnJobs) {
+  std::string cookie = Login(LoginCredential(kNobody));
+  ASSERT_FALSE(cookie.empty());
+  httplib::Headers headers{{"Cookie", cookie}};
+  json session = GetJson("/api/session", 200, headers);
+  EXPECT_EQ(session["uid"], kNobody);
+  EXPECT_EQ(session["user"], "nobody");
+  EXPECT_EQ(session["admin"], false);
+  EXPECT_EQ(ids(GetJson("/api/verdicts", 200, headers)),
+            (std::set<std::string>{"5001", "5003", "5005", "5007", "5009"}));
+  EXPECT_TRUE(ids(GetJson("/api/verdicts?user=bob", 200, headers)).empty());
+  EXPECT_EQ(GetJson("/api/jobs/lab/5001", 200, headers)["job"]["user"], "nobody");
+  json denied = GetJson("/api/jobs/lab/5002", 403, headers);  // bob's
+  EXPECT_EQ(denied["error"], "forbidden");
+  GetJson("/api/offenders", 403, headers);  // the fleet's reputation is for admins
+}
+
+TEST_F(DashboardLoginTest, BadExpiredReplayedAndForeignCredentialsAreRejected) {
+  Login("garbage", 401);
+  Login("", 401);
+  // Replayed: munged remembers a decoded credential until it expires.
+  std::string cred = LoginCredential(0);
+  ASSERT_FALSE(Login(cred).empty());
+  Login(cred, 401);
+  // Made for an RPC: another payload, no session.
+  v1::GetVerdictRequest request;
+  request.set_job_id("5001");
+  Login(*auth::encode_credential(socket_, auth::kGetVerdict, request), 401);
+  // Expired.
+  std::string short_lived = LoginCredential(0, /*ttl_s=*/1);
+  std::this_thread::sleep_for(2500ms);
+  auto response = client_->Get("/login?cred=" + httplib::detail::encode_query_param(short_lived));
+  ASSERT_TRUE(response);
+  EXPECT_EQ(response->status, 401);
+  EXPECT_NE(response->body.find("expired"), std::string::npos) << response->body;
+  EXPECT_TRUE(response->get_header_value("Set-Cookie").empty());
+}

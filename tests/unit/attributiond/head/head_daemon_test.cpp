@@ -1,0 +1,482 @@
+// The head daemon in-process: real gRPC server on a Unix socket, real SQLite archive,
+// real journald collector over journal files written by systemd-journal-remote, the
+// shipped rule pack. Only slurmdbd is replaced (by an in-memory accounting record);
+// the real one is exercised by the end-to-end suite.
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <thread>
+
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include "collectors/registry.h"
+#include "attrib/v1/attrib.grpc.pb.h"
+#include "attributiond/head/head_daemon.h"
+#include "tests/support/head_test_config.h"
+#include "attributiond/node/node_collect_service.h"
+#include "common/spool.h"
+
+namespace fs = std::filesystem;
+using namespace attrib;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr TimeUs kSecond = 1000000;
+
+// slurmdbd stand-in: the record turns final only after `lag_reads` reads, like the real
+// accounting record that lags the hook by seconds.
+struct AccountingState {
+  std::mutex mutex;
+  std::map<std::string, head::JobRecordFacts> records;
+  std::map<std::string, int> reads;
+  int lag_reads = 0;
+  int comment_writes = 0;
+};
+
+class MemoryAccounting : public head::Accounting {
+ public:
+  explicit MemoryAccounting(std::shared_ptr<AccountingState> state) : state_(std::move(state)) {}
+  Result<head::JobRecordFacts> read_job(const std::string&, const std::string& job_id) override {
+    std::lock_guard lock(state_->mutex);
+    auto it = state_->records.find(job_id);
+    if (it == state_->records.end()) return Error{head::kAccountingNotFound, "no such job"};
+    head::JobRecordFacts record = it->second;
+    record.final = ++state_->reads[job_id] > state_->lag_reads;
+    return record;
+  }
+  Status write_comment(const std::string&, const std::string& job_id, const std::string& comment) override {
+    std::lock_guard lock(state_->mutex);
+    state_->records[job_id].comment = comment;
+    ++state_->comment_writes;
+    return ok_status();
+  }
+
+ private:
+  std::shared_ptr<AccountingState> state_;
+};
+
+TimeUs now_us() {
+  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+class HeadDaemonTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    config_ = test_support::head_test_config("attrib-head", ATTRIB_RULES_PACK_DIR, dir_);
+    config_.head.retry_backoff_s = 1;
+    state_ = std::make_shared<AccountingState>();
+  }
+  void TearDown() override {
+    daemon_.reset();
+    for (auto& [node, agent] : agents_) agent.server->Shutdown();
+    agents_.clear();
+    fs::remove_all(dir_);
+  }
+
+  void Inject(const std::string& host, TimeUs time, const std::vector<std::string>& args,
+              const std::string& message, const std::string& journal = "journal") {
+    std::string cmd = std::string(ATTRIB_SCRIPTS_DIR) + "/journal-inject.sh --dir " + (dir_ / journal).string() +
+                      " --host " + host + " --time-us " + std::to_string(time);
+    for (const auto& a : args) cmd += " " + a;
+    std::string quoted;  // single-quoted for sh, with embedded quotes closed and escaped
+    for (char c : message) quoted += (c == '\'') ? std::string("'\\''") : std::string(1, c);
+    cmd += " -- '" + quoted + "' >/dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  }
+
+  void Start() {
+    auto store = head::JobStore::open(config_.head.database);
+    ASSERT_TRUE(store) << store.error().message;
+    auto pack = rules::load_rule_pack({config_.rules_pack_dir, {}});
+    ASSERT_TRUE(pack) << pack.error().message;
+    YAML::Node options;
+    options["directory"] = (dir_ / "journal").string();
+    options["match_hostname"] = true;
+    options["app_identifiers"].push_back("python3");
+    std::vector<std::unique_ptr<collectors::Collector>> list;
+    if (!config_.head.agents.enabled()) {  // with agents the head has no log source of its own
+      auto journald = collectors::create_collector("journald", options);
+      ASSERT_TRUE(journald) << journald.error().message;
+      list.push_back(std::move(*journald));
+    }
+    auto state = state_;
+    daemon_ = std::make_unique<head::HeadDaemon>(config_, std::move(*store), *pack, std::move(list),
+                                                 [state] { return std::make_unique<MemoryAccounting>(state); });
+    if (drainer_) daemon_->set_node_drainer(std::move(drainer_));
+    auto started = daemon_->start();
+    ASSERT_TRUE(started) << started.error().message;
+    stub_ = v1::Attribution::NewStub(grpc::CreateChannel(config_.head.listen[0], grpc::InsecureChannelCredentials()));
+  }
+
+  void AddRecord(const std::string& job_id, const std::string& state, int exit_code, TimeUs start, TimeUs end,
+                 const std::string& comment = "") {
+    head::JobRecordFacts record;
+    record.facts.job_id = job_id;
+    record.facts.cluster = "lab";
+    record.facts.state = state;
+    record.facts.exit_code = exit_code;
+    record.facts.start = start;
+    record.facts.end = end;
+    record.facts.nodes = {"n1", "n2", "n3"};
+    record.comment = comment;
+    std::lock_guard lock(state_->mutex);
+    state_->records[job_id] = record;
+  }
+
+  grpc::Status Submit(const std::string& job_id, v1::SubmitResponse* response) {
+    v1::JobEnded job;
+    job.set_job_id(job_id);
+    job.set_node_list("n[1-3]");
+    job.set_hook(v1::HOOK_KIND_EPILOG_SLURMCTLD);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + 5s);
+    return stub_->SubmitJobEnded(&context, job, response);
+  }
+
+  // Polls GetVerdict until the job is done; returns the verdict JSON.
+  nlohmann::json WaitDone(const std::string& job_id) {
+    for (int i = 0; i < 500; ++i) {
+      grpc::ClientContext context;
+      v1::GetVerdictRequest request;
+      request.set_job_id(job_id);
+      v1::GetVerdictResponse response;
+      auto status = stub_->GetVerdict(&context, request, &response);
+      if (status.ok() && response.status() == "done") return nlohmann::json::parse(response.verdict_json());
+      std::this_thread::sleep_for(20ms);
+    }
+    ADD_FAILURE() << "job " << job_id << " not attributed within 10 s";
+    return {};
+  }
+
+  // A real node agent (NodeCollectService on its own Unix socket) reading its own
+  // journal directory, as `attributiond --role node` does on a compute node.
+  struct Agent {
+    std::unique_ptr<head::NodeCollectService> service;
+    std::unique_ptr<grpc::Server> server;
+  };
+  std::string StartAgent(const std::string& node, std::vector<std::unique_ptr<collectors::Collector>> extra = {}) {
+    YAML::Node options;
+    options["directory"] = (dir_ / ("journal-" + node)).string();
+    options["match_hostname"] = false;  // a node's own journal
+    options["app_identifiers"].push_back("python3");
+    auto journald = collectors::create_collector("journald", options);
+    EXPECT_TRUE(journald) << journald.error().message;
+    std::vector<std::unique_ptr<collectors::Collector>> list;
+    list.push_back(std::move(*journald));
+    for (auto& c : extra) list.push_back(std::move(c));
+    auto pack = rules::load_rule_pack({config_.rules_pack_dir, {}});
+    EXPECT_TRUE(pack);
+    Agent agent;
+    agent.service = std::make_unique<head::NodeCollectService>(node, *pack, std::move(list), auth::Authenticator::none());
+    std::string address = "unix://" + (dir_ / ("agent-" + node + ".sock")).string();
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort(address, grpc::InsecureServerCredentials());
+    builder.RegisterService(agent.service.get());
+    agent.server = builder.BuildAndStart();
+    EXPECT_TRUE(agent.server);
+    agents_[node] = std::move(agent);
+    return address;
+  }
+  void StopAgent(const std::string& node) {
+    agents_[node].server->Shutdown();
+    agents_.erase(node);
+  }
+
+  fs::path dir_;
+  std::map<std::string, Agent> agents_;
+  config::Config config_;
+  std::shared_ptr<AccountingState> state_;
+  std::unique_ptr<head::HeadDaemon> daemon_;
+  std::unique_ptr<v1::Attribution::Stub> stub_;
+  std::unique_ptr<head::NodeDrainer> drainer_;  // replaces libslurm's with remediation on
+};
+
+TEST_F(HeadDaemonTest, XidOnOneNodeBecomesTheVerdictAndTheComment) {
+  TimeUs start = now_us() - 60 * kSecond;
+  TimeUs end = now_us() - 10 * kSecond;
+  Inject("n2", start + 20 * kSecond, {"--transport", "kernel", "--uid", "0"},
+         "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.");
+  for (const char* host : {"n1", "n3"})
+    Inject(host, start + 30 * kSecond, {"--transport", "stdout", "--identifier", "python3", "--uid", "1000"},
+           "[rank0]:[E1130 10:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective "
+           "operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=466119168, NumelOut=466119168, "
+           "Timeout(ms)=600000) ran for 600060 milliseconds before timing out.");
+  // Outside the window: must not count.
+  Inject("n1", end + 30 * kSecond, {"--transport", "kernel", "--uid", "0"},
+         "NVRM: Xid (PCI:0000:07:00): 48, pid='<unknown>', name=<unknown>, An uncorrectable double bit error (DBE) "
+         "has been detected on GPU in the framebuffer at physAddr 0x7fffa8860 partition 7, subpartition 1.");
+  AddRecord("100", "FAILED", 1, start, end, "exp 42");
+  state_->lag_reads = 2;
+  Start();
+
+  v1::SubmitResponse response;
+  ASSERT_TRUE(Submit("100", &response).ok());
+  EXPECT_TRUE(response.accepted());
+  EXPECT_FALSE(response.duplicate());
+  auto verdict = WaitDone("100");
+  EXPECT_EQ(verdict["domain"], "GPU_HARDWARE");
+  EXPECT_EQ(verdict["affected_nodes"], nlohmann::json::array({"n2"}));
+  EXPECT_EQ(verdict["terminal_state"], "FAILED");
+  std::set<std::string> symptom_nodes;
+  for (const auto& s : verdict["symptoms"]) symptom_nodes.insert(s["event"]["node"].get<std::string>());
+  EXPECT_EQ(symptom_nodes, (std::set<std::string>{"n1", "n3"}));
+  for (const auto& e : verdict["unexplained"]) EXPECT_NE(e["fields"].value("xid", 0), 48) << "outside the window";
+
+  std::lock_guard lock(state_->mutex);
+  const std::string& comment = state_->records["100"].comment;
+  EXPECT_EQ(comment.rfind("exp 42 | attrib: GPU_HARDWARE node=n2", 0), 0u) << comment;
+  EXPECT_EQ(comment.substr(comment.find("attrib:")), verdict["comment"].get<std::string>());
+  EXPECT_GE(state_->reads["100"], 3) << "scoping waited for the final record";
+}
+
+TEST_F(HeadDaemonTest, DuplicateSubmitIsAcceptedOnceAndCommentWrittenOnce) {
+  AddRecord("101", "FAILED", 3, now_us() - 20 * kSecond, now_us() - 10 * kSecond);
+  Start();
+  v1::SubmitResponse first, second;
+  ASSERT_TRUE(Submit("101", &first).ok());
+  ASSERT_TRUE(Submit("101", &second).ok());
+  EXPECT_TRUE(second.accepted());
+  EXPECT_TRUE(second.duplicate());
+  auto verdict = WaitDone("101");
+  EXPECT_EQ(verdict["domain"], "UNATTRIBUTED");
+  std::lock_guard lock(state_->mutex);
+  EXPECT_EQ(state_->comment_writes, 1);
+}
+
+TEST_F(HeadDaemonTest, SpooledJobsAreDrainedAtStart) {
+  AddRecord("102", "COMPLETED", 0, now_us() - 20 * kSecond, now_us() - 10 * kSecond);
+  v1::JobEnded job;
+  job.set_job_id("102");
+  job.set_node_list("n1");
+  ASSERT_TRUE(spool::write(config_.head.spool_dir, job));
+  Start();
+  auto verdict = WaitDone("102");
+  EXPECT_EQ(verdict["domain"], "NONE");
+  EXPECT_EQ(verdict["cluster"], "lab");
+  EXPECT_TRUE(spool::list(config_.head.spool_dir).empty());
+}
+
+TEST_F(HeadDaemonTest, RestartResumesAQueuedJob) {
+  AddRecord("103", "FAILED", 3, now_us() - 20 * kSecond, now_us() - 10 * kSecond);
+  state_->lag_reads = 1000000;  // never final while the first daemon runs
+  Start();
+  v1::SubmitResponse response;
+  ASSERT_TRUE(Submit("103", &response).ok());
+  daemon_.reset();  // stopped mid-attribution
+  state_->lag_reads = 0;
+  Start();
+  auto verdict = WaitDone("103");
+  EXPECT_EQ(verdict["domain"], "UNATTRIBUTED");
+}
+
+TEST_F(HeadDaemonTest, UnknownJobIsNotFoundAndEmptyIdIsInvalid) {
+  Start();
+  grpc::ClientContext context;
+  v1::GetVerdictRequest request;
+  request.set_job_id("404");
+  v1::GetVerdictResponse response;
+  EXPECT_EQ(stub_->GetVerdict(&context, request, &response).error_code(), grpc::StatusCode::NOT_FOUND);
+  v1::SubmitResponse submit;
+  EXPECT_EQ(Submit("", &submit).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+}
+
+namespace {
+
+// Test double for a node whose log source hangs (e.g. a journal on a dead NFS mount).
+class StuckCollector : public collectors::Collector {
+ public:
+  std::string name() const override { return "stuck"; }
+  std::vector<Coverage> collect(const collectors::CollectRequest& request, const collectors::LineSink&) override {
+    std::this_thread::sleep_for(1500ms);
+    return {{request.node, "stuck", CoverageStatus::Ok, 0, 0, request.window_start, request.window_end, ""}};
+  }
+};
+
+const char* kXid79 = "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.";
+const char* kNcclTimeout =
+    "[rank0]:[E1130 10:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation "
+    "timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=466119168, NumelOut=466119168, Timeout(ms)=600000) ran "
+    "for 600060 milliseconds before timing out.";
+
+std::map<std::string, std::string> CoverageByNode(const nlohmann::json& verdict, const std::string& source) {
+  std::map<std::string, std::string> out;
+  for (const auto& c : verdict["coverage"])
+    if (c["source"] == source) out[c["node"]] = c["status"];
+  return out;
+}
+
+}  // namespace
+
+class NodeAgentTest : public HeadDaemonTest {
+ protected:
+  // Xid 79 in n3's kernel log, NCCL timeouts in n1/n2's application output, each in that
+  // node's own journal, served by that node's agent.
+  void SetUpEvidence(TimeUs start) {
+    Inject("n3", start - 3000 * kSecond, {"--transport", "kernel", "--uid", "0"}, "Linux version 6.1.0", "journal-n3");
+    Inject("n3", start + 20 * kSecond, {"--transport", "kernel", "--uid", "0"}, kXid79, "journal-n3");
+    for (const char* host : {"n1", "n2"}) {
+      std::string journal = std::string("journal-") + host;
+      Inject(host, start - 3000 * kSecond, {"--transport", "kernel", "--uid", "0"}, "Linux version 6.1.0", journal);
+      Inject(host, start + 30 * kSecond, {"--transport", "stdout", "--identifier", "python3", "--uid", "1000"},
+             kNcclTimeout, journal);
+    }
+  }
+};
+
+TEST_F(NodeAgentTest, HeadFansOutToEveryNodesAgent) {
+  TimeUs start = now_us() - 60 * kSecond;
+  SetUpEvidence(start);
+  AddRecord("200", "FAILED", 1, start, now_us() - 10 * kSecond);
+  for (const char* node : {"n1", "n2", "n3"}) config_.head.agents.addresses[node] = StartAgent(node);
+  Start();
+  v1::SubmitResponse response;
+  ASSERT_TRUE(Submit("200", &response).ok());
+  auto verdict = WaitDone("200");
+  EXPECT_EQ(verdict["domain"], "GPU_HARDWARE");
+  EXPECT_EQ(verdict["affected_nodes"], nlohmann::json::array({"n3"}));
+  std::set<std::string> symptom_nodes;
+  for (const auto& s : verdict["symptoms"])
+    if (s["event"]["kind"] == "nccl.watchdog_timeout") symptom_nodes.insert(s["event"]["node"]);
+  EXPECT_EQ(symptom_nodes, (std::set<std::string>{"n1", "n2"}));
+  EXPECT_EQ(CoverageByNode(verdict, "kernel"),
+            (std::map<std::string, std::string>{{"n1", "empty"}, {"n2", "empty"}, {"n3", "ok"}}));
+  EXPECT_NE(verdict["comment"].get<std::string>().find("coverage=3/3"), std::string::npos) << verdict["comment"];
+}
+
+TEST_F(NodeAgentTest, UnreachableAgentIsFailedCoverageAndNoCauseIsInvented) {
+  TimeUs start = now_us() - 60 * kSecond;
+  SetUpEvidence(start);
+  AddRecord("201", "FAILED", 1, start, now_us() - 10 * kSecond);
+  for (const char* node : {"n1", "n2", "n3"}) config_.head.agents.addresses[node] = StartAgent(node);
+  StopAgent("n3");
+  Start();
+  v1::SubmitResponse response;
+  ASSERT_TRUE(Submit("201", &response).ok());
+  auto verdict = WaitDone("201");
+  EXPECT_NE(verdict["domain"], "GPU_HARDWARE");
+  EXPECT_EQ(verdict["root_cause"], nullptr);
+  auto agents = CoverageByNode(verdict, "agent");
+  EXPECT_EQ(agents, (std::map<std::string, std::string>{{"n3", "failed"}}));
+  EXPECT_NE(verdict["comment"].get<std::string>().find("coverage=2/3"), std::string::npos) << verdict["comment"];
+}
+
+TEST_F(NodeAgentTest, SlowAgentTimesOutAndTheVerdictUsesWhatArrived) {
+  TimeUs start = now_us() - 60 * kSecond;
+  SetUpEvidence(start);
+  AddRecord("202", "FAILED", 1, start, now_us() - 10 * kSecond);
+  config_.head.agents.deadline_ms = 300;
+  for (const char* node : {"n1", "n2"}) config_.head.agents.addresses[node] = StartAgent(node);
+  std::vector<std::unique_ptr<collectors::Collector>> stuck;
+  stuck.push_back(std::make_unique<StuckCollector>());
+  config_.head.agents.addresses["n3"] = StartAgent("n3", std::move(stuck));
+  Start();
+  v1::SubmitResponse response;
+  ASSERT_TRUE(Submit("202", &response).ok());
+  auto verdict = WaitDone("202");
+  EXPECT_EQ(CoverageByNode(verdict, "agent"), (std::map<std::string, std::string>{{"n3", "timeout"}}));
+  EXPECT_EQ(verdict["root_cause"], nullptr);
+  EXPECT_EQ(CoverageByNode(verdict, "kernel").count("n1"), 1u) << "n1 and n2 still reported";
+}
+
+TEST_F(NodeAgentTest, AgentRefusesToSpeakForAnotherNode) {
+  std::string address = StartAgent("n1");
+  auto stub = v1::NodeCollector::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  v1::CollectRequest request;
+  request.set_node("n2");
+  request.set_window_end_us(1);
+  v1::CollectResponse response;
+  EXPECT_EQ(stub->Collect(&context, request, &response).error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+}
+
+TEST_F(HeadDaemonTest, OptedOutJobIsRecordedButNotAttributedWhenTheSiteAllowsIt) {
+  AddRecord("300", "FAILED", 3, now_us() - 20 * kSecond, now_us() - 10 * kSecond);
+  config_.head.allow_opt_out = true;
+  Start();
+  auto submit_opted_out = [&](const std::string& job_id) {
+    v1::JobEnded job;
+    job.set_job_id(job_id);
+    job.set_node_list("n1");
+    (*job.mutable_spank_options())["attrib_attrib"] = "off";
+    grpc::ClientContext context;
+    v1::SubmitResponse response;
+    return stub_->SubmitJobEnded(&context, job, &response);
+  };
+  ASSERT_TRUE(submit_opted_out("300").ok());
+  v1::GetVerdictResponse response;
+  for (int i = 0; i < 500 && response.status() != "done"; ++i) {
+    grpc::ClientContext context;
+    v1::GetVerdictRequest request;
+    request.set_job_id("300");
+    stub_->GetVerdict(&context, request, &response);
+    std::this_thread::sleep_for(10ms);
+  }
+  EXPECT_EQ(response.status(), "done");
+  EXPECT_TRUE(response.verdict_json().empty());
+  EXPECT_NE(response.last_error().find("opted out"), std::string::npos);
+  std::lock_guard lock(state_->mutex);
+  EXPECT_EQ(state_->records["300"].comment, "") << "no comment for an opted-out job";
+}
+
+TEST_F(HeadDaemonTest, OptOutIsIgnoredUnlessTheSiteAllowsIt) {
+  AddRecord("302", "FAILED", 3, now_us() - 20 * kSecond, now_us() - 10 * kSecond);
+  Start();  // head.allow_opt_out defaults to false
+  v1::JobEnded job;
+  job.set_job_id("302");
+  job.set_node_list("n1");
+  (*job.mutable_spank_options())["attrib_attrib"] = "off";
+  grpc::ClientContext context;
+  v1::SubmitResponse response;
+  ASSERT_TRUE(stub_->SubmitJobEnded(&context, job, &response).ok());
+  EXPECT_EQ(WaitDone("302")["domain"], "UNATTRIBUTED");
+}
+
+// slurmctld stand-in for remediation: records drains (test_fleet.cpp covers the policy).
+class RecordingDrainer : public head::NodeDrainer {
+ public:
+  explicit RecordingDrainer(std::shared_ptr<std::vector<std::string>> drains) : drains_(std::move(drains)) {}
+  Result<head::NodeDrainState> state(const std::string&) override { return head::NodeDrainState{}; }
+  Status drain(const std::string& node, const std::string& reason) override {
+    drains_->push_back(node + ": " + reason);
+    return ok_status();
+  }
+
+ private:
+  std::shared_ptr<std::vector<std::string>> drains_;
+};
+
+TEST_F(HeadDaemonTest, RemediationDrainsTheBlamedNodeAfterArchiveAndTheHistoryShowsIt) {
+  TimeUs start = now_us() - 60 * kSecond;
+  Inject("n2", start + 20 * kSecond, {"--transport", "kernel", "--uid", "0"},
+         "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.");
+  AddRecord("300", "FAILED", 1, start, now_us() - 10 * kSecond);
+  config_.remediation.mode = "drain";
+  auto drains = std::make_shared<std::vector<std::string>>();
+  drainer_ = std::make_unique<RecordingDrainer>(drains);
+  Start();
+  v1::SubmitResponse response;
+  ASSERT_TRUE(Submit("300", &response).ok());
+  auto verdict = WaitDone("300");
+  ASSERT_EQ(verdict["recommended_action"], "DRAIN_NODE");
+  ASSERT_EQ(drains->size(), 1u);
+  EXPECT_EQ(drains->front(), "n2: attrib: job 300 rule " + verdict["root_cause"]["rule"].get<std::string>() +
+                                 " GPU_HARDWARE");
+
+  grpc::ClientContext context;
+  v1::NodeHistoryRequest request;
+  request.set_node("n2");
+  v1::FleetReport report;
+  ASSERT_TRUE(stub_->GetNodeHistory(&context, request, &report).ok());
+  auto history = nlohmann::json::parse(report.json());
+  ASSERT_EQ(history["verdicts"].size(), 1u);
+  EXPECT_EQ(history["verdicts"][0]["job_id"], "300");
+  EXPECT_EQ(history["verdicts"][0]["gpu"], "0000:3b:00.0");
+  ASSERT_EQ(history["remediation"].size(), 1u);
+  EXPECT_EQ(history["remediation"][0]["action"], "drained");
+}

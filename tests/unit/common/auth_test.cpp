@@ -1,0 +1,459 @@
+// MUNGE authentication and authorisation of every RPC, against a real munged: the suite
+// starts its own (private key, private socket) and an in-process head daemon and node
+// agent that verify with it. Credentials of another uid are made in a forked child that
+// drops to that uid first, exactly as an ordinary user's attrib-show would make them.
+#include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
+
+#include "attributiond/pipeline/agent_fanout.h"
+#include "attrib/v1/attrib.grpc.pb.h"
+#include "common/auth.h"
+#include "attributiond/head/head_daemon.h"
+#include "attributiond/node/node_collect_service.h"
+#include "tests/support/private_munged.h"
+
+extern char** environ;
+
+namespace fs = std::filesystem;
+using namespace attrib;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr uid_t kNobody = 65534;
+
+// Accounting that never finalises: the queue and the archive are what these tests watch.
+class NoAccounting : public head::Accounting {
+ public:
+  Result<head::JobRecordFacts> read_job(const std::string&, const std::string&) override {
+    return Error{head::kAccountingNotFound, "no such job"};
+  }
+  Status write_comment(const std::string&, const std::string&, const std::string&) override { return ok_status(); }
+};
+
+uid_t uid_of(const char* name) {
+  passwd* entry = getpwnam(name);
+  return entry != nullptr ? entry->pw_uid : static_cast<uid_t>(-1);
+}
+
+std::string read_all(int fd) {
+  std::string out;
+  char buffer[4096];
+  for (ssize_t n; (n = read(fd, buffer, sizeof buffer)) > 0;) out.append(buffer, static_cast<size_t>(n));
+  return out;
+}
+
+// Drops to uid (and its primary group, no supplementary groups) in a child, runs body
+// there, and returns what it wrote to fd 1 and its exit status.
+template <typename Body>
+std::pair<std::string, int> run_as(uid_t uid, Body body) {
+  // Looked up before fork: NSS is not safe to use in the child of a threaded process.
+  passwd* entry = getpwuid(uid);
+  gid_t gid = entry != nullptr ? entry->pw_gid : uid;
+  int pipe_fds[2];
+  if (pipe(pipe_fds) != 0) return {"", -1};
+  pid_t child = fork();
+  if (child == 0) {
+    close(pipe_fds[0]);
+    dup2(pipe_fds[1], 1);
+    dup2(pipe_fds[1], 2);
+    if (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(uid) != 0) _exit(97);
+    _exit(body());
+  }
+  close(pipe_fds[1]);
+  std::string out = read_all(pipe_fds[0]);
+  close(pipe_fds[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  return {out, WIFEXITED(status) ? WEXITSTATUS(status) : -1};
+}
+
+}  // namespace
+
+class AuthTest : public ::testing::Test {
+ protected:
+  // One private munged for the suite (tests/support/private_munged.h).
+  static void SetUpTestSuite() {
+    munged_ = std::make_unique<test_support::PrivateMunged>("attrib-auth");
+    base_ = munged_->dir();
+    munge_socket_ = munged_->socket();
+  }
+
+  static void TearDownTestSuite() { munged_.reset(); }
+
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root (private munged, credentials of other uids)";
+    if (!munged_->started()) GTEST_FAIL() << "private munged did not start: " << munged_->output();
+    dir_ = base_ / ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "spool");
+    fs::permissions(dir_, fs::perms::owner_all | fs::perms::others_read | fs::perms::others_exec |
+                              fs::perms::group_read | fs::perms::group_exec);
+    slurm_user_ = uid_of("slurm") != static_cast<uid_t>(-1) ? "slurm" : "daemon";
+    config_.cluster = "lab";
+    config_.head.listen = {"unix://" + (dir_ / "head.sock").string()};
+    config_.head.database = (dir_ / "attrib.db").string();
+    config_.head.spool_dir = (dir_ / "spool").string();
+    config_.head.workers = 1;
+    config_.head.scope_max_wait_s = 3600;  // keep jobs queued: the queue is what is checked
+    config_.rules_pack_dir = ATTRIB_RULES_PACK_DIR;
+    config_.auth.mode = "munge";
+    config_.auth.munge_socket = munge_socket_;
+    config_.auth.slurm_user = slurm_user_;
+  }
+
+  void TearDown() override {
+    daemon_.reset();
+    if (agent_server_) agent_server_->Shutdown();
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+
+  static std::string read_file(const fs::path& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+  void StartHead() {
+    auto store = head::JobStore::open(config_.head.database);
+    ASSERT_TRUE(store) << store.error().message;
+    auto pack = rules::load_rule_pack({config_.rules_pack_dir, {}});
+    ASSERT_TRUE(pack) << pack.error().message;
+    daemon_ = std::make_unique<head::HeadDaemon>(config_, std::move(*store), *pack,
+                                                 std::vector<std::unique_ptr<collectors::Collector>>{},
+                                                 [] { return std::make_unique<NoAccounting>(); });
+    auto started = daemon_->start();
+    ASSERT_TRUE(started) << started.error().message;
+    // Under MUNGE the daemon itself opens its socket to ordinary users (attrib-show as
+    // uid 65534 below): connecting proves nothing, every call proves its uid.
+    auto socket_mode = fs::status(dir_ / "head.sock").permissions() & fs::perms::all;
+    ASSERT_EQ(socket_mode, fs::perms(0666));
+    stub_ = v1::Attribution::NewStub(grpc::CreateChannel(config_.head.listen[0], grpc::InsecureChannelCredentials()));
+  }
+
+  // A credential for (method, request) made by uid: directly as root, else in a child
+  // that has dropped to uid.
+  std::string Credential(uid_t uid, std::string_view method, const google::protobuf::Message& request,
+                         int ttl_s = 0) {
+    if (uid == 0) {
+      auto cred = auth::encode_credential(munge_socket_, method, request, ttl_s);
+      EXPECT_TRUE(cred) << cred.error().message;
+      return cred ? *cred : "";
+    }
+    auto [out, status] = run_as(uid, [&] {
+      auto cred = auth::encode_credential(munge_socket_, method, request, ttl_s);
+      if (!cred) return 1;
+      return write(1, cred->data(), cred->size()) == static_cast<ssize_t>(cred->size()) ? 0 : 1;
+    });
+    EXPECT_EQ(status, 0) << out;
+    return out;
+  }
+
+  static v1::JobEnded Job(const std::string& job_id, uint32_t uid) {
+    v1::JobEnded job;
+    job.set_job_id(job_id);
+    job.set_cluster("lab");
+    job.set_node_list("n1");
+    job.set_uid(uid);
+    job.set_hook(v1::HOOK_KIND_EPILOG_SLURMCTLD);
+    (*job.mutable_spank_options())["attrib"] = "on";
+    return job;
+  }
+
+  grpc::Status Submit(const v1::JobEnded& job, const std::string& cred) {
+    grpc::ClientContext context;
+    if (!cred.empty()) context.AddMetadata(std::string(auth::kMetadataKey), cred);
+    v1::SubmitResponse response;
+    return stub_->SubmitJobEnded(&context, job, &response);
+  }
+
+  grpc::Status GetVerdict(const std::string& job_id, const std::string& cred) {
+    grpc::ClientContext context;
+    if (!cred.empty()) context.AddMetadata(std::string(auth::kMetadataKey), cred);
+    v1::GetVerdictRequest request;
+    request.set_job_id(job_id);
+    v1::GetVerdictResponse response;
+    return stub_->GetVerdict(&context, request, &response);
+  }
+
+  grpc::Status GetVerdictAs(uid_t uid, const std::string& job_id) {
+    v1::GetVerdictRequest request;
+    request.set_job_id(job_id);
+    return GetVerdict(job_id, Credential(uid, auth::kGetVerdict, request));
+  }
+
+  // Whether the job reached the queue, asked as root (an admin).
+  bool Queued(const std::string& job_id) {
+    grpc::Status status = GetVerdictAs(0, job_id);
+    EXPECT_TRUE(status.ok() || status.error_code() == grpc::StatusCode::NOT_FOUND) << status.error_message();
+    return status.ok();
+  }
+
+  void SubmitAsRoot(const v1::JobEnded& job) {
+    grpc::Status status = Submit(job, Credential(0, auth::kSubmitJobEnded, job));
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+
+  static inline std::unique_ptr<test_support::PrivateMunged> munged_;
+  static inline fs::path base_;
+  static inline std::string munge_socket_;
+  fs::path dir_;
+  std::string slurm_user_;
+  config::Config config_;
+  std::unique_ptr<head::HeadDaemon> daemon_;
+  std::unique_ptr<v1::Attribution::Stub> stub_;
+  std::unique_ptr<head::NodeCollectService> agent_service_;
+  std::unique_ptr<grpc::Server> agent_server_;
+};
+
+
+TEST_F(AuthTest, RequestWithoutCredentialIsUnauthenticatedAndQueuesNothing) {
+  StartHead();
+  grpc::Status status = Submit(Job("100", 1000), "");
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_NE(status.error_message().find("no MUNGE credential"), std::string::npos) << status.error_message();
+  EXPECT_FALSE(Queued("100"));
+  EXPECT_EQ(GetVerdict("100", "").error_code(), grpc::StatusCode::UNAUTHENTICATED);
+}
+
+TEST_F(AuthTest, GarbageCredentialIsUnauthenticated) {
+  StartHead();
+  grpc::Status status = Submit(Job("100", 1000), "MUNGE:not-a-credential:");
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED) << status.error_message();
+  EXPECT_FALSE(Queued("100"));
+}
+
+TEST_F(AuthTest, RootAndSlurmUserMaySubmit) {
+  StartHead();
+  SubmitAsRoot(Job("100", 1000));
+  EXPECT_TRUE(Queued("100"));
+  v1::JobEnded job = Job("101", 1000);
+  grpc::Status status = Submit(job, Credential(uid_of(slurm_user_.c_str()), auth::kSubmitJobEnded, job));
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  EXPECT_TRUE(Queued("101"));
+}
+
+TEST_F(AuthTest, OrdinaryUsersCredentialIsPermissionDeniedAndQueuesNothing) {
+  StartHead();
+  v1::JobEnded job = Job("100", kNobody);  // even for "their own" job: only hooks submit
+  grpc::Status status = Submit(job, Credential(kNobody, auth::kSubmitJobEnded, job));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_NE(status.error_message().find("uid 65534"), std::string::npos) << status.error_message();
+  EXPECT_FALSE(Queued("100"));
+}
+
+TEST_F(AuthTest, ExpiredCredentialIsUnauthenticated) {
+  StartHead();
+  v1::JobEnded job = Job("100", 1000);
+  std::string cred = Credential(0, auth::kSubmitJobEnded, job, /*ttl_s=*/1);
+  std::this_thread::sleep_for(2500ms);
+  grpc::Status status = Submit(job, cred);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_NE(status.error_message().find("expired"), std::string::npos) << status.error_message();
+  EXPECT_FALSE(Queued("100"));
+}
+
+TEST_F(AuthTest, ReplayedCredentialIsRejected) {
+  StartHead();
+  v1::JobEnded job = Job("100", 1000);
+  std::string cred = Credential(0, auth::kSubmitJobEnded, job);
+  ASSERT_TRUE(Submit(job, cred).ok());
+  grpc::Status again = Submit(job, cred);
+  EXPECT_EQ(again.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_NE(again.error_message().find("replayed"), std::string::npos) << again.error_message();
+}
+
+TEST_F(AuthTest, CredentialForAnotherRequestIsRejected) {
+  StartHead();
+  // Made for job 100, sent with job 200: the payload hash does not match the body.
+  std::string cred = Credential(0, auth::kSubmitJobEnded, Job("100", 1000));
+  grpc::Status status = Submit(Job("200", 1000), cred);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_NE(status.error_message().find("another request"), std::string::npos) << status.error_message();
+  // Same body, other method: a GetVerdict credential does not submit.
+  v1::JobEnded job = Job("300", 1000);
+  EXPECT_EQ(Submit(job, Credential(0, auth::kGetVerdict, job)).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_FALSE(Queued("200"));
+  EXPECT_FALSE(Queued("300"));
+}
+
+TEST_F(AuthTest, OrdinaryUserSeesOnlyTheirOwnJobs) {
+  StartHead();
+  SubmitAsRoot(Job("100", 1000));     // someone else's
+  SubmitAsRoot(Job("101", kNobody));  // nobody's own
+  v1::JobEnded by_name = Job("102", 0);
+  by_name.set_user("nobody");  // a hook that sent only the user name
+  SubmitAsRoot(by_name);
+  SubmitAsRoot(Job("103", 0));  // no owner known (uid 0, no user): admins only
+
+  grpc::Status other = GetVerdictAs(kNobody, "100");
+  EXPECT_EQ(other.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_NE(other.error_message().find("not yours"), std::string::npos) << other.error_message();
+  EXPECT_TRUE(GetVerdictAs(kNobody, "101").ok());
+  EXPECT_TRUE(GetVerdictAs(kNobody, "102").ok());
+  EXPECT_EQ(GetVerdictAs(kNobody, "103").error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_TRUE(GetVerdictAs(0, "103").ok());
+  EXPECT_EQ(GetVerdictAs(kNobody, "no-such-job").error_code(), grpc::StatusCode::NOT_FOUND);
+  // Admins: root and the SlurmUser see every job.
+  EXPECT_TRUE(GetVerdictAs(0, "100").ok());
+  EXPECT_TRUE(GetVerdictAs(uid_of(slurm_user_.c_str()), "100").ok());
+}
+
+TEST_F(AuthTest, AdminGroupMembersSeeEveryJob) {
+  config_.auth.admin_group = "nogroup";  // nobody's primary group
+  StartHead();
+  SubmitAsRoot(Job("100", 1000));
+  grpc::Status status = GetVerdictAs(kNobody, "100");
+  EXPECT_TRUE(status.ok()) << status.error_message();
+}
+
+TEST_F(AuthTest, UnknownSlurmUserStopsTheDaemonAtStart) {
+  config_.auth.slurm_user = "no-such-user-attrib";
+  auto store = head::JobStore::open(config_.head.database);
+  ASSERT_TRUE(store);
+  auto pack = rules::load_rule_pack({config_.rules_pack_dir, {}});
+  ASSERT_TRUE(pack);
+  head::HeadDaemon daemon(config_, std::move(*store), *pack, {}, [] { return std::make_unique<NoAccounting>(); });
+  auto started = daemon.start();
+  ASSERT_FALSE(started);
+  EXPECT_EQ(started.error().code, auth::kConfig);
+}
+
+// The real attrib-show, run as an ordinary user: another user's job is refused with a
+// clear message and a non-zero exit; their own job is shown (here: still queued).
+TEST_F(AuthTest, AttribShowAsOrdinaryUser) {
+  StartHead();
+  SubmitAsRoot(Job("100", 1000));
+  SubmitAsRoot(Job("101", kNobody));
+  auto show = [&](const std::string& job_id) {
+    return run_as(kNobody, [&] {
+      setenv("ATTRIB_MUNGE_SOCKET", munge_socket_.c_str(), 1);  // as the e2e cluster's env.sh does
+      std::string server = config_.head.listen[0];
+      execl(ATTRIB_SHOW_BINARY, "attrib-show", "--server", server.c_str(), job_id.c_str(), nullptr);
+      return 98;
+    });
+  };
+  auto [denied, denied_rc] = show("100");
+  EXPECT_EQ(denied_rc, 2) << denied;
+  EXPECT_NE(denied.find("not permitted"), std::string::npos) << denied;
+  EXPECT_NE(denied.find("not yours"), std::string::npos) << denied;
+  auto [own, own_rc] = show("101");
+  EXPECT_EQ(own_rc, 1) << own;  // known, not attributed yet
+  EXPECT_NE(own.find("not attributed yet"), std::string::npos) << own;
+}
+
+// Node agents: Collect only from root or the SlurmUser; the head's fan-out signs each call.
+TEST_F(AuthTest, CollectRequiresTheHeadsCredential) {
+  auto pack = rules::load_rule_pack({config_.rules_pack_dir, {}});
+  ASSERT_TRUE(pack);
+  auto authenticator = auth::Authenticator::create(config_.auth);
+  ASSERT_TRUE(authenticator) << authenticator.error().message;
+  agent_service_ = std::make_unique<head::NodeCollectService>(
+      "n1", *pack, std::vector<std::unique_ptr<collectors::Collector>>{}, *authenticator);
+  std::string address = "unix://" + (dir_ / "agent.sock").string();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(address, grpc::InsecureServerCredentials());
+  builder.RegisterService(agent_service_.get());
+  agent_server_ = builder.BuildAndStart();
+  ASSERT_TRUE(agent_server_);
+  auto stub = v1::NodeCollector::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+
+  v1::CollectRequest request;
+  request.set_job_id("100");
+  request.set_node("n1");
+  request.set_window_end_us(1);
+  {
+    grpc::ClientContext context;
+    v1::CollectResponse response;
+    EXPECT_EQ(stub->Collect(&context, request, &response).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  }
+  {
+    grpc::ClientContext context;
+    context.AddMetadata(std::string(auth::kMetadataKey), Credential(kNobody, auth::kCollect, request));
+    v1::CollectResponse response;
+    EXPECT_EQ(stub->Collect(&context, request, &response).error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  }
+
+  config::AgentsConfig agents;
+  agents.addresses["n1"] = address;
+  JobFacts job;
+  job.job_id = "100";
+  job.cluster = "lab";
+  job.nodes = {"n1"};
+  auto agent_failures = [](const std::vector<head::NodeEvidence>& results) {
+    std::string failures;
+    for (const auto& evidence : results)
+      for (const auto& c : evidence.coverage)
+        if (c.source == "agent") failures += c.detail + "\n";
+    return failures;
+  };
+  // Signed (munge mode, as the head runs): the agent answers.
+  head::AgentFanout signed_fanout(agents, config_.auth, rules::pack_hash(**pack));
+  EXPECT_EQ(agent_failures(signed_fanout.collect(job, 0, 1)), "");
+  // Unsigned (a head left in mode none): refused, and the reason is the coverage detail.
+  config::AuthConfig unsigned_auth;
+  unsigned_auth.mode = "none";
+  head::AgentFanout unsigned_fanout(agents, unsigned_auth, rules::pack_hash(**pack));
+  EXPECT_NE(agent_failures(unsigned_fanout.collect(job, 0, 1)).find("no MUNGE credential"), std::string::npos);
+}
+
+TEST_F(AuthTest, ClientWithoutMungedGetsAClearError) {
+  v1::GetVerdictRequest request;
+  request.set_job_id("1");
+  config::AuthConfig auth;
+  auth.munge_socket = (dir_ / "no-munged.sock").string();
+  grpc::ClientContext context;
+  auto attached = auth::attach_credential(context, auth, auth::kGetVerdict, request);
+  ASSERT_FALSE(attached);
+  EXPECT_EQ(attached.error().code, auth::kMunged);
+  EXPECT_NE(attached.error().message.find("no-munged.sock"), std::string::npos) << attached.error().message;
+}
+
+// Fleet history (docs/fleet.md): a node's history names every user's jobs, so it is for
+// admins; the verdict listing answers everyone, ordinary users with their own jobs only.
+TEST_F(AuthTest, NodeHistoryIsForAdminsAndVerdictListsAreFilteredForOthers) {
+  StartHead();
+  auto node_history_as = [&](uid_t uid, v1::FleetReport* response) {
+    v1::NodeHistoryRequest request;
+    request.set_node("n1");
+    grpc::ClientContext context;
+    context.AddMetadata(std::string(auth::kMetadataKey), Credential(uid, auth::kGetNodeHistory, request));
+    return stub_->GetNodeHistory(&context, request, response);
+  };
+  auto list_as = [&](uid_t uid, v1::FleetReport* response) {
+    v1::VerdictListRequest request;
+    grpc::ClientContext context;
+    context.AddMetadata(std::string(auth::kMetadataKey), Credential(uid, auth::kListVerdicts, request));
+    return stub_->ListVerdicts(&context, request, response);
+  };
+  v1::FleetReport report;
+  grpc::Status denied = node_history_as(kNobody, &report);
+  EXPECT_EQ(denied.error_code(), grpc::StatusCode::PERMISSION_DENIED) << denied.error_message();
+  ASSERT_TRUE(node_history_as(0, &report).ok());
+  EXPECT_EQ(nlohmann::json::parse(report.json())["schema"], "attrib.node_history.v1");
+
+  ASSERT_TRUE(list_as(kNobody, &report).ok());
+  EXPECT_EQ(nlohmann::json::parse(report.json())["own_jobs_only"], true);
+  ASSERT_TRUE(list_as(0, &report).ok());
+  EXPECT_EQ(nlohmann::json::parse(report.json())["own_jobs_only"], false);
+
+  // A credential made for GetVerdict does not open another method.
+  v1::NodeHistoryRequest request;
+  request.set_node("n1");
+  grpc::ClientContext context;
+  context.AddMetadata(std::string(auth::kMetadataKey), Credential(0, auth::kGetVerdict, request));
+  EXPECT_EQ(stub_->GetNodeHistory(&context, request, &report).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+}

@@ -1,0 +1,278 @@
+// attrib-show <jobid>: a job's verdict from attributiond, readable or as verdict v1 JSON.
+// --export-bundle DIR writes the archived evidence as a bundle (attrib-replay DIR).
+// attrib-show --node NAME: the node's blame history, offender status and remediation
+// (admins only); attrib-show --since TIME [--domain D]: verdicts and per-domain counts
+// (docs/fleet.md). --json prints each answer's JSON document as is.
+// Exit codes: 0 verdict shown, 1 job known but not attributed yet, 2 unknown job, not
+// permitted (another user's job) or error.
+//
+// Each call carries a MUNGE credential (auth.h): the daemon learns the caller's uid from
+// it and shows ordinary users only their own jobs.
+#include <unistd.h>
+
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <grpcpp/grpcpp.h>
+
+#include "attrib/v1/attrib.grpc.pb.h"
+#include "common/auth.h"
+#include "common/config.h"
+#include "rules/bundle_export.h"
+#include "core/verdict_text.h"
+#include "tools/attrib-show/fleet_text.h"
+#include "common/time_spec.h"
+
+namespace {
+
+// --dashboard: a one-time login link for the web dashboard (docs/dashboard.md). The
+// credential says who runs this command; the dashboard opens a session for that uid.
+int print_dashboard_login(const attrib::config::AuthConfig& auth, std::string url) {
+  if (url.empty()) {
+    std::fprintf(stderr, "attrib-show: no dashboard configured (head.dashboard_listen); pass --dashboard-url\n");
+    return 2;
+  }
+  if (url.find("://") == std::string::npos) url = "http://" + url;
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  // A wildcard bind is no address to browse to: this host's name is (attrib-show runs
+  // where attributiond's config is, usually the head node itself).
+  for (std::string wildcard : {"http://0.0.0.0:", "http://[::]:"}) {
+    char host[256] = {};
+    if (url.rfind(wildcard, 0) == 0 && gethostname(host, sizeof host - 1) == 0)
+      url = "http://" + std::string(host) + ":" + url.substr(wildcard.size());
+  }
+  if (!auth.enabled()) {  // no login to make: everyone is an admin
+    std::printf("%s/\n", url.c_str());
+    return 0;
+  }
+  auto cred = attrib::auth::encode_dashboard_login(auth.munge_socket);
+  if (!cred) {
+    std::fprintf(stderr, "attrib-show: %s\n", cred.error().message.c_str());
+    return 2;
+  }
+  std::string encoded;  // a credential is base64 with ':' framing: escape all but unreserved
+  static const char* hex = "0123456789ABCDEF";
+  for (unsigned char c : *cred) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      encoded += static_cast<char>(c);
+    } else {
+      encoded += '%';
+      encoded += hex[c >> 4];
+      encoded += hex[c & 0xf];
+    }
+  }
+  std::printf("%s/login?cred=%s\n", url.c_str(), encoded.c_str());
+  std::fprintf(stderr, "attrib-show: open this link within a few minutes; it works once.\n");
+  return 0;
+}
+
+}  // namespace
+
+namespace {
+
+// --node and --since: one RPC, its JSON printed as is or rendered as text.
+int show_fleet_report(attrib::v1::Attribution::Stub& stub, const attrib::config::AuthConfig& auth,
+                      const std::string& server, const std::string& cluster, const std::string& node,
+                      int64_t since_us, const std::string& domain, bool json) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  attrib::v1::FleetReport response;
+  grpc::Status status;
+  if (!node.empty()) {
+    attrib::v1::NodeHistoryRequest request;
+    request.set_node(node);
+    request.set_since_us(since_us);
+    request.set_cluster(cluster);
+    if (auto signed_ = attrib::auth::attach_credential(context, auth, attrib::auth::kGetNodeHistory, request);
+        !signed_) {
+      std::fprintf(stderr, "attrib-show: %s\n", signed_.error().message.c_str());
+      return 2;
+    }
+    status = stub.GetNodeHistory(&context, request, &response);
+  } else {
+    attrib::v1::VerdictListRequest request;
+    request.set_since_us(since_us);
+    request.set_domain(domain);
+    request.set_cluster(cluster);
+    if (auto signed_ = attrib::auth::attach_credential(context, auth, attrib::auth::kListVerdicts, request);
+        !signed_) {
+      std::fprintf(stderr, "attrib-show: %s\n", signed_.error().message.c_str());
+      return 2;
+    }
+    status = stub.ListVerdicts(&context, request, &response);
+  }
+  if (status.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
+    std::fprintf(stderr, "attrib-show: not permitted: %s\n", status.error_message().c_str());
+    return 2;
+  }
+  if (!status.ok()) {
+    std::fprintf(stderr, "attrib-show: attributiond at %s: %s\n", server.c_str(), status.error_message().c_str());
+    return 2;
+  }
+  if (json) {
+    std::cout << response.json() << "\n";
+    return 0;
+  }
+  auto report = nlohmann::json::parse(response.json(), nullptr, false);
+  if (report.is_discarded()) {
+    std::fprintf(stderr, "attrib-show: attributiond sent an unreadable report\n");
+    return 2;
+  }
+  std::cout << (node.empty() ? attrib::show::render_verdict_list_text(report)
+                             : attrib::show::render_node_history_text(report));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"attrib-show: why a Slurm job ended, as decided by attrib"};
+  std::string job_id;
+  std::string config_path = "/etc/attrib/attrib.yaml";
+  std::string server;
+  std::string cluster;
+  bool json = false;
+  app.add_option("jobid", job_id, "Slurm job id (4242, 4242_7, 4242+1)");
+  std::string node, since, domain;
+  app.add_option("--node", node, "list the verdicts that blamed this node, its offender status and drains (admins)");
+  app.add_option("--since", since,
+                 "list verdicts since an age (7d, 24h, 30m) or an ISO 8601 date/time (UTC unless zoned); "
+                 "with --node: its history since then");
+  app.add_option("--domain", domain, "with --since: only this domain (e.g. GPU_HARDWARE; NONE lists successes)");
+  bool dashboard = false;
+  std::string dashboard_url;
+  app.add_flag("--dashboard", dashboard, "print a one-time login link for the web dashboard instead of a verdict");
+  app.add_option("--dashboard-url", dashboard_url, "the dashboard's address (default: the config's head.dashboard_listen)");
+  auto* config_option =
+      app.add_option("-c,--config", config_path, "configuration file (for the daemon address and auth settings)")
+          ->capture_default_str();
+  std::string munge_socket;
+  auto* munge_socket_option =
+      app.add_option("--munge-socket", munge_socket, "munged socket for the credential (overrides auth.munge_socket)")
+          ->envname("ATTRIB_MUNGE_SOCKET");
+  app.add_option("--server", server, "attributiond address (overrides the config): unix:///path or host:port");
+  app.add_option("--cluster", cluster, "cluster name (default: the daemon's)");
+  app.add_flag("--json", json, "print the verdict v1 JSON exactly as archived");
+  std::string export_dir;
+  app.add_option("--export-bundle", export_dir,
+                 "write the job's archived evidence as an evidence bundle into this (new) directory, for attrib-replay");
+  CLI11_PARSE(app, argc, argv);
+  const bool fleet_query = !node.empty() || !since.empty();
+  if (job_id.empty() && !dashboard && !fleet_query) {
+    std::fprintf(stderr, "attrib-show: a job id is required (or --node, --since, --dashboard)\n%s",
+                 app.help().c_str());
+    return 2;
+  }
+  if (!job_id.empty() && fleet_query) {
+    std::fprintf(stderr, "attrib-show: a job id goes alone, without --node or --since\n");
+    return 2;
+  }
+  if (!domain.empty() && (!node.empty() || since.empty())) {
+    std::fprintf(stderr, "attrib-show: --domain filters --since listings only\n");
+    return 2;
+  }
+
+  // The config gives the address (unless --server) and the auth settings. With --server
+  // and no config file (a workstation, the test cluster) the auth defaults apply.
+  attrib::config::AuthConfig auth;
+  bool config_needed = (server.empty() && dashboard_url.empty()) || config_option->count() > 0;
+  std::error_code ignored;
+  if (config_needed || std::filesystem::exists(config_path, ignored)) {
+    auto config = attrib::config::load(config_path);
+    if (!config) {
+      std::fprintf(stderr, "attrib-show: %s%s\n", config.error().message.c_str(),
+                   server.empty() ? " (or pass --server)" : "");
+      return 2;
+    }
+    if (server.empty()) server = config->epilog.server;
+    if (dashboard_url.empty() && !config->head.dashboard_listen.empty())
+      dashboard_url = attrib::config::dashboard_address(config->head.dashboard_listen);
+    auth = config->auth;
+  }
+  if (munge_socket_option->count() > 0) auth.munge_socket = munge_socket;
+  if (dashboard) return print_dashboard_login(auth, dashboard_url);
+
+  auto stub = attrib::v1::Attribution::NewStub(grpc::CreateChannel(server, grpc::InsecureChannelCredentials()));
+  if (fleet_query) {
+    int64_t since_us = 0;
+    if (!since.empty()) {
+      auto now = std::chrono::duration_cast<std::chrono::microseconds>(
+                     std::chrono::system_clock::now().time_since_epoch()).count();
+      auto parsed = attrib::config::parse_time_spec(since, now);
+      if (!parsed) {
+        std::fprintf(stderr, "attrib-show: --since: %s\n", parsed.error().message.c_str());
+        return 2;
+      }
+      since_us = *parsed;
+    }
+    return show_fleet_report(*stub, auth, server, cluster, node, since_us, domain, json);
+  }
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  attrib::v1::GetVerdictRequest request;
+  request.set_job_id(job_id);
+  request.set_cluster(cluster);
+  if (auto signed_ = attrib::auth::attach_credential(context, auth, attrib::auth::kGetVerdict, request); !signed_) {
+    std::fprintf(stderr, "attrib-show: %s\n", signed_.error().message.c_str());
+    return 2;
+  }
+  attrib::v1::GetVerdictResponse response;
+  grpc::Status status = stub->GetVerdict(&context, request, &response);
+  if (status.error_code() == grpc::StatusCode::NOT_FOUND) {
+    std::fprintf(stderr, "attrib-show: unknown job %s: %s\n", job_id.c_str(), status.error_message().c_str());
+    return 2;
+  }
+  if (status.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
+    std::fprintf(stderr, "attrib-show: not permitted: %s\n", status.error_message().c_str());
+    return 2;
+  }
+  if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
+    std::fprintf(stderr, "attrib-show: attributiond at %s rejected the credential: %s\n", server.c_str(),
+                 status.error_message().c_str());
+    return 2;
+  }
+  if (!status.ok()) {
+    std::fprintf(stderr, "attrib-show: cannot reach attributiond at %s: %s\n", server.c_str(),
+                 status.error_message().c_str());
+    return 2;
+  }
+  if (response.verdict_json().empty() && response.status() == "done") {
+    std::fprintf(stderr, "attrib-show: job %s was not attributed: %s\n", job_id.c_str(),
+                 response.last_error().c_str());
+    return 1;
+  }
+  if (response.verdict_json().empty()) {
+    std::fprintf(stderr, "attrib-show: job %s is %s, not attributed yet%s%s\n", job_id.c_str(),
+                 response.status().c_str(), response.last_error().empty() ? "" : ": ",
+                 response.last_error().c_str());
+    return 1;
+  }
+  if (json && export_dir.empty()) {
+    std::cout << response.verdict_json() << "\n";
+    return 0;
+  }
+  auto verdict = attrib::verdict_from_json(nlohmann::json::parse(response.verdict_json()));
+  if (!verdict) {
+    std::fprintf(stderr, "attrib-show: archived verdict unreadable: %s\n", verdict.error().message.c_str());
+    return 2;
+  }
+  if (!export_dir.empty()) {
+    // The verdict carries every event it weighed; replaying the bundle gives the same decision.
+    if (auto written = attrib::rules::export_verdict_bundle(export_dir, *verdict); !written) {
+      std::fprintf(stderr, "attrib-show: %s %s\n", written.error().code.c_str(), written.error().message.c_str());
+      return 2;
+    }
+    std::printf("attrib-show: job %s exported to %s (attrib-replay %s)\n", job_id.c_str(), export_dir.c_str(),
+                export_dir.c_str());
+    return 0;
+  }
+  std::cout << attrib::render_verdict_text(*verdict);
+  if (response.status() != "done")
+    std::cout << "(comment not yet written to Slurm" << (response.last_error().empty() ? "" : ": ")
+              << response.last_error() << ")\n";
+  return 0;
+}

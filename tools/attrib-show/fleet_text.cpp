@@ -1,0 +1,140 @@
+#include "tools/attrib-show/fleet_text.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace attrib::show {
+namespace {
+
+using Row = std::vector<std::string>;
+
+// Columns padded to their widest cell, two spaces apart, indented by two.
+std::string table(const Row& header, const std::vector<Row>& rows) {
+  std::vector<size_t> width(header.size(), 0);
+  for (size_t i = 0; i < header.size(); ++i) width[i] = header[i].size();
+  for (const Row& row : rows)
+    for (size_t i = 0; i < row.size() && i < width.size(); ++i) width[i] = std::max(width[i], row[i].size());
+  auto line = [&](const Row& row) {
+    std::string out = " ";
+    for (size_t i = 0; i < row.size(); ++i) {
+      out += " " + row[i];
+      if (i + 1 < row.size()) out += std::string(width[i] - row[i].size() + 1, ' ');
+    }
+    return out + "\n";
+  };
+  std::string out = line(header);
+  for (const Row& row : rows) out += line(row);
+  return out;
+}
+
+std::string text(const nlohmann::json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_null()) return "-";
+  return value.dump();
+}
+
+// "2026-11-30T10:03:12.123456Z" -> "2026-11-30 10:03:12": seconds are enough to read.
+std::string short_time(const nlohmann::json& value) {
+  if (!value.is_string()) return "-";
+  std::string t = value.get<std::string>();
+  if (t.size() >= 19) {
+    t = t.substr(0, 19);
+    t[10] = ' ';
+  }
+  return t;
+}
+
+std::string dash(const std::string& s) { return s.empty() ? "-" : s; }
+
+std::string window(int64_t seconds) {
+  if (seconds % 86400 == 0) return std::to_string(seconds / 86400) + "d";
+  if (seconds % 3600 == 0) return std::to_string(seconds / 3600) + "h";
+  return std::to_string(seconds) + "s";
+}
+
+std::string plural(int64_t n, const std::string& word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
+
+std::string join(const nlohmann::json& list) {
+  std::string out;
+  for (const auto& item : list) out += (out.empty() ? "" : ", ") + text(item);
+  return out;
+}
+
+std::string since_text(const nlohmann::json& report) {
+  return report["since"].is_null() ? std::string("ever") : "since " + short_time(report["since"]) + " UTC";
+}
+
+}  // namespace
+
+std::string render_node_history_text(const nlohmann::json& report) {
+  const auto& policy = report["policy"];
+  std::string win = window(policy.value("offender_window_s", int64_t{0}));
+  int threshold = policy.value("offender_threshold", 0);
+  std::string out = "Node " + text(report["node"]) + ": ";
+  int64_t counted = report.value("counted", int64_t{0});
+  if (report.value("offender", false))
+    out += "REPEAT OFFENDER: " + plural(counted, "counted verdict") + " in " + win + " (threshold " +
+           std::to_string(threshold) + ")\n";
+  else
+    out += "not a repeat offender: " + plural(counted, "counted verdict") + " in " + win + " (threshold " +
+           std::to_string(threshold) + ")\n";
+  for (const auto& o : report["offenders"]) {
+    if (text(o["gpu"]).empty()) continue;
+    out += "  GPU " + text(o["gpu"]) + ": " + (o.value("offender", false) ? "REPEAT OFFENDER, " : "") +
+           plural(o.value("verdicts", int64_t{0}), "counted verdict") + " (jobs " + join(o["job_ids"]) + ")" +
+           (o.value("basis", "") == "app_class_xid" ? ": application-class Xids from several users' jobs" : "") + "\n";
+  }
+  out += "  Counted: trusted root causes in " + join(policy["offender_domains"]) + "\n";
+  for (const auto& e : report["systemic"])
+    out += "  Systemic event " + short_time(e["from"]) + " .. " + short_time(e["to"]) + ": " +
+           std::to_string(e.value("nodes", 0)) + " nodes blamed (" + text(e["domain"]) +
+           "); its verdicts mark no node\n";
+
+  const auto& verdicts = report["verdicts"];
+  out += "\nVerdicts blaming " + text(report["node"]) + " " + since_text(report) + ": " +
+         std::to_string(verdicts.size()) + "\n";
+  if (!verdicts.empty()) {
+    std::vector<Row> rows;
+    for (const auto& v : verdicts)
+      rows.push_back({short_time(v["time"]), text(v["job_id"]), dash(text(v["user"])), text(v["state"]),
+                      text(v["domain"]), text(v["rule"]), dash(text(v["gpu"])), text(v["action"]),
+                      v.value("counts", false) ? "yes" : (v.value("trusted", false) ? "no" : "no (untrusted)")});
+    out += table({"TIME (UTC)", "JOB", "USER", "STATE", "DOMAIN", "RULE", "GPU", "ACTION", "COUNTS"}, rows);
+  }
+  const auto& actions = report["remediation"];
+  out += "\nRemediation " + since_text(report) + ": " + std::to_string(actions.size()) + "\n";
+  if (!actions.empty()) {
+    std::vector<Row> rows;
+    for (const auto& a : actions)
+      rows.push_back({short_time(a["time"]), text(a["job_id"]), text(a["action"]), "\"" + text(a["reason"]) + "\"",
+                      text(a["detail"])});
+    out += table({"TIME (UTC)", "JOB", "ACTION", "REASON", "DETAIL"}, rows);
+  }
+  return out;
+}
+
+std::string render_verdict_list_text(const nlohmann::json& report) {
+  std::string domain = text(report["domain"]);
+  const auto& verdicts = report["verdicts"];
+  std::string out = "Verdicts " + since_text(report) + (domain.empty() ? " (every domain but NONE)" : " in " + domain) +
+                    (report.value("own_jobs_only", false) ? ", your jobs only" : "") + ": " +
+                    std::to_string(verdicts.size()) + (report.value("truncated", false) ? " (truncated)" : "") + "\n";
+  if (!verdicts.empty()) {
+    std::vector<Row> rows;
+    for (const auto& v : verdicts) {
+      std::string node = text(v["node"]);
+      if (node.empty()) node = join(v["affected_nodes"]);
+      rows.push_back({short_time(v["time"]), text(v["job_id"]), dash(text(v["user"])), text(v["state"]),
+                      text(v["domain"]), dash(node), dash(text(v["rule"])), text(v["action"])});
+    }
+    out += table({"TIME (UTC)", "JOB", "USER", "STATE", "DOMAIN", "NODE", "RULE", "ACTION"}, rows);
+  }
+  out += "\nBy domain:\n";
+  std::vector<Row> rows;
+  for (const auto& c : report["counts"]) rows.push_back({text(c["domain"]), std::to_string(c.value("jobs", 0))});
+  if (rows.empty()) out += "  (no verdicts)\n";
+  else out += table({"DOMAIN", "JOBS"}, rows);
+  return out;
+}
+
+}  // namespace attrib::show
