@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "bench/head_harness.h"
+#include "core/clock.h"
 #include "attributiond/node/node_collect_service.h"
 
 using namespace attrib;
@@ -71,7 +72,7 @@ bool write_journal(const fs::path& file, int entries, TimeUs start, TimeUs end, 
 }
 
 struct Agent {
-  std::unique_ptr<head::NodeCollectService> service;
+  std::unique_ptr<node::NodeCollectService> service;
   std::unique_ptr<grpc::Server> server;
 };
 
@@ -95,8 +96,7 @@ int main(int argc, char** argv) {
   if (concurrency <= 0) concurrency = nodes;
   bench::print_machine();
   const fs::path dir = bench::work_dir("fanout");
-  const TimeUs now = std::chrono::duration_cast<std::chrono::microseconds>(
-                         std::chrono::system_clock::now().time_since_epoch()).count();
+  const TimeUs now = wall_clock_us();
   const TimeUs start = now - 3600ll * 1000000, end = now - 120ll * 1000000;
 
   // One journal of `entries` entries, hard-linked into every agent's directory (64 copies
@@ -141,7 +141,7 @@ int main(int argc, char** argv) {
     list.push_back(std::move(*journald));
     Agent agent;
     agent.service =
-        std::make_unique<head::NodeCollectService>(node_name(i), *pack, std::move(list), auth::Authenticator::none());
+        std::make_unique<node::NodeCollectService>(node_name(i), *pack, std::move(list), common::Authenticator::none());
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);

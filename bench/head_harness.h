@@ -34,12 +34,12 @@ struct RecordedAccounting {
   std::atomic<uint64_t> reads{0}, writes{0};
 };
 
-class BundleAccounting : public head::Accounting {
+class BundleAccounting : public slurm::Accounting {
  public:
   explicit BundleAccounting(std::shared_ptr<RecordedAccounting> state) : state_(std::move(state)) {}
-  Result<head::JobRecordFacts> read_job(const std::string& cluster, const std::string& job_id) override {
+  Result<slurm::JobRecordFacts> read_job(const std::string& cluster, const std::string& job_id) override {
     ++state_->reads;
-    head::JobRecordFacts record;
+    slurm::JobRecordFacts record;
     record.facts = state_->facts;
     record.facts.job_id = job_id;
     record.facts.cluster = cluster;
@@ -70,8 +70,8 @@ inline std::filesystem::path work_dir(const std::string& name) {
 }
 
 // Throughput configuration: auth.mode none (no MUNGE credential per RPC), a unix socket.
-inline config::Config head_config(const std::filesystem::path& dir, const std::string& pack_dir) {
-  config::Config config;
+inline common::Config head_config(const std::filesystem::path& dir, const std::string& pack_dir) {
+  common::Config config;
   config.cluster = "lab";
   config.auth.mode = "none";
   config.head.listen = {"unix://" + (dir / "attributiond.sock").string()};
@@ -83,11 +83,11 @@ inline config::Config head_config(const std::filesystem::path& dir, const std::s
   return config;
 }
 
-inline std::unique_ptr<head::HeadDaemon> start_head(const config::Config& config,
+inline std::unique_ptr<head::HeadDaemon> start_head(const common::Config& config,
                                                     std::vector<std::unique_ptr<collectors::Collector>> list,
                                                     std::shared_ptr<RecordedAccounting> accounting) {
   spdlog::set_level(spdlog::level::warn);  // one info line per job would be timed too
-  auto store = head::JobStore::open(config.head.database);
+  auto store = store::JobStore::open(config.head.database);
   if (!store) throw std::runtime_error("job store: " + store.error().message);
   auto pack = rules::load_rule_pack({config.rules_pack_dir, {}});
   if (!pack) throw std::runtime_error("rule pack: " + pack.error().message);

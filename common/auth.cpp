@@ -15,7 +15,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <spdlog/spdlog.h>
 
-namespace attrib::auth {
+namespace attrib::common {
 namespace {
 
 // One context per call: libmunge contexts are not safe to share between threads, and
@@ -38,11 +38,11 @@ std::string munge_error(munge_ctx_t ctx, munge_err_t rc) {
 
 Result<MungeCtx> make_context(const std::string& socket) {
   MungeCtx ctx(munge_ctx_create());
-  if (!ctx) return Error{kMunged, "cannot create a MUNGE context (out of memory)"};
+  if (!ctx) return Error{kAuthMunged, "cannot create a MUNGE context (out of memory)"};
   if (!socket.empty()) {
     munge_err_t rc = munge_ctx_set(ctx.get(), MUNGE_OPT_SOCKET, socket.c_str());
     if (rc != EMUNGE_SUCCESS)
-      return Error{kMunged, "cannot use MUNGE socket " + socket + ": " + munge_error(ctx.get(), rc)};
+      return Error{kAuthMunged, "cannot use MUNGE socket " + socket + ": " + munge_error(ctx.get(), rc)};
   }
   return ctx;
 }
@@ -85,7 +85,7 @@ Result<uid_t> resolve_user(const std::string& name) {
   passwd* found = nullptr;
   int rc = getpwnam_r(name.c_str(), &entry, buffer.data(), buffer.size(), &found);
   if (rc != 0 || found == nullptr)
-    return Error{kConfig, "user '" + name + "' not found" + (rc != 0 ? std::string(": ") + std::strerror(rc) : "")};
+    return Error{kAuthConfig, "user '" + name + "' not found" + (rc != 0 ? std::string(": ") + std::strerror(rc) : "")};
   return found->pw_uid;
 }
 
@@ -95,7 +95,7 @@ Result<gid_t> resolve_group(const std::string& name) {
   group* found = nullptr;
   int rc = getgrnam_r(name.c_str(), &entry, buffer.data(), buffer.size(), &found);
   if (rc != 0 || found == nullptr)
-    return Error{kConfig, "group '" + name + "' not found" + (rc != 0 ? std::string(": ") + std::strerror(rc) : "")};
+    return Error{kAuthConfig, "group '" + name + "' not found" + (rc != 0 ? std::string(": ") + std::strerror(rc) : "")};
   return found->gr_gid;
 }
 
@@ -129,13 +129,13 @@ Result<std::string> encode_payload(const std::string& socket, const std::string&
   if (ttl_s > 0) {
     munge_err_t rc = munge_ctx_set(ctx->get(), MUNGE_OPT_TTL, ttl_s);
     if (rc != EMUNGE_SUCCESS)
-      return Error{kMunged, "cannot set the MUNGE time-to-live: " + munge_error(ctx->get(), rc)};
+      return Error{kAuthMunged, "cannot set the MUNGE time-to-live: " + munge_error(ctx->get(), rc)};
   }
   char* cred = nullptr;
   munge_err_t rc = munge_encode(&cred, ctx->get(), payload.data(), static_cast<int>(payload.size()));
   std::unique_ptr<char, FreeDeleter> owned(cred);
   if (rc != EMUNGE_SUCCESS)
-    return Error{kMunged, "cannot create a MUNGE credential with " + socket_name(socket) + ": " +
+    return Error{kAuthMunged, "cannot create a MUNGE credential with " + socket_name(socket) + ": " +
                               munge_error(ctx->get(), rc)};
   return std::string(cred);
 }
@@ -155,25 +155,25 @@ Result<Caller> decode_payload(const std::string& socket, const std::string& cred
   switch (rc) {
     case EMUNGE_SUCCESS: break;
     case EMUNGE_CRED_EXPIRED:
-      return Error{kExpired, "MUNGE credential expired (older than its time-to-live; check the clocks)"};
+      return Error{kAuthExpired, "MUNGE credential expired (older than its time-to-live; check the clocks)"};
     case EMUNGE_CRED_REWOUND:
-      return Error{kExpired, "MUNGE credential from the future (the sender's clock is ahead)"};
+      return Error{kAuthExpired, "MUNGE credential from the future (the sender's clock is ahead)"};
     case EMUNGE_CRED_REPLAYED:
-      return Error{kReplayed, "MUNGE credential replayed (it was already used for another call)"};
+      return Error{kAuthReplayed, "MUNGE credential replayed (it was already used for another call)"};
     case EMUNGE_SNAFU:
     case EMUNGE_NO_MEMORY:
     case EMUNGE_SOCKET:
     case EMUNGE_TIMEOUT:
-      return Error{kMunged, "cannot verify the MUNGE credential with " + socket_name(socket) + ": " +
+      return Error{kAuthMunged, "cannot verify the MUNGE credential with " + socket_name(socket) + ": " +
                                 munge_error(ctx->get(), rc)};
     default:
-      return Error{kInvalid, std::string("invalid MUNGE credential: ") + munge_strerror(rc)};
+      return Error{kAuthInvalid, std::string("invalid MUNGE credential: ") + munge_strerror(rc)};
   }
   std::string received = payload != nullptr && length > 0
                              ? std::string(static_cast<const char*>(payload), static_cast<size_t>(length))
                              : std::string();
   if (received != expected)
-    return Error{kMismatch, "MUNGE credential was made for another request (method or body differ)"};
+    return Error{kAuthMismatch, "MUNGE credential was made for another request (method or body differ)"};
   return Caller{uid, gid, true};
 }
 
@@ -192,7 +192,7 @@ Result<std::string> encode_dashboard_login(const std::string& socket, int ttl_s)
   return encode_payload(socket, std::string(kDashboardLoginPayload), ttl_s);
 }
 
-Status attach_credential(grpc::ClientContext& context, const config::AuthConfig& config, std::string_view method,
+Status attach_credential(grpc::ClientContext& context, const common::AuthConfig& config, std::string_view method,
                          const google::protobuf::Message& request) {
   if (!config.enabled()) return ok_status();
   auto cred = encode_credential(config.munge_socket, method, request);
@@ -201,18 +201,18 @@ Status attach_credential(grpc::ClientContext& context, const config::AuthConfig&
   return ok_status();
 }
 
-Result<std::shared_ptr<const Authenticator>> Authenticator::create(const config::AuthConfig& config) {
+Result<std::shared_ptr<const Authenticator>> Authenticator::create(const common::AuthConfig& config) {
   if (!config.enabled()) {
     spdlog::warn("auth.mode is none: RPCs are NOT authenticated. Anyone who can reach this daemon may submit "
                  "jobs, read every verdict and collect node evidence. Use only for tests and development.");
     return std::shared_ptr<const Authenticator>(new Authenticator(config, 0, std::nullopt));
   }
   auto slurm_uid = resolve_user(config.slurm_user);
-  if (!slurm_uid) return Error{kConfig, "auth.slurm_user: " + slurm_uid.error().message};
+  if (!slurm_uid) return Error{kAuthConfig, "auth.slurm_user: " + slurm_uid.error().message};
   std::optional<gid_t> admin_gid;
   if (!config.admin_group.empty()) {
     auto gid = resolve_group(config.admin_group);
-    if (!gid) return Error{kConfig, "auth.admin_group: " + gid.error().message};
+    if (!gid) return Error{kAuthConfig, "auth.admin_group: " + gid.error().message};
     admin_gid = *gid;
   }
   spdlog::info("RPCs authenticated with MUNGE ({}); SlurmUser {} (uid {}){}", socket_name(config.munge_socket),
@@ -222,7 +222,7 @@ Result<std::shared_ptr<const Authenticator>> Authenticator::create(const config:
 }
 
 std::shared_ptr<const Authenticator> Authenticator::none() {
-  config::AuthConfig config;
+  common::AuthConfig config;
   config.mode = "none";
   return *create(config);
 }
@@ -234,10 +234,10 @@ Result<Caller> Authenticator::authenticate(const grpc::ServerContext* context, s
   const auto& metadata = context != nullptr ? context->client_metadata() : kNoMetadata;
   auto range = metadata.equal_range(grpc::string_ref(kMetadataKey.data(), kMetadataKey.size()));
   if (range.first == range.second)
-    return Error{kMissing, "no MUNGE credential (metadata " + std::string(kMetadataKey) +
+    return Error{kAuthMissing, "no MUNGE credential (metadata " + std::string(kMetadataKey) +
                                "): attrib requires MUNGE authentication"};
   if (std::next(range.first) != range.second)
-    return Error{kInvalid, "more than one MUNGE credential in the request"};
+    return Error{kAuthInvalid, "more than one MUNGE credential in the request"};
   std::string cred(range.first->second.data(), range.first->second.size());
 
   return decode_payload(config_.munge_socket, cred, credential_payload(method, request));
@@ -257,7 +257,7 @@ grpc::Status Authenticator::require_cluster_daemon(const grpc::ServerContext* co
   }
   if (!caller->verified || caller->uid == 0 || caller->uid == slurm_uid_) return grpc::Status::OK;
   spdlog::warn("{} from {} denied: uid {} is neither root nor the SlurmUser", method, peer_of(context), caller->uid);
-  return to_grpc_status(Error{kDenied, "uid " + std::to_string(caller->uid) + " may not call " +
+  return to_grpc_status(Error{kAuthDenied, "uid " + std::to_string(caller->uid) + " may not call " +
                                            std::string(method) + ": only root and the SlurmUser (" +
                                            config_.slurm_user + ") may"});
 }
@@ -273,8 +273,8 @@ bool Authenticator::is_admin(const Caller& caller) const {
 }
 
 grpc::Status to_grpc_status(const Error& error) {
-  if (error.code == kDenied) return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, error.message);
-  if (error.code == kMunged || error.code == kConfig) return grpc::Status(grpc::StatusCode::UNAVAILABLE, error.message);
+  if (error.code == kAuthDenied) return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, error.message);
+  if (error.code == kAuthMunged || error.code == kAuthConfig) return grpc::Status(grpc::StatusCode::UNAVAILABLE, error.message);
   return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, error.message);
 }
 
@@ -286,4 +286,4 @@ std::optional<uid_t> job_owner_uid(uint32_t uid, const std::string& user) {
   return *resolved;
 }
 
-}  // namespace attrib::auth
+}  // namespace attrib::common

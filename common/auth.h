@@ -29,7 +29,7 @@
 #include "core/result.h"
 #include "common/config.h"
 
-namespace attrib::auth {
+namespace attrib::common {
 
 // The gRPC metadata key carrying the credential (lower case: gRPC requires it).
 inline constexpr std::string_view kMetadataKey = "x-attrib-munge";
@@ -42,14 +42,14 @@ inline constexpr std::string_view kListVerdicts = "/attrib.v1.Attribution/ListVe
 inline constexpr std::string_view kCollect = "/attrib.v1.NodeCollector/Collect";
 
 // Stable error codes; to_grpc_status maps them to gRPC status codes.
-inline constexpr const char* kMissing = "AUTH_E_MISSING";    // no credential in the request
-inline constexpr const char* kInvalid = "AUTH_E_INVALID";    // not a credential of this cluster's key
-inline constexpr const char* kExpired = "AUTH_E_EXPIRED";    // older than its time-to-live
-inline constexpr const char* kReplayed = "AUTH_E_REPLAYED";  // already used once
-inline constexpr const char* kMismatch = "AUTH_E_MISMATCH";  // made for another method or request body
-inline constexpr const char* kDenied = "AUTH_E_DENIED";      // valid, but this uid may not do this
-inline constexpr const char* kMunged = "AUTH_E_MUNGED";      // munged unreachable or failing (not the caller)
-inline constexpr const char* kConfig = "AUTH_E_CONFIG";      // auth.slurm_user / auth.admin_group unresolvable
+inline constexpr const char* kAuthMissing = "AUTH_E_MISSING";    // no credential in the request
+inline constexpr const char* kAuthInvalid = "AUTH_E_INVALID";    // not a credential of this cluster's key
+inline constexpr const char* kAuthExpired = "AUTH_E_EXPIRED";    // older than its time-to-live
+inline constexpr const char* kAuthReplayed = "AUTH_E_REPLAYED";  // already used once
+inline constexpr const char* kAuthMismatch = "AUTH_E_MISMATCH";  // made for another method or request body
+inline constexpr const char* kAuthDenied = "AUTH_E_DENIED";      // valid, but this uid may not do this
+inline constexpr const char* kAuthMunged = "AUTH_E_MUNGED";      // munged unreachable or failing (not the caller)
+inline constexpr const char* kAuthConfig = "AUTH_E_CONFIG";      // auth.slurm_user / auth.admin_group unresolvable
 
 // What a credential's payload must say for this call.
 std::string credential_payload(std::string_view method, const google::protobuf::Message& request);
@@ -70,7 +70,7 @@ Result<std::string> encode_dashboard_login(const std::string& socket, int ttl_s 
 
 // Adds a fresh credential to context when auth.mode is munge; nothing otherwise. Call it
 // once per call: munged rejects a credential decoded twice.
-Status attach_credential(grpc::ClientContext& context, const config::AuthConfig& config, std::string_view method,
+Status attach_credential(grpc::ClientContext& context, const common::AuthConfig& config, std::string_view method,
                          const google::protobuf::Message& request);
 
 // ---- server side -------------------------------------------------------------------
@@ -85,7 +85,7 @@ class Authenticator {
  public:
   // Resolves auth.slurm_user and auth.admin_group now, so a misconfiguration stops the
   // daemon at start instead of rejecting every call. With mode none, warns loudly.
-  static Result<std::shared_ptr<const Authenticator>> create(const config::AuthConfig& config);
+  static Result<std::shared_ptr<const Authenticator>> create(const common::AuthConfig& config);
   // auth.mode none, for tests that exercise something else: every call is let through.
   static std::shared_ptr<const Authenticator> none();
 
@@ -111,9 +111,9 @@ class Authenticator {
   bool enabled() const { return config_.enabled(); }
 
  private:
-  Authenticator(config::AuthConfig config, uid_t slurm_uid, std::optional<gid_t> admin_gid)
+  Authenticator(common::AuthConfig config, uid_t slurm_uid, std::optional<gid_t> admin_gid)
       : config_(std::move(config)), slurm_uid_(slurm_uid), admin_gid_(admin_gid) {}
-  config::AuthConfig config_;
+  common::AuthConfig config_;
   uid_t slurm_uid_;
   std::optional<gid_t> admin_gid_;
 };
@@ -127,4 +127,4 @@ grpc::Status to_grpc_status(const Error& error);
 // only the name. nullopt when neither is known (then only admins may read it).
 std::optional<uid_t> job_owner_uid(uint32_t uid, const std::string& user);
 
-}  // namespace attrib::auth
+}  // namespace attrib::common

@@ -4,7 +4,7 @@
 #include <functional>
 #include <sstream>
 
-namespace attrib::config {
+namespace attrib::common {
 namespace {
 
 enum class Type { String, Int, Bool, StringList, StringMap, CollectorList };
@@ -243,7 +243,7 @@ YAML::Node find(const YAML::Node& node, const std::string& dotted) {
 
 }  // namespace
 
-Result<Config> parse(const std::string& yaml_text, const std::string& path_for_errors) {
+Result<Config> parse_config(const std::string& yaml_text, const std::string& path_for_errors) {
   YAML::Node root;
   try {
     root = YAML::Load(yaml_text);
@@ -278,15 +278,15 @@ Result<Config> parse(const std::string& yaml_text, const std::string& path_for_e
   return config;
 }
 
-Result<Config> load(const std::string& path) {
+Result<Config> load_config(const std::string& path) {
   std::ifstream in(path);
   if (!in) return Error{"CONFIG_E_OPEN", "cannot read configuration file " + path};
   std::stringstream text;
   text << in.rdbuf();
-  return parse(text.str(), path);
+  return parse_config(text.str(), path);
 }
 
-std::string reference_markdown() {
+std::string config_reference_markdown() {
   std::string out = "| key | type | default | meaning |\n|---|---|---|---|\n";
   for (const Key& key : keys()) {
     out += std::string("| `") + key.path + "` | " + type_name(key.type) + " | `" + key.default_value + "` | " +
@@ -309,4 +309,4 @@ std::string AgentsConfig::address_for(const std::string& node) const {
   return address;
 }
 
-}  // namespace attrib::config
+}  // namespace attrib::common

@@ -12,7 +12,7 @@
 
 #include "core/result.h"
 
-namespace attrib::config {
+namespace attrib::common {
 
 struct CollectorConfig {
   std::string kind;
@@ -74,7 +74,7 @@ struct AuthConfig {
   bool enabled() const { return mode != "none"; }
 };
 
-// The repeat-offender policy over the fleet history (docs/fleet.md; fleet_history.h).
+// The repeat-offender policy over the fleet history (docs/fleet.md; attributiond/fleet/offender_policy.h).
 struct FleetConfig {
   int offender_threshold = 2;
   int offender_window_s = 14 * 86400;
@@ -105,14 +105,14 @@ struct Config {
   std::vector<CollectorConfig> collectors;
 };
 
-Result<Config> load(const std::string& path);
-Result<Config> parse(const std::string& yaml_text, const std::string& path_for_errors);
+Result<Config> load_config(const std::string& path);
+Result<Config> parse_config(const std::string& yaml_text, const std::string& path_for_errors);
 
 // head.dashboard_listen as host:port: a bare port ("8470", ":8470") means 127.0.0.1, so
 // the dashboard is never exposed beyond the host unless a host is written out.
 std::string dashboard_address(const std::string& listen);
 
 // Markdown table of every key with its default and meaning.
-std::string reference_markdown();
+std::string config_reference_markdown();
 
-}  // namespace attrib::config
+}  // namespace attrib::common

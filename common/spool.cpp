@@ -1,4 +1,5 @@
 #include "common/spool.h"
+#include "core/clock.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -11,7 +12,7 @@
 #include <fstream>
 #include <sstream>
 
-namespace attrib::spool {
+namespace attrib::common {
 namespace {
 
 // Owns a file descriptor.
@@ -42,15 +43,14 @@ Error io_error(const std::string& what, const std::filesystem::path& path) {
 
 }  // namespace
 
-Result<std::filesystem::path> write(const std::filesystem::path& dir, const v1::JobEnded& message) {
+Result<std::filesystem::path> write_spool_file(const std::filesystem::path& dir, const v1::JobEnded& message) {
   std::string bytes;
   if (!message.SerializeToString(&bytes)) return Error{"SPOOL_E_ENCODE", "cannot encode JobEnded"};
-  auto now = std::chrono::duration_cast<std::chrono::microseconds>(
-                 std::chrono::system_clock::now().time_since_epoch()).count();
+  auto now = wall_clock_us();
   std::string base = safe_name(message.cluster()) + "_" + safe_name(message.job_id()) + "_" +
                      std::to_string(now) + "_" + std::to_string(::getpid());
   auto tmp = dir / ("." + base + ".tmp");
-  auto final_path = dir / (base + kSuffix);
+  auto final_path = dir / (base + kSpoolSuffix);
 
   Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640));
   if (fd.get() < 0) return io_error("cannot create", tmp);
@@ -69,19 +69,19 @@ Result<std::filesystem::path> write(const std::filesystem::path& dir, const v1::
   return final_path;
 }
 
-std::vector<std::filesystem::path> list(const std::filesystem::path& dir) {
+std::vector<std::filesystem::path> list_spool_files(const std::filesystem::path& dir) {
   std::vector<std::filesystem::path> files;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
     const auto name = entry.path().filename().string();
     if (name.empty() || name[0] == '.' || !entry.is_regular_file(ec)) continue;
-    if (name.size() > std::strlen(kSuffix) && name.ends_with(kSuffix)) files.push_back(entry.path());
+    if (name.size() > std::strlen(kSpoolSuffix) && name.ends_with(kSpoolSuffix)) files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
   return files;
 }
 
-Result<v1::JobEnded> read(const std::filesystem::path& file) {
+Result<v1::JobEnded> read_spool_file(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) return io_error("cannot read", file);
   std::stringstream bytes;
@@ -92,7 +92,7 @@ Result<v1::JobEnded> read(const std::filesystem::path& file) {
   return message;
 }
 
-Status quarantine(const std::filesystem::path& file) {
+Status quarantine_spool_file(const std::filesystem::path& file) {
   std::error_code ec;
   auto bad_dir = file.parent_path() / "bad";
   std::filesystem::create_directories(bad_dir, ec);
@@ -101,4 +101,4 @@ Status quarantine(const std::filesystem::path& file) {
   return ok_status();
 }
 
-}  // namespace attrib::spool
+}  // namespace attrib::common

@@ -10,19 +10,19 @@
 #include "core/result.h"
 #include "attrib/v1/attrib.pb.h"
 
-namespace attrib::spool {
+namespace attrib::common {
 
-inline constexpr const char* kSuffix = ".jobended";
+inline constexpr const char* kSpoolSuffix = ".jobended";
 
 // Writes the message as <dir>/<cluster>_<job_id>_<time>_<pid>.jobended. Returns the path.
-Result<std::filesystem::path> write(const std::filesystem::path& dir, const v1::JobEnded& message);
+Result<std::filesystem::path> write_spool_file(const std::filesystem::path& dir, const v1::JobEnded& message);
 
 // Finished spool files, oldest name first (temporary files are skipped).
-std::vector<std::filesystem::path> list(const std::filesystem::path& dir);
+std::vector<std::filesystem::path> list_spool_files(const std::filesystem::path& dir);
 
-Result<v1::JobEnded> read(const std::filesystem::path& file);
+Result<v1::JobEnded> read_spool_file(const std::filesystem::path& file);
 
 // Moves a file that cannot be parsed to <dir>/bad/ so it is kept for a human but not retried.
-Status quarantine(const std::filesystem::path& file);
+Status quarantine_spool_file(const std::filesystem::path& file);
 
-}  // namespace attrib::spool
+}  // namespace attrib::common

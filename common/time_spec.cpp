@@ -3,7 +3,7 @@
 #include <cctype>
 #include <charconv>
 
-namespace attrib::config {
+namespace attrib::common {
 
 Result<TimeUs> parse_time_spec(const std::string& text, TimeUs now_us) {
   auto bad = [&] {
@@ -39,4 +39,4 @@ Result<TimeUs> parse_time_spec(const std::string& text, TimeUs now_us) {
   return *parsed;
 }
 
-}  // namespace attrib::config
+}  // namespace attrib::common

@@ -8,9 +8,9 @@
 #include "core/result.h"
 #include "core/types.h"
 
-namespace attrib::config {
+namespace attrib::common {
 
 // Microseconds since the epoch of `text`, relative ages counted back from now_us.
 Result<TimeUs> parse_time_spec(const std::string& text, TimeUs now_us);
 
-}  // namespace attrib::config
+}  // namespace attrib::common

@@ -5,7 +5,7 @@
 #include <array>
 #include <cstdint>
 
-namespace attrib::collectors {
+namespace attrib {
 namespace {
 
 constexpr int64_t kMicrosPerSecond = 1'000'000;
@@ -77,4 +77,4 @@ int utc_year(TimeUs t) {
   return static_cast<int>(year_from_days(floor_div(floor_div(t, kMicrosPerSecond), kSecondsPerDay)));
 }
 
-}  // namespace attrib::collectors
+}  // namespace attrib

@@ -8,7 +8,7 @@
 
 #include "core/types.h"
 
-namespace attrib::collectors {
+namespace attrib {
 
 struct CivilTime {
   int year = 1970;
@@ -34,4 +34,4 @@ std::optional<TimeUs> civil_to_utc_near(CivilTime civil, int utc_offset_minutes,
 // The UTC year of `t`.
 int utc_year(TimeUs t);
 
-}  // namespace attrib::collectors
+}  // namespace attrib

@@ -13,6 +13,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "attrib/v1/attrib.grpc.pb.h"
+#include "core/clock.h"
 #include "common/auth.h"
 #include "common/config.h"
 #include "epilog/hook_env.h"
@@ -20,12 +21,7 @@
 
 namespace {
 
-attrib::TimeUs now_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-bool submit(const attrib::config::EpilogConfig& config, const attrib::config::AuthConfig& auth,
+bool submit(const attrib::common::EpilogConfig& config, const attrib::common::AuthConfig& auth,
             const attrib::v1::JobEnded& message, std::string& why) {
   auto channel = grpc::CreateChannel(config.server, grpc::InsecureChannelCredentials());
   auto stub = attrib::v1::Attribution::NewStub(channel);
@@ -33,7 +29,7 @@ bool submit(const attrib::config::EpilogConfig& config, const attrib::config::Au
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(config.deadline_ms));
   // The daemon accepts JobEnded only from root or the SlurmUser, proven by MUNGE. Without
   // a credential (munged down) the job is spooled: the daemon drains the spool itself.
-  if (auto signed_ = attrib::auth::attach_credential(context, auth, attrib::auth::kSubmitJobEnded, message); !signed_) {
+  if (auto signed_ = attrib::common::attach_credential(context, auth, attrib::common::kSubmitJobEnded, message); !signed_) {
     why = signed_.error().message;
     return false;
   }
@@ -64,17 +60,17 @@ int run(int argc, char** argv) {
   }
 
   // An unreadable config must not lose the job: fall back to the documented defaults.
-  attrib::config::EpilogConfig epilog_config;
-  attrib::config::AuthConfig auth_config;
+  attrib::common::EpilogConfig epilog_config;
+  attrib::common::AuthConfig auth_config;
   std::string cluster;
-  if (auto config = attrib::config::load(config_path)) {
+  if (auto config = attrib::common::load_config(config_path)) {
     epilog_config = config->epilog;
     auth_config = config->auth;
     cluster = config->cluster;
   } else {
     std::fprintf(stderr, "attrib-epilog: %s (using defaults)\n", config.error().message.c_str());
   }
-  auto message = attrib::epilog::job_ended_from_env(attrib::epilog::current_environment(), now_us());
+  auto message = attrib::epilog::job_ended_from_env(attrib::epilog::current_environment(), attrib::wall_clock_us());
   if (!message) {
     std::fprintf(stderr, "attrib-epilog: %s\n", message.error().message.c_str());
     return 0;
@@ -86,7 +82,7 @@ int run(int argc, char** argv) {
   }
   std::string why;
   if (submit(epilog_config, auth_config, *message, why)) return 0;
-  auto spooled = attrib::spool::write(epilog_config.spool_dir, *message);
+  auto spooled = attrib::common::write_spool_file(epilog_config.spool_dir, *message);
   if (spooled) {
     std::fprintf(stderr, "attrib-epilog: job %s spooled to %s: %s\n", message->job_id().c_str(),
                  spooled->c_str(), why.c_str());

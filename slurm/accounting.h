@@ -10,7 +10,7 @@
 #include "core/result.h"
 #include "core/types.h"
 
-namespace attrib::head {
+namespace attrib::slurm {
 
 inline constexpr const char* kAccountingNotFound = "SLURMDB_E_NOT_FOUND";
 
@@ -29,4 +29,4 @@ class Accounting {
                                const std::string& comment) = 0;
 };
 
-}  // namespace attrib::head
+}  // namespace attrib::slurm

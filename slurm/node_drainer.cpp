@@ -12,7 +12,7 @@ extern "C" {
 
 #include "slurm/slurmdbd_client.h"
 
-namespace attrib::head {
+namespace attrib::slurm {
 namespace {
 
 std::string slurm_error(const std::string& what) {
@@ -62,4 +62,4 @@ class SlurmDrainer final : public NodeDrainer {
 
 std::unique_ptr<NodeDrainer> make_slurm_drainer() { return std::make_unique<SlurmDrainer>(); }
 
-}  // namespace attrib::head
+}  // namespace attrib::slurm

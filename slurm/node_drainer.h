@@ -10,7 +10,7 @@
 
 #include "core/result.h"
 
-namespace attrib::head {
+namespace attrib::slurm {
 
 // slurmctld's view of a node, as far as draining cares.
 struct NodeDrainState {
@@ -27,4 +27,4 @@ class NodeDrainer {
 
 std::unique_ptr<NodeDrainer> make_slurm_drainer();
 
-}  // namespace attrib::head
+}  // namespace attrib::slurm

@@ -2,7 +2,7 @@
 
 #include "slurm/slurmdbd_client.h"
 
-namespace attrib::head {
+namespace attrib::slurm {
 
 using slurm::kSlurmdbNotFound;
 using slurm::SlurmdbdConnection;
@@ -44,4 +44,4 @@ Status SlurmdbdAccounting::write_comment(const std::string& cluster, const std::
   return written;
 }
 
-}  // namespace attrib::head
+}  // namespace attrib::slurm

@@ -9,7 +9,7 @@ namespace attrib::slurm {
 class SlurmdbdConnection;
 }
 
-namespace attrib::head {
+namespace attrib::slurm {
 
 // One per worker thread; reconnects after an error.
 class SlurmdbdAccounting : public Accounting {
@@ -24,4 +24,4 @@ class SlurmdbdAccounting : public Accounting {
   std::unique_ptr<slurm::SlurmdbdConnection> connection_;
 };
 
-}  // namespace attrib::head
+}  // namespace attrib::slurm

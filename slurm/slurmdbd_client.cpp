@@ -402,4 +402,4 @@ Status SlurmdbdConnection::write_comment(const std::string& cluster, const std::
   return Error{kSlurmdbQuery, last_slurm_error(("writing the comment of job " + job_id).c_str())};
 }
 
-}  // namespace attrib::slurm
+}  // namespace attrib::slurm::slurm

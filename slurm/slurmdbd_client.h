@@ -140,4 +140,4 @@ class SlurmdbdConnection {
 // head daemon's node drainer).
 void init_libslurm_once();
 
-}  // namespace attrib::slurm
+}  // namespace attrib::slurm::slurm

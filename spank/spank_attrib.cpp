@@ -11,7 +11,6 @@ extern "C" {
 #include <slurm/spank.h>
 }
 
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -20,6 +19,8 @@ extern "C" {
 #include <string>
 #include <vector>
 
+#include "core/clock.h"
+#include "core/hostname.h"
 #include "spank/plugin_args.h"
 #include "spank/record_file.h"
 #include "spank/task_record.h"
@@ -67,24 +68,15 @@ void report_problem(const std::string& message) {
   }
 }
 
-int64_t now_us() {
-  struct timeval tv {};
-  gettimeofday(&tv, nullptr);
-  return static_cast<int64_t>(tv.tv_sec) * 1'000'000 + tv.tv_usec;
-}
-
-std::string short_hostname() {
-  char name[256] = {};
-  if (gethostname(name, sizeof name - 1) != 0) return "unknown";
-  std::string host(name);
-  return host.substr(0, host.find('.'));
-}
 
 // The node's name for records and %n: its short hostname, the Slurm NodeName on most
 // clusters. Not SLURMD_NODENAME from the job environment: in task_post_fork slurmstepd
 // still holds the submitting shell's copy (an srun inside a batch job on n1 hands
 // SLURMD_NODENAME=n1 to every node, seen on Slurm 22.05), so it would misfile records.
-std::string node_name() { return short_hostname(); }
+std::string node_name() {
+  std::string name = attrib::short_hostname();
+  return name.empty() ? "unknown" : name;
+}
 
 bool opted_out() { return state.opt_out_requested && state.args.allow_opt_out; }
 
@@ -304,7 +296,7 @@ int slurm_spank_task_post_fork(spank_t sp, int, char**) {
       report_problem("task_post_fork: task items unavailable; no record");
       return;
     }
-    record->start_us = now_us();
+    record->start_us = attrib::wall_clock_us();
     state.started[record->local_rank] = *record;
     write_record(sp, *record);
   });
@@ -323,7 +315,7 @@ int slurm_spank_task_exit(spank_t sp, int, char**) {
     // record was never made (then the reader sees start_us 0 and knows).
     auto started = state.started.find(record->local_rank);
     if (started != state.started.end()) record->start_us = started->second.start_us;
-    record->end_us = now_us();
+    record->end_us = attrib::wall_clock_us();
     record->raw_status = raw_status;
     write_record(sp, *record);
   });

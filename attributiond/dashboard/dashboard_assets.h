@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-namespace attrib::head {
+namespace attrib::dashboard {
 
 struct WebAsset {
   std::string_view name;  // file name under attributiond/dashboard/web/, e.g. "app.js"
@@ -15,4 +15,4 @@ struct WebAsset {
 
 const std::vector<WebAsset>& web_assets();  // generated: dashboard_assets.cpp in the build tree
 
-}  // namespace attrib::head
+}  // namespace attrib::dashboard

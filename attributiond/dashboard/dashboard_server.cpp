@@ -1,7 +1,7 @@
 #include "attributiond/dashboard/dashboard_server.h"
+#include "core/clock.h"
 
 #include <pwd.h>
-#include <sys/socket.h>
 
 #include <chrono>
 #include <vector>
@@ -11,19 +11,15 @@
 #include <spdlog/spdlog.h>
 
 #include "attributiond/dashboard/dashboard_assets.h"
-#include "attributiond/ops/metrics_server.h"
+#include "attributiond/ops/http_server.h"
 
-namespace attrib::head {
+namespace attrib::dashboard {
 namespace {
 
 using nlohmann::json;
 
 constexpr const char* kCookie = "attrib_session";
 
-TimeUs now_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 std::string user_name(uid_t uid) {
   std::vector<char> buffer(16384);
@@ -104,7 +100,7 @@ bool time_param(const httplib::Request& request, const char* name, std::optional
   return true;
 }
 
-json summary_json(const VerdictSummary& row) {
+json summary_json(const store::VerdictSummary& row) {
   return json{{"cluster", row.cluster},   {"job_id", row.job_id},  {"status", row.status},
               {"time_us", row.time_us},   {"user", row.user},      {"uid", row.uid},
               {"domain", row.domain},     {"state", row.state},    {"rule", row.rule},
@@ -112,7 +108,7 @@ json summary_json(const VerdictSummary& row) {
               {"nodes", row.nodes},       {"affected_nodes", row.affected_nodes}};
 }
 
-json offenders_json(const OffenderReport& report) {
+json offenders_json(const fleet::OffenderReport& report) {
   json offenders = json::array();
   for (const auto& o : report.offenders)
     offenders.push_back(json{{"node", o.node}, {"gpu", o.gpu}, {"verdicts", o.verdicts}, {"first_us", o.first_us},
@@ -126,54 +122,28 @@ json offenders_json(const OffenderReport& report) {
 }  // namespace
 
 Result<std::unique_ptr<DashboardServer>> DashboardServer::start(const DashboardOptions& options) {
-  std::string address = config::dashboard_address(options.listen);
-  std::string host;
-  int port = 0;
-  if (!split_host_port(address, host, port))
-    return Error{"LISTEN_E_ADDRESS", "dashboard address '" + options.listen + "' is not host:port or a port"};
   if (!options.authenticator) return Error{"DASH_E_CONFIG", "dashboard started without an authenticator"};
-  auto queries = DashboardQueries::open(options.database);
+  auto queries = store::DashboardQueries::open(options.database);
   if (!queries) return queries.error();
   std::unique_ptr<DashboardServer> out(new DashboardServer(options, std::move(*queries)));
-  out->server_ = std::make_unique<httplib::Server>();
-  auto& server = *out->server_;
   // A few people reading pages: a small pool bounds what a burst of requests can cost.
-  server.new_task_queue = [] { return new httplib::ThreadPool(4); };
-  server.set_read_timeout(std::chrono::seconds(10));
-  server.set_write_timeout(std::chrono::seconds(10));
-  server.set_payload_max_length(16 * 1024);  // GET only: nothing large is ever sent to us
-  server.set_socket_options([](socket_t sock) {  // no SO_REUSEPORT: see metrics_server.cpp
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  });
-  out->routes();
-  if (port == 0) {
-    out->port_ = server.bind_to_any_port(host);
-    if (out->port_ <= 0) return Error{"LISTEN_E_BIND", "cannot listen on " + address + " (dashboard)"};
-  } else {
-    if (!server.bind_to_port(host, port)) return Error{"LISTEN_E_BIND", "cannot listen on " + address + " (dashboard)"};
-    out->port_ = port;
-  }
+  // GET only: nothing large is ever sent to us.
+  ops::HttpServerOptions http{.what = "dashboard", .threads = 4, .timeout = std::chrono::seconds(10),
+                              .max_payload = 16 * 1024};
   DashboardServer* self = out.get();
-  out->thread_ = std::thread([self] {
-    self->server_->listen_after_bind();
-    self->finished_ = true;
-  });
-  // httplib's stop() is a no-op until the accept loop runs (see MetricsServer::start).
-  while (!server.is_running() && !out->finished_) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  auto server = ops::HttpServer::start(common::dashboard_address(options.listen), http,
+                                       [self](httplib::Server& routes) { self->routes(routes); });
+  if (!server) return server.error();
+  out->server_ = std::move(*server);
   return out;
 }
 
-DashboardServer::DashboardServer(DashboardOptions options, std::unique_ptr<DashboardQueries> queries)
+DashboardServer::DashboardServer(DashboardOptions options, std::unique_ptr<store::DashboardQueries> queries)
     : options_(std::move(options)), queries_(std::move(queries)), sessions_(options_.session_ttl_s) {}
 
-DashboardServer::~DashboardServer() {
-  if (server_) server_->stop();
-  if (thread_.joinable()) thread_.join();
-}
+DashboardServer::~DashboardServer() = default;
 
-void DashboardServer::routes() {
-  auto& server = *server_;
+void DashboardServer::routes(httplib::Server& server) {
   const auto& authenticator = *options_.authenticator;
 
   // Every response: nothing but this origin's own files may run or load (no inline script,
@@ -188,10 +158,10 @@ void DashboardServer::routes() {
 
   // The viewer of a request, or nullopt with the 401 already set.
   auto viewer_of = [this, &authenticator](const httplib::Request& request, httplib::Response& response,
-                                          bool html) -> std::optional<Viewer> {
-    if (!authenticator.enabled()) return Viewer{true, 0};
+                                          bool html) -> std::optional<store::Viewer> {
+    if (!authenticator.enabled()) return store::Viewer{true, 0};
     std::string token = cookie_value(request, kCookie);
-    auto caller = token.empty() ? std::nullopt : sessions_.find(token, now_us());
+    auto caller = token.empty() ? std::nullopt : sessions_.find(token, wall_clock_us());
     if (!caller) {
       const std::string why = "You are not logged in, or your session has expired.";
       if (html) {
@@ -202,7 +172,7 @@ void DashboardServer::routes() {
       }
       return std::nullopt;
     }
-    return Viewer{authenticator.is_admin(*caller), caller->uid};
+    return store::Viewer{authenticator.is_admin(*caller), caller->uid};
   };
 
   server.Get("/", [viewer_of](const httplib::Request& request, httplib::Response& response) {
@@ -225,12 +195,12 @@ void DashboardServer::routes() {
     auto caller = authenticator.verify_dashboard_login(request.get_param_value("cred"));
     if (!caller) {
       spdlog::warn("dashboard login from {} rejected: {}", request.remote_addr, caller.error().message);
-      response.status = caller.error().code == auth::kMunged ? 503 : 401;
+      response.status = caller.error().code == common::kAuthMunged ? 503 : 401;
       response.set_content(login_page("That login link was not accepted: " + caller.error().message + "."),
                            "text/html; charset=utf-8");
       return;
     }
-    auto token = sessions_.open(*caller, now_us());
+    auto token = sessions_.open(*caller, wall_clock_us());
     if (!token) {
       send_error(response, 500, token.error().code, token.error().message);
       return;
@@ -258,7 +228,7 @@ void DashboardServer::routes() {
   });
 
   // The shared filters of /api/verdicts and /api/counts; false with a 400 already set.
-  auto filter_of = [](const httplib::Request& request, httplib::Response& response, VerdictFilter& filter) {
+  auto filter_of = [](const httplib::Request& request, httplib::Response& response, store::VerdictFilter& filter) {
     filter.domain = request.get_param_value("domain");
     filter.node = request.get_param_value("node");
     filter.user = request.get_param_value("user");
@@ -273,7 +243,7 @@ void DashboardServer::routes() {
   server.Get("/api/verdicts", [this, viewer_of, filter_of](const httplib::Request& request, httplib::Response& response) {
     auto viewer = viewer_of(request, response, false);
     if (!viewer) return;
-    VerdictFilter filter;
+    store::VerdictFilter filter;
     if (!filter_of(request, response, filter)) return;
     if (std::string limit = request.get_param_value("limit"); !limit.empty()) {
       if (limit.size() > 4 || limit.find_first_not_of("0123456789") != std::string::npos || std::stoi(limit) == 0)
@@ -290,12 +260,12 @@ void DashboardServer::routes() {
   server.Get("/api/counts", [this, viewer_of, filter_of](const httplib::Request& request, httplib::Response& response) {
     auto viewer = viewer_of(request, response, false);
     if (!viewer) return;
-    VerdictFilter filter;
+    store::VerdictFilter filter;
     if (!filter_of(request, response, filter)) return;
     std::string bucket = request.has_param("bucket") ? request.get_param_value("bucket") : "day";
     if (bucket != "hour" && bucket != "day") return send_error(response, 400, "bad_bucket", "bucket is hour or day");
     int64_t bucket_s = bucket == "hour" ? 3600 : 86400;
-    TimeUs now = now_us();
+    TimeUs now = wall_clock_us();
     if (!filter.until_us) filter.until_us = now;
     if (!filter.since_us) filter.since_us = *filter.until_us - (bucket == "hour" ? 48 : 14) * bucket_s * 1000000;
     auto counts = queries_->counts(filter, bucket_s, *viewer);
@@ -312,7 +282,7 @@ void DashboardServer::routes() {
     if (!viewer->admin)
       return send_error(response, 403, "admins_only", "repeat offenders are shown to administrators only");
     auto lock = queries_->lock();
-    auto report = repeat_offenders(queries_->database(), options_.fleet, now_us());
+    auto report = fleet::repeat_offenders(queries_->database(), options_.fleet, wall_clock_us());
     lock.unlock();
     if (!report) return send_error(response, 500, report.error().code, report.error().message);
     json body = offenders_json(*report);
@@ -327,7 +297,7 @@ void DashboardServer::routes() {
     if (!viewer) return;
     auto detail = queries_->job(request.matches[1].str(), request.matches[2].str(), *viewer);
     if (!detail) {
-      if (detail.error().code == kForbidden) return send_error(response, 403, "forbidden", detail.error().message);
+      if (detail.error().code == store::kForbidden) return send_error(response, 403, "forbidden", detail.error().message);
       return send_error(response, 500, detail.error().code, detail.error().message);
     }
     if (!detail->has_value())
@@ -348,4 +318,4 @@ void DashboardServer::routes() {
   server.Options(".*", refuse);
 }
 
-}  // namespace attrib::head
+}  // namespace attrib::dashboard

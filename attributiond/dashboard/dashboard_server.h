@@ -21,24 +21,25 @@
 #include <string>
 #include <thread>
 
+#include "attributiond/ops/http_server.h"
 #include "core/result.h"
 #include "common/auth.h"
 #include "attributiond/store/dashboard_queries.h"
 #include "attributiond/dashboard/dashboard_sessions.h"
-#include "attributiond/fleet/fleet_history.h"
+#include "attributiond/fleet/offender_policy.h"
 
 namespace httplib {
 class Server;
 }
 
-namespace attrib::head {
+namespace attrib::dashboard {
 
 struct DashboardOptions {
   std::string listen;         // head.dashboard_listen: host:port, or a bare port for 127.0.0.1
   std::string database;       // head.database, opened read-only
   int64_t session_ttl_s = 8 * 3600;
-  FleetPolicy fleet;          // for the repeat-offender panel
-  std::shared_ptr<const auth::Authenticator> authenticator;
+  fleet::FleetPolicy fleet;          // for the repeat-offender panel
+  std::shared_ptr<const common::Authenticator> authenticator;
 };
 
 class DashboardServer {
@@ -50,20 +51,17 @@ class DashboardServer {
   DashboardServer(const DashboardServer&) = delete;
   DashboardServer& operator=(const DashboardServer&) = delete;
 
-  int port() const { return port_; }
+  int port() const { return server_->port(); }
 
  private:
   // Defined in the .cpp, where httplib::Server is complete.
-  DashboardServer(DashboardOptions options, std::unique_ptr<DashboardQueries> queries);
-  void routes();
+  DashboardServer(DashboardOptions options, std::unique_ptr<store::DashboardQueries> queries);
+  void routes(httplib::Server& server);
 
   DashboardOptions options_;
-  std::unique_ptr<DashboardQueries> queries_;
+  std::unique_ptr<store::DashboardQueries> queries_;
   SessionStore sessions_;
-  std::unique_ptr<httplib::Server> server_;
-  std::thread thread_;
-  std::atomic<bool> finished_{false};
-  int port_ = 0;
+  std::unique_ptr<ops::HttpServer> server_;  // last: stopped first, while the rest still serve
 };
 
-}  // namespace attrib::head
+}  // namespace attrib::dashboard

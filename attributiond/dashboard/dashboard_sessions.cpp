@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
-namespace attrib::head {
+namespace attrib::dashboard {
 
-Result<std::string> SessionStore::open(const auth::Caller& caller, TimeUs now) {
+Result<std::string> SessionStore::open(const common::Caller& caller, TimeUs now) {
   unsigned char bytes[16];
   if (getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes))
     return Error{"DASH_E_RANDOM", "no randomness for a session token"};
@@ -27,7 +27,7 @@ Result<std::string> SessionStore::open(const auth::Caller& caller, TimeUs now) {
   return token;
 }
 
-std::optional<auth::Caller> SessionStore::find(const std::string& token, TimeUs now) {
+std::optional<common::Caller> SessionStore::find(const std::string& token, TimeUs now) {
   std::lock_guard lock(mutex_);
   auto it = sessions_.find(token);
   if (it == sessions_.end()) return std::nullopt;
@@ -52,4 +52,4 @@ void SessionStore::purge(TimeUs now) {
   std::erase_if(sessions_, [now](const auto& entry) { return entry.second.expires <= now; });
 }
 
-}  // namespace attrib::head
+}  // namespace attrib::dashboard

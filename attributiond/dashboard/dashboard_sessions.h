@@ -14,7 +14,7 @@
 #include "core/types.h"
 #include "common/auth.h"
 
-namespace attrib::head {
+namespace attrib::dashboard {
 
 class SessionStore {
  public:
@@ -24,15 +24,15 @@ class SessionStore {
 
   // A new session for caller; its token (32 hex digits). Error when the kernel gives no
   // randomness.
-  Result<std::string> open(const auth::Caller& caller, TimeUs now);
+  Result<std::string> open(const common::Caller& caller, TimeUs now);
   // The caller of a live session; nullopt for unknown or expired tokens.
-  std::optional<auth::Caller> find(const std::string& token, TimeUs now);
+  std::optional<common::Caller> find(const std::string& token, TimeUs now);
   void close(const std::string& token);
   size_t size();
 
  private:
   struct Session {
-    auth::Caller caller;
+    common::Caller caller;
     TimeUs expires = 0;
   };
   void purge(TimeUs now);  // caller holds mutex_
@@ -43,4 +43,4 @@ class SessionStore {
   std::map<std::string, Session> sessions_;
 };
 
-}  // namespace attrib::head
+}  // namespace attrib::dashboard

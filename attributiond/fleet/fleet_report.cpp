@@ -5,7 +5,7 @@
 
 #include "common/auth.h"
 
-namespace attrib::head {
+namespace attrib::fleet {
 namespace {
 
 // A cap on one answer: gRPC's default message limit is 4 MiB; narrow --since for more.
@@ -27,16 +27,16 @@ std::vector<std::string> split_commas(const std::string& text) {
 
 }  // namespace
 
-Result<nlohmann::json> node_history_report(db::Database& db, const std::string& node, TimeUs since_us,
+Result<nlohmann::json> node_history_report(store::Database& db, const std::string& node, TimeUs since_us,
                                            const FleetPolicy& policy, TimeUs now_us, const std::string& cluster) {
-  auto history = node_history(db, node, since_us, policy);
+  auto history = store::node_history(db, node, since_us);
   if (!history) return history.error();
   // Threshold 1 gives every node's counted verdicts; the real threshold decides the flag.
   FleetPolicy every = policy;
   every.offender_threshold = 1;
   auto report = repeat_offenders(db, every, now_us);
   if (!report) return report.error();
-  auto actions = remediation_history(db, node, since_us);
+  auto actions = store::remediation_history(db, node, since_us);
   if (!actions) return actions.error();
 
   nlohmann::json out;
@@ -69,15 +69,15 @@ Result<nlohmann::json> node_history_report(db::Database& db, const std::string& 
     out["systemic"].push_back(
         {{"from", format_time(e.from_us)}, {"to", format_time(e.to_us)}, {"nodes", e.nodes}, {"domain", e.domain}});
   out["verdicts"] = nlohmann::json::array();
-  for (const BlameRow& r : *history) {
+  for (const store::BlameRow& r : *history) {
     if (!cluster.empty() && r.cluster != cluster) continue;
     out["verdicts"].push_back({{"cluster", r.cluster}, {"job_id", r.job_id}, {"time", time_or_null(r.time_us)},
                                {"user", r.user}, {"uid", r.uid}, {"state", r.state}, {"domain", r.domain},
                                {"rule", r.rule}, {"action", r.action}, {"gpu", r.gpu}, {"trusted", r.trusted},
-                               {"counts", r.counts_for_reputation}});
+                               {"counts", counts_for_reputation(r.domain, r.trusted, policy)}});
   }
   out["remediation"] = nlohmann::json::array();
-  for (const RemediationRecord& a : *actions) {
+  for (const store::RemediationRecord& a : *actions) {
     if (!cluster.empty() && a.cluster != cluster) continue;
     out["remediation"].push_back({{"time", format_time(a.time_us)}, {"cluster", a.cluster}, {"node", a.node},
                                   {"job_id", a.job_id}, {"rule", a.rule}, {"action", a.action},
@@ -86,22 +86,22 @@ Result<nlohmann::json> node_history_report(db::Database& db, const std::string& 
   return out;
 }
 
-Result<nlohmann::json> verdict_list_report(db::Database& db, TimeUs since_us, const std::string& domain,
+Result<nlohmann::json> verdict_list_report(store::Database& db, TimeUs since_us, const std::string& domain,
                                            std::optional<uid_t> owner, const std::string& cluster) {
   // Every domain (NONE too) for the counts; the list itself follows `domain`.
-  auto failures = verdicts_since(db, since_us, "");
+  auto failures = store::verdicts_since(db, since_us, "");
   if (!failures) return failures.error();
-  auto successes = verdicts_since(db, since_us, "NONE");
+  auto successes = store::verdicts_since(db, since_us, "NONE");
   if (!successes) return successes.error();
-  auto visible = [&](const VerdictRow& r) {
+  auto visible = [&](const store::VerdictRow& r) {
     if (!cluster.empty() && r.cluster != cluster) return false;
     if (!owner) return true;
-    auto uid = auth::job_owner_uid(r.uid, r.user);
+    auto uid = common::job_owner_uid(r.uid, r.user);
     return uid && *uid == *owner;
   };
   std::map<std::string, int64_t> counts;
   for (const auto* rows : {&*failures, &*successes})
-    for (const VerdictRow& r : *rows)
+    for (const store::VerdictRow& r : *rows)
       if (visible(r)) ++counts[r.domain];
 
   nlohmann::json out;
@@ -117,7 +117,7 @@ Result<nlohmann::json> verdict_list_report(db::Database& db, TimeUs since_us, co
   out["verdicts"] = nlohmann::json::array();
   out["truncated"] = false;
   const auto& listed = domain == "NONE" ? *successes : *failures;
-  for (const VerdictRow& r : listed) {
+  for (const store::VerdictRow& r : listed) {
     if (!visible(r) || (!domain.empty() && r.domain != domain)) continue;
     if (out["verdicts"].size() >= kMaxRows) {
       out["truncated"] = true;
@@ -131,4 +131,4 @@ Result<nlohmann::json> verdict_list_report(db::Database& db, TimeUs since_us, co
   return out;
 }
 
-}  // namespace attrib::head
+}  // namespace attrib::fleet

@@ -1,5 +1,5 @@
 // The JSON documents behind GetNodeHistory and ListVerdicts (docs/fleet.md), built from
-// the fleet history queries (fleet_history.h). attrib-show prints them as is with --json
+// the fleet history queries (attributiond/store/fleet_queries.h) and the offender policy. attrib-show prints them as is with --json
 // and renders them as text otherwise.
 #pragma once
 
@@ -10,19 +10,19 @@
 
 #include <nlohmann/json.hpp>
 
-#include "attributiond/fleet/fleet_history.h"
+#include "attributiond/fleet/offender_policy.h"
 
-namespace attrib::head {
+namespace attrib::fleet {
 
 // attrib.node_history.v1: the node's blame history since since_us (0: all), its offender
 // status under policy at now_us (node and per GPU), systemic events in the offender
 // window, and remediation records for the node. cluster "" for every cluster.
-Result<nlohmann::json> node_history_report(db::Database& db, const std::string& node, TimeUs since_us,
+Result<nlohmann::json> node_history_report(store::Database& db, const std::string& node, TimeUs since_us,
                                            const FleetPolicy& policy, TimeUs now_us, const std::string& cluster);
 
 // attrib.verdict_list.v1: verdicts since since_us (domain "" : every domain but NONE) and
 // per-domain counts (NONE included). owner: only jobs that ran as this uid (non-admins).
-Result<nlohmann::json> verdict_list_report(db::Database& db, TimeUs since_us, const std::string& domain,
+Result<nlohmann::json> verdict_list_report(store::Database& db, TimeUs since_us, const std::string& domain,
                                            std::optional<uid_t> owner, const std::string& cluster);
 
-}  // namespace attrib::head
+}  // namespace attrib::fleet

@@ -4,39 +4,11 @@
 
 #include <spdlog/spdlog.h>
 
-namespace attrib::head {
+namespace attrib::fleet {
 namespace {
 
 constexpr TimeUs kSecond = 1000000;
 constexpr size_t kMaxReason = 255;  // what sinfo -R and scontrol show without truncation
-
-// A job is decided once per node; a failed attempt (slurmctld unreachable) may be retried.
-Result<bool> decided_before(db::Database& db, const BlameRow& row) {
-  auto stmt = db.prepare(
-      "SELECT count(*) FROM remediation WHERE cluster = ? AND job_id = ? AND node = ? AND action != 'failed'");
-  stmt.bind(1, row.cluster).bind(2, row.job_id).bind(3, row.node);
-  if (!stmt.step()) return Error{"DB_E_STEP", stmt.error()};
-  return stmt.int_at(0) > 0;
-}
-
-Result<int64_t> actions_since(db::Database& db, const std::string& action, TimeUs since) {
-  auto stmt = db.prepare("SELECT count(*) FROM remediation WHERE action = ? AND time_us > ?");
-  stmt.bind(1, action).bind(2, since);
-  if (!stmt.step()) return Error{"DB_E_STEP", stmt.error()};
-  return stmt.int_at(0);
-}
-
-Status insert_record(db::Database& db, RemediationRecord& record) {
-  auto stmt = db.prepare(
-      "INSERT INTO remediation (time_us, cluster, node, job_id, rule, action, reason, detail) "
-      "VALUES (?,?,?,?,?,?,?,?)");
-  stmt.bind(1, record.time_us).bind(2, record.cluster).bind(3, record.node).bind(4, record.job_id)
-      .bind(5, record.rule).bind(6, record.action).bind(7, record.reason).bind(8, record.detail);
-  if (auto s = stmt.run(); !s) return s;
-  auto id = db.prepare("SELECT last_insert_rowid()");
-  if (id.step()) record.id = id.int_at(0);
-  return ok_status();
-}
 
 std::string days(int64_t seconds) {
   if (seconds % 86400 == 0) return std::to_string(seconds / 86400) + "d";
@@ -45,16 +17,6 @@ std::string days(int64_t seconds) {
 }
 
 }  // namespace
-
-FleetPolicy fleet_policy(const config::FleetConfig& config) {
-  FleetPolicy policy;
-  policy.offender_threshold = config.offender_threshold;
-  policy.offender_window_s = config.offender_window_s;
-  policy.offender_domains = config.offender_domains;
-  policy.systemic_nodes = config.systemic_nodes;
-  policy.systemic_window_s = config.systemic_window_s;
-  return policy;
-}
 
 std::string drain_reason(const std::string& job_id, const std::string& rule, const std::string& domain,
                          const std::string& suffix) {
@@ -67,26 +29,26 @@ std::string drain_reason(const std::string& job_id, const std::string& rule, con
   return reason;
 }
 
-Remediator::Remediator(config::RemediationConfig config, FleetPolicy policy, std::unique_ptr<NodeDrainer> drainer)
+Remediator::Remediator(common::RemediationConfig config, FleetPolicy policy, std::unique_ptr<slurm::NodeDrainer> drainer)
     : config_(std::move(config)), policy_(std::move(policy)), drainer_(std::move(drainer)) {
   if (!drainer_) config_.mode = "off";
 }
 
-Result<std::optional<RemediationRecord>> Remediator::after_verdict(JobStore& store, const JobKey& key, TimeUs now) {
-  using Out = std::optional<RemediationRecord>;
+Result<std::optional<store::RemediationRecord>> Remediator::after_verdict(store::JobStore& jobs, const store::JobKey& key, TimeUs now) {
+  using Out = std::optional<store::RemediationRecord>;
   if (!enabled()) return Out();
   std::lock_guard lock(mutex_);
   const bool dry_run = config_.mode == "dry-run";
 
-  auto found = store.with_db([&](db::Database& db) { return job_blame(db, key, policy_); });
+  auto found = jobs.with_db([&](store::Database& db) { return store::job_blame(db, key); });
   if (!found) return found.error();
   if (!found->has_value()) return Out();  // the verdict blames no node
-  const BlameRow& blame = **found;
-  auto decided = store.with_db([&](db::Database& db) { return decided_before(db, blame); });
+  const store::BlameRow& blame = **found;
+  auto decided = jobs.with_db([&](store::Database& db) { return store::remediation_decided(db, blame.cluster, blame.job_id, blame.node); });
   if (!decided) return decided.error();
   if (*decided) return Out();
 
-  auto report = store.with_db([&](db::Database& db) { return repeat_offenders(db, policy_, now); });
+  auto report = jobs.with_db([&](store::Database& db) { return repeat_offenders(db, policy_, now); });
   if (!report) return report.error();
   // The node-level entry first: it is what a drain acts on.
   const Offender* offender = nullptr;
@@ -98,7 +60,7 @@ Result<std::optional<RemediationRecord>> Remediator::after_verdict(JobStore& sto
   const bool offender_trigger = config_.on_repeat_offender && offender != nullptr;
   if (!verdict_trigger && !offender_trigger) return Out();
 
-  RemediationRecord record;
+  store::RemediationRecord record;
   record.time_us = now;
   record.cluster = blame.cluster;
   record.node = blame.node;
@@ -134,7 +96,7 @@ Result<std::optional<RemediationRecord>> Remediator::after_verdict(JobStore& sto
       return ok_status();
     }
     const std::string counted = dry_run ? "would_drain" : "drained";
-    auto recent = store.with_db([&](db::Database& db) { return actions_since(db, counted, now - 3600 * kSecond); });
+    auto recent = jobs.with_db([&](store::Database& db) { return store::remediation_count_since(db, counted, now - 3600 * kSecond); });
     if (!recent) return recent.error();
     if (*recent >= config_.max_drains_per_hour) {
       record.action = "skipped_rate_limited";
@@ -157,7 +119,7 @@ Result<std::optional<RemediationRecord>> Remediator::after_verdict(JobStore& sto
   };
   if (auto s = decide(); !s) return s.error();
 
-  if (auto s = store.with_db([&](db::Database& db) { return insert_record(db, record); }); !s) return s.error();
+  if (auto s = jobs.with_db([&](store::Database& db) { return store::insert_remediation(db, record); }); !s) return s.error();
   if (record.action == "drained" || record.action == "failed")
     spdlog::warn("remediation: node {} {} for job {} ({}): {}", record.node, record.action, record.job_id,
                  record.reason, record.detail);
@@ -167,4 +129,4 @@ Result<std::optional<RemediationRecord>> Remediator::after_verdict(JobStore& sto
   return Out(std::move(record));
 }
 
-}  // namespace attrib::head
+}  // namespace attrib::fleet

@@ -7,7 +7,7 @@
 // (remediation.on_repeat_offender). Safety, in this order:
 //   - never from a hook: only the head's workers call this, after archive;
 //   - never twice: one decision per (cluster, job, node), kept in the `remediation` table;
-//   - systemic guard: a verdict inside a systemic event (fleet_history.h) drains nothing;
+//   - systemic guard: a verdict inside a systemic event (offender_policy.h) drains nothing;
 //   - a node slurmctld already has DRAIN/DRAINING/DRAINED (by attrib or an admin) is left
 //     alone, its reason untouched;
 //   - rate limit: at most remediation.max_drains_per_hour drains in any hour.
@@ -20,13 +20,11 @@
 
 #include "core/result.h"
 #include "common/config.h"
-#include "attributiond/fleet/fleet_history.h"
+#include "attributiond/fleet/offender_policy.h"
 #include "attributiond/store/job_store.h"
 #include "slurm/node_drainer.h"
 
-namespace attrib::head {
-
-FleetPolicy fleet_policy(const config::FleetConfig& config);
+namespace attrib::fleet {
 
 // The Slurm reason: "attrib: job <id> rule <rule> <DOMAIN>[ <suffix>]", at most 255 bytes.
 std::string drain_reason(const std::string& job_id, const std::string& rule, const std::string& domain,
@@ -35,20 +33,20 @@ std::string drain_reason(const std::string& job_id, const std::string& rule, con
 class Remediator {
  public:
   // drainer may be null only with mode off.
-  Remediator(config::RemediationConfig config, FleetPolicy policy, std::unique_ptr<NodeDrainer> drainer);
+  Remediator(common::RemediationConfig config, FleetPolicy policy, std::unique_ptr<slurm::NodeDrainer> drainer);
 
   // Decides for one archived job (read back from the store's history) and records the
   // decision; safe to call again for the same job (a retried attempt): a job decided once
   // is not decided again. Returns the record written, if any.
-  Result<std::optional<RemediationRecord>> after_verdict(JobStore& store, const JobKey& key, TimeUs now);
+  Result<std::optional<store::RemediationRecord>> after_verdict(store::JobStore& jobs, const store::JobKey& key, TimeUs now);
 
   bool enabled() const { return config_.mode != "off"; }
 
  private:
-  config::RemediationConfig config_;
+  common::RemediationConfig config_;
   FleetPolicy policy_;
-  std::unique_ptr<NodeDrainer> drainer_;
+  std::unique_ptr<slurm::NodeDrainer> drainer_;
   std::mutex mutex_;  // one decision at a time: the rate limit and never-twice read then write
 };
 
-}  // namespace attrib::head
+}  // namespace attrib::fleet

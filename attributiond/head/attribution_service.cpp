@@ -1,4 +1,5 @@
 #include "attributiond/head/attribution_service.h"
+#include "core/clock.h"
 
 #include <chrono>
 
@@ -6,22 +7,17 @@
 
 namespace attrib::head {
 
-TimeUs wall_clock_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(
-             std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-Result<bool> accept_job(JobStore& store, v1::JobEnded request, const std::string& default_cluster, TimeUs now) {
+Result<bool> accept_job(store::JobStore& store, v1::JobEnded request, const std::string& default_cluster, TimeUs now) {
   if (request.job_id().empty()) return Error{"SUBMIT_E_INVALID", "JobEnded without job_id"};
   if (request.cluster().empty()) request.set_cluster(default_cluster);
   std::string cluster = request.cluster();
   return store.enqueue(request, cluster, now);
 }
 
-AttributionService::AttributionService(JobStore& store, std::string default_cluster,
+AttributionService::AttributionService(store::JobStore& store, std::string default_cluster,
                                        std::function<void()> on_enqueued,
-                                       std::shared_ptr<const auth::Authenticator> auth, HeadMetrics* metrics,
-                                       FleetPolicy fleet)
+                                       std::shared_ptr<const common::Authenticator> auth, ops::HeadMetrics* metrics,
+                                       fleet::FleetPolicy fleet)
     : store_(store),
       default_cluster_(std::move(default_cluster)),
       on_enqueued_(std::move(on_enqueued)),
@@ -32,7 +28,7 @@ AttributionService::AttributionService(JobStore& store, std::string default_clus
 grpc::Status AttributionService::SubmitJobEnded(grpc::ServerContext* context, const v1::JobEnded* request,
                                                 v1::SubmitResponse* response) {
   // Before anything is written: only the hooks (root, SlurmUser) may queue a job.
-  if (auto denied = auth_->require_cluster_daemon(context, auth::kSubmitJobEnded, *request); !denied.ok())
+  if (auto denied = auth_->require_cluster_daemon(context, common::kSubmitJobEnded, *request); !denied.ok())
     return denied;
   auto queued = accept_job(store_, *request, default_cluster_, wall_clock_us());
   if (!queued) {
@@ -44,7 +40,7 @@ grpc::Status AttributionService::SubmitJobEnded(grpc::ServerContext* context, co
   response->set_accepted(true);
   response->set_duplicate(!*queued);
   if (metrics_ != nullptr)
-    (*queued ? metrics_->jobs_accepted : metrics_->jobs_duplicate).labels({hook_label(request->hook()), "rpc"}).inc();
+    (*queued ? metrics_->jobs_accepted : metrics_->jobs_duplicate).labels({ops::hook_label(request->hook()), "rpc"}).inc();
   spdlog::info("job {}: {} (hook {}, nodes {})", request->job_id(), *queued ? "queued" : "already queued",
                v1::HookKind_Name(request->hook()), request->node_list());
   if (*queued) on_enqueued_();
@@ -53,12 +49,12 @@ grpc::Status AttributionService::SubmitJobEnded(grpc::ServerContext* context, co
 
 grpc::Status AttributionService::GetVerdict(grpc::ServerContext* context, const v1::GetVerdictRequest* request,
                                             v1::GetVerdictResponse* response) {
-  auto caller = auth_->authenticate(context, auth::kGetVerdict, *request);
+  auto caller = auth_->authenticate(context, common::kGetVerdict, *request);
   if (!caller) {
     spdlog::warn("GetVerdict for job {} from {} rejected: {}", request->job_id(),
                  context != nullptr ? context->peer() : std::string("an in-process caller"),
                  caller.error().message);
-    return auth::to_grpc_status(caller.error());
+    return common::to_grpc_status(caller.error());
   }
   std::string cluster = request->cluster().empty() ? default_cluster_ : request->cluster();
   auto record = store_.lookup({cluster, request->job_id()});
@@ -66,10 +62,10 @@ grpc::Status AttributionService::GetVerdict(grpc::ServerContext* context, const 
   if (!record->has_value())
     return grpc::Status(grpc::StatusCode::NOT_FOUND,
                         "no job " + request->job_id() + " on cluster " + cluster + " in the attrib archive");
-  const JobRecord& job = **record;
+  const store::JobRecord& job = **record;
   // Verdicts name nodes, hardware and other users' evidence: ordinary users see their own.
   // A job whose owner is unknown (no uid from the hook) is for admins only.
-  if (auto owner = auth::job_owner_uid(job.uid, job.user);
+  if (auto owner = common::job_owner_uid(job.uid, job.user);
       !auth_->is_admin(*caller) && (!owner || caller->uid != *owner)) {
     spdlog::info("GetVerdict for job {} denied to uid {} (job uid {})", request->job_id(), caller->uid,
                  owner ? std::to_string(*owner) : std::string("unknown"));

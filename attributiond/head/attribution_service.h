@@ -7,7 +7,7 @@
 #include "attrib/v1/attrib.grpc.pb.h"
 #include "common/auth.h"
 #include "attributiond/ops/daemon_metrics.h"
-#include "attributiond/fleet/fleet_history.h"
+#include "attributiond/fleet/offender_policy.h"
 #include "attributiond/store/job_store.h"
 
 namespace attrib::head {
@@ -18,9 +18,9 @@ class AttributionService final : public v1::Attribution::Service {
   // auth: checks every call's credential (auth.h); required.
   // metrics: counted when given (the head daemon's); may be null.
   // fleet: the repeat-offender policy GetNodeHistory reports with (config fleet.*).
-  AttributionService(JobStore& store, std::string default_cluster, std::function<void()> on_enqueued,
-                     std::shared_ptr<const auth::Authenticator> auth, HeadMetrics* metrics = nullptr,
-                     FleetPolicy fleet = FleetPolicy{});
+  AttributionService(store::JobStore& store, std::string default_cluster, std::function<void()> on_enqueued,
+                     std::shared_ptr<const common::Authenticator> auth, ops::HeadMetrics* metrics = nullptr,
+                     fleet::FleetPolicy fleet = fleet::FleetPolicy{});
 
   grpc::Status SubmitJobEnded(grpc::ServerContext* context, const v1::JobEnded* request,
                               v1::SubmitResponse* response) override;
@@ -33,17 +33,15 @@ class AttributionService final : public v1::Attribution::Service {
                             v1::FleetReport* response) override;
 
  private:
-  JobStore& store_;
+  store::JobStore& store_;
   std::string default_cluster_;
   std::function<void()> on_enqueued_;
-  std::shared_ptr<const auth::Authenticator> auth_;
-  HeadMetrics* metrics_;
-  FleetPolicy fleet_;
+  std::shared_ptr<const common::Authenticator> auth_;
+  ops::HeadMetrics* metrics_;
+  fleet::FleetPolicy fleet_;
 };
 
 // Shared by the RPC and the spool drain: queue one job; returns whether it was new.
-Result<bool> accept_job(JobStore& store, v1::JobEnded request, const std::string& default_cluster, TimeUs now);
-
-TimeUs wall_clock_us();
+Result<bool> accept_job(store::JobStore& store, v1::JobEnded request, const std::string& default_cluster, TimeUs now);
 
 }  // namespace attrib::head

@@ -3,6 +3,7 @@
 // shows non-admins only their own jobs, counts included.
 #include <spdlog/spdlog.h>
 
+#include "core/clock.h"
 #include "attributiond/head/attribution_service.h"
 #include "attributiond/fleet/fleet_report.h"
 
@@ -17,11 +18,11 @@ std::string peer(const grpc::ServerContext* context) {
 
 grpc::Status AttributionService::GetNodeHistory(grpc::ServerContext* context, const v1::NodeHistoryRequest* request,
                                                 v1::FleetReport* response) {
-  auto caller = auth_->authenticate(context, auth::kGetNodeHistory, *request);
+  auto caller = auth_->authenticate(context, common::kGetNodeHistory, *request);
   if (!caller) {
     spdlog::warn("GetNodeHistory for node {} from {} rejected: {}", request->node(), peer(context),
                  caller.error().message);
-    return auth::to_grpc_status(caller.error());
+    return common::to_grpc_status(caller.error());
   }
   if (!auth_->is_admin(*caller)) {
     spdlog::info("GetNodeHistory for node {} denied to uid {}", request->node(), caller->uid);
@@ -31,8 +32,8 @@ grpc::Status AttributionService::GetNodeHistory(grpc::ServerContext* context, co
   }
   if (request->node().empty()) return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "no node named");
   std::string cluster = request->cluster().empty() ? default_cluster_ : request->cluster();
-  auto report = store_.with_db([&](db::Database& db) {
-    return node_history_report(db, request->node(), request->since_us(), fleet_, wall_clock_us(), cluster);
+  auto report = store_.with_db([&](store::Database& db) {
+    return fleet::node_history_report(db, request->node(), request->since_us(), fleet_, wall_clock_us(), cluster);
   });
   if (!report) return grpc::Status(grpc::StatusCode::INTERNAL, report.error().message);
   response->set_json(report->dump());
@@ -41,16 +42,16 @@ grpc::Status AttributionService::GetNodeHistory(grpc::ServerContext* context, co
 
 grpc::Status AttributionService::ListVerdicts(grpc::ServerContext* context, const v1::VerdictListRequest* request,
                                               v1::FleetReport* response) {
-  auto caller = auth_->authenticate(context, auth::kListVerdicts, *request);
+  auto caller = auth_->authenticate(context, common::kListVerdicts, *request);
   if (!caller) {
     spdlog::warn("ListVerdicts from {} rejected: {}", peer(context), caller.error().message);
-    return auth::to_grpc_status(caller.error());
+    return common::to_grpc_status(caller.error());
   }
   std::optional<uid_t> owner;
   if (!auth_->is_admin(*caller)) owner = caller->uid;
   std::string cluster = request->cluster().empty() ? default_cluster_ : request->cluster();
-  auto report = store_.with_db([&](db::Database& db) {
-    return verdict_list_report(db, request->since_us(), request->domain(), owner, cluster);
+  auto report = store_.with_db([&](store::Database& db) {
+    return fleet::verdict_list_report(db, request->since_us(), request->domain(), owner, cluster);
   });
   if (!report) return grpc::Status(grpc::StatusCode::INTERNAL, report.error().message);
   response->set_json(report->dump());

@@ -1,30 +1,20 @@
+#include "core/clock.h"
 #include "attributiond/head/head_daemon.h"
 
 #include <filesystem>
 
 #include <spdlog/spdlog.h>
 
+#include "attributiond/ops/grpc_server.h"
 #include "slurm/node_drainer.h"
 #include "common/spool.h"
 
 namespace attrib::head {
 namespace {
 
-// gRPC does not create the socket's directory nor remove a stale socket left by a crash.
-Status prepare_listen_address(const std::string& address) {
-  static const std::string kUnix = "unix://";
-  if (address.rfind(kUnix, 0) != 0) return ok_status();
-  std::filesystem::path path = address.substr(kUnix.size());
-  std::error_code ec;
-  std::filesystem::create_directories(path.parent_path(), ec);
-  if (ec) return Error{"LISTEN_E_DIR", "cannot create " + path.parent_path().string() + ": " + ec.message()};
-  std::filesystem::remove(path, ec);
-  return ok_status();
-}
-
 // Under MUNGE every call proves its uid, so any local user may connect: attrib-show
 // shows ordinary users their own jobs. Without auth the socket keeps the umask's mode.
-void open_unix_socket_to_users(const std::string& address, const config::AuthConfig& auth) {
+void open_unix_socket_to_users(const std::string& address, const common::AuthConfig& auth) {
   static const std::string kUnix = "unix://";
   if (!auth.enabled() || address.rfind(kUnix, 0) != 0) return;
   std::error_code ec;
@@ -35,7 +25,7 @@ void open_unix_socket_to_users(const std::string& address, const config::AuthCon
 
 }  // namespace
 
-HeadDaemon::HeadDaemon(config::Config config, std::unique_ptr<JobStore> store,
+HeadDaemon::HeadDaemon(common::Config config, std::unique_ptr<store::JobStore> store,
                        std::shared_ptr<const rules::RulePack> pack,
                        std::vector<std::unique_ptr<collectors::Collector>> collectors, AccountingFactory accounting)
     : config_(std::move(config)),
@@ -44,60 +34,53 @@ HeadDaemon::HeadDaemon(config::Config config, std::unique_ptr<JobStore> store,
       collectors_(std::move(collectors)),
       accounting_factory_(std::move(accounting)) {
   if (config_.head.agents.enabled())
-    agents_ = std::make_unique<AgentFanout>(config_.head.agents, config_.auth, rules::pack_hash(*pack_));
-  if (config_.remediation.mode != "off") set_node_drainer(make_slurm_drainer());
-  register_info(registry_, "head", rules::pack_version(*pack_), rules::pack_hash(*pack_));
-  register_head_gauges(
+    agents_ = std::make_unique<pipeline::AgentFanout>(config_.head.agents, config_.auth, rules::pack_hash(*pack_));
+  if (config_.remediation.mode != "off") set_node_drainer(slurm::make_slurm_drainer());
+  ops::register_info(registry_, "head", rules::pack_version(*pack_), rules::pack_hash(*pack_));
+  ops::register_head_gauges(
       registry_,
       [this]() -> std::optional<double> {
         auto pending = store_->pending_count();
         if (!pending) return std::nullopt;
         return static_cast<double>(*pending);
       },
-      [this]() -> std::optional<double> { return static_cast<double>(spool::list(config_.head.spool_dir).size()); });
+      [this]() -> std::optional<double> { return static_cast<double>(common::list_spool_files(config_.head.spool_dir).size()); });
 }
 
 HeadDaemon::~HeadDaemon() { stop(); }
 
-void HeadDaemon::set_node_drainer(std::unique_ptr<NodeDrainer> drainer) {
-  remediator_ = std::make_unique<Remediator>(config_.remediation, fleet_policy(config_.fleet), std::move(drainer));
+void HeadDaemon::set_node_drainer(std::unique_ptr<slurm::NodeDrainer> drainer) {
+  remediator_ = std::make_unique<fleet::Remediator>(config_.remediation, fleet::fleet_policy(config_.fleet), std::move(drainer));
 }
 
 Status HeadDaemon::start() {
-  auto authenticator = auth::Authenticator::create(config_.auth);
+  auto authenticator = common::Authenticator::create(config_.auth);
   if (!authenticator) return authenticator.error();
   service_ = std::make_unique<AttributionService>(*store_, config_.cluster, [this] { wake(); }, *authenticator,
-                                                  &metrics_, fleet_policy(config_.fleet));
+                                                  &metrics_, fleet::fleet_policy(config_.fleet));
   if (remediator_ && remediator_->enabled())
     spdlog::warn("remediation.mode {}: nodes blamed by trusted verdicts are {} (docs/fleet.md)",
                  config_.remediation.mode, config_.remediation.mode == "drain" ? "drained" : "reported, not drained");
-  grpc::ServerBuilder builder;
-  std::vector<int> ports(config_.head.listen.size(), 0);
-  for (size_t i = 0; i < config_.head.listen.size(); ++i) {
-    if (auto s = prepare_listen_address(config_.head.listen[i]); !s) return s;
-    builder.AddListeningPort(config_.head.listen[i], grpc::InsecureServerCredentials(), &ports[i]);
-  }
-  builder.RegisterService(service_.get());
-  server_ = builder.BuildAndStart();
-  for (size_t i = 0; i < ports.size(); ++i)
-    if (!server_ || ports[i] == 0) return Error{"LISTEN_E_BIND", "cannot listen on " + config_.head.listen[i]};
+  auto server = ops::start_grpc_server(config_.head.listen, *service_);
+  if (!server) return server.error();
+  server_ = std::move(*server);
   for (const auto& address : config_.head.listen) {
     open_unix_socket_to_users(address, config_.auth);
     spdlog::info("listening on {}", address);
   }
   if (!config_.head.metrics_listen.empty()) {
-    auto metrics = MetricsServer::start(config_.head.metrics_listen, registry_);
+    auto metrics = ops::serve_metrics(config_.head.metrics_listen, registry_);
     if (!metrics) return metrics.error();
     metrics_server_ = std::move(*metrics);
     spdlog::info("metrics on http://{}/metrics (port {})", config_.head.metrics_listen, metrics_server_->port());
   }
   if (!config_.head.dashboard_listen.empty()) {
-    DashboardOptions options{config_.head.dashboard_listen, config_.head.database,
-                             config_.head.dashboard_session_ttl_s, fleet_policy(config_.fleet), *authenticator};
-    auto dashboard = DashboardServer::start(options);
+    dashboard::DashboardOptions options{config_.head.dashboard_listen, config_.head.database,
+                             config_.head.dashboard_session_ttl_s, fleet::fleet_policy(config_.fleet), *authenticator};
+    auto dashboard = dashboard::DashboardServer::start(options);
     if (!dashboard) return dashboard.error();
     dashboard_server_ = std::move(*dashboard);
-    spdlog::info("dashboard on http://{}/ (port {})", config::dashboard_address(config_.head.dashboard_listen),
+    spdlog::info("dashboard on http://{}/ (port {})", common::dashboard_address(config_.head.dashboard_listen),
                  dashboard_server_->port());
   }
 
@@ -127,11 +110,11 @@ void HeadDaemon::wake() {
 }
 
 void HeadDaemon::drain_spool() {
-  for (const auto& file : spool::list(config_.head.spool_dir)) {
-    auto message = spool::read(file);
+  for (const auto& file : common::list_spool_files(config_.head.spool_dir)) {
+    auto message = common::read_spool_file(file);
     if (!message) {
       spdlog::error("spool: {}; moved to bad/", message.error().message);
-      if (auto s = spool::quarantine(file); !s) spdlog::error("spool: {}", s.error().message);
+      if (auto s = common::quarantine_spool_file(file); !s) spdlog::error("spool: {}", s.error().message);
       metrics_.spool_quarantined.get().inc();
       continue;
     }
@@ -141,7 +124,7 @@ void HeadDaemon::drain_spool() {
       continue;  // the file stays until the queue has the job
     }
     spdlog::info("spool: job {} {}", message->job_id(), *queued ? "queued" : "already known");
-    (*queued ? metrics_.jobs_accepted : metrics_.jobs_duplicate).labels({hook_label(message->hook()), "spool"}).inc();
+    (*queued ? metrics_.jobs_accepted : metrics_.jobs_duplicate).labels({ops::hook_label(message->hook()), "spool"}).inc();
     std::error_code ec;
     std::filesystem::remove(file, ec);
     if (*queued) wake();
@@ -160,11 +143,11 @@ void HeadDaemon::spool_loop() {
 }
 
 void HeadDaemon::worker_loop() {
-  std::unique_ptr<Accounting> accounting = accounting_factory_();
-  AttributionContext context{config_.head, config_.cluster, pack_, collectors_, agents_.get(), *store_, &metrics_};
+  std::unique_ptr<slurm::Accounting> accounting = accounting_factory_();
+  pipeline::AttributionContext context{config_.head, config_.cluster, pack_, collectors_, agents_.get(), *store_, &metrics_};
   context.remediator = remediator_.get();
   while (!stopping_) {
-    std::optional<QueuedJob> job;
+    std::optional<store::QueuedJob> job;
     {
       std::unique_lock lock(mutex_);
       auto next = store_->next_due(wall_clock_us(), busy_);
@@ -178,7 +161,7 @@ void HeadDaemon::worker_loop() {
         continue;
       }
     }
-    attribute_once(context, *accounting, *job, wall_clock_us());
+    pipeline::attribute_once(context, *accounting, *job, wall_clock_us());
     std::lock_guard lock(mutex_);
     busy_.erase(job->key);
   }

@@ -22,11 +22,11 @@
 
 namespace attrib::head {
 
-using AccountingFactory = std::function<std::unique_ptr<Accounting>()>;
+using AccountingFactory = std::function<std::unique_ptr<slurm::Accounting>()>;
 
 class HeadDaemon {
  public:
-  HeadDaemon(config::Config config, std::unique_ptr<JobStore> store, std::shared_ptr<const rules::RulePack> pack,
+  HeadDaemon(common::Config config, std::unique_ptr<store::JobStore> store, std::shared_ptr<const rules::RulePack> pack,
              std::vector<std::unique_ptr<collectors::Collector>> collectors, AccountingFactory accounting);
   ~HeadDaemon();
 
@@ -35,14 +35,14 @@ class HeadDaemon {
   // Stops accepting, lets workers finish their current job, joins every thread.
   void stop();
   // Replaces the libslurm drainer of remediation.mode dry-run/drain (tests); before start().
-  void set_node_drainer(std::unique_ptr<NodeDrainer> drainer);
+  void set_node_drainer(std::unique_ptr<slurm::NodeDrainer> drainer);
 
   // For the systemd watchdog: the durable queue answers (a wedged or lost database
   // means no job can be accepted or attributed).
   bool healthy();
   // The port GET /metrics is served on (head.metrics_listen; useful with port 0), or 0.
   int metrics_port() const { return metrics_server_ ? metrics_server_->port() : 0; }
-  const metrics::Registry& metrics_registry() const { return registry_; }
+  const ops::MetricsRegistry& metrics_registry() const { return registry_; }
   // The port of the web dashboard (head.dashboard_listen; useful with port 0), or 0.
   int dashboard_port() const { return dashboard_server_ ? dashboard_server_->port() : 0; }
 
@@ -52,24 +52,24 @@ class HeadDaemon {
   void drain_spool();
   void wake();
 
-  config::Config config_;
-  std::unique_ptr<JobStore> store_;
+  common::Config config_;
+  std::unique_ptr<store::JobStore> store_;
   std::shared_ptr<const rules::RulePack> pack_;
   std::vector<std::unique_ptr<collectors::Collector>> collectors_;
   AccountingFactory accounting_factory_;
-  std::unique_ptr<AgentFanout> agents_;
+  std::unique_ptr<pipeline::AgentFanout> agents_;
   std::unique_ptr<AttributionService> service_;
-  std::unique_ptr<Remediator> remediator_;  // null with remediation.mode off
+  std::unique_ptr<fleet::Remediator> remediator_;  // null with remediation.mode off
   std::unique_ptr<grpc::Server> server_;
   // Declared before the threads and the server that update and read them.
-  metrics::Registry registry_;
-  HeadMetrics metrics_{registry_};
-  std::unique_ptr<MetricsServer> metrics_server_;
-  std::unique_ptr<DashboardServer> dashboard_server_;
+  ops::MetricsRegistry registry_;
+  ops::HeadMetrics metrics_{registry_};
+  std::unique_ptr<ops::HttpServer> metrics_server_;
+  std::unique_ptr<dashboard::DashboardServer> dashboard_server_;
 
   std::mutex mutex_;
   std::condition_variable wakeup_;
-  std::set<JobKey> busy_;
+  std::set<store::JobKey> busy_;
   std::atomic<bool> stopping_{false};
   std::vector<std::thread> threads_;
 };

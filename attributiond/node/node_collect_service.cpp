@@ -6,7 +6,7 @@
 
 #include "attributiond/ops/log_context.h"
 
-namespace attrib::head {
+namespace attrib::node {
 namespace {
 
 std::string status_label(grpc::StatusCode code) {
@@ -22,7 +22,7 @@ std::string status_label(grpc::StatusCode code) {
 
 NodeCollectService::NodeCollectService(std::string node_name, std::shared_ptr<const rules::RulePack> pack,
                                        std::vector<std::unique_ptr<collectors::Collector>> collectors,
-                                       std::shared_ptr<const auth::Authenticator> auth, NodeMetrics* metrics)
+                                       std::shared_ptr<const common::Authenticator> auth, ops::NodeMetrics* metrics)
     : node_name_(std::move(node_name)),
       pack_(std::move(pack)),
       collectors_(std::move(collectors)),
@@ -31,9 +31,9 @@ NodeCollectService::NodeCollectService(std::string node_name, std::shared_ptr<co
 
 grpc::Status NodeCollectService::Collect(grpc::ServerContext* context, const v1::CollectRequest* request,
                                          v1::CollectResponse* response) {
-  logging::LogScope log_scope(request->job_id(), node_name_);
+  ops::LogScope log_scope(request->job_id(), node_name_);
   // Before any collector runs: node evidence is for the head daemon (root or SlurmUser) only.
-  if (auto denied = auth_->require_cluster_daemon(context, auth::kCollect, *request); !denied.ok()) return denied;
+  if (auto denied = auth_->require_cluster_daemon(context, common::kCollect, *request); !denied.ok()) return denied;
   auto started = std::chrono::steady_clock::now();
   grpc::Status status = serve(*request, *response);
   if (metrics_ != nullptr) {
@@ -59,10 +59,10 @@ grpc::Status NodeCollectService::serve(const v1::CollectRequest& request, v1::Co
                                      .window_start = request.window_start_us(),
                                      .window_end = request.window_end_us(),
                                      .cluster = request.cluster()};
-  NodeEvidence evidence = collect_node(pack_, collectors_, collect, {request.sources().begin(), request.sources().end()});
+  pipeline::NodeEvidence evidence = pipeline::collect_node(pack_, collectors_, collect, {request.sources().begin(), request.sources().end()});
   spdlog::info("job {}: collected {} events on {}", request.job_id(), evidence.events.size(), node_name_);
-  response = to_proto(evidence, rules::pack_hash(*pack_));
+  response = pipeline::to_proto(evidence, rules::pack_hash(*pack_));
   return grpc::Status::OK;
 }
 
-}  // namespace attrib::head
+}  // namespace attrib::node

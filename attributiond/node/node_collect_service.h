@@ -12,7 +12,7 @@
 #include "attributiond/ops/daemon_metrics.h"
 #include "attributiond/pipeline/node_evidence.h"
 
-namespace attrib::head {
+namespace attrib::node {
 
 class NodeCollectService final : public v1::NodeCollector::Service {
  public:
@@ -20,7 +20,7 @@ class NodeCollectService final : public v1::NodeCollector::Service {
   // metrics: counted when given (the node agent's); may be null.
   NodeCollectService(std::string node_name, std::shared_ptr<const rules::RulePack> pack,
                      std::vector<std::unique_ptr<collectors::Collector>> collectors,
-                     std::shared_ptr<const auth::Authenticator> auth, NodeMetrics* metrics = nullptr);
+                     std::shared_ptr<const common::Authenticator> auth, ops::NodeMetrics* metrics = nullptr);
 
   grpc::Status Collect(grpc::ServerContext* context, const v1::CollectRequest* request,
                        v1::CollectResponse* response) override;
@@ -31,8 +31,8 @@ class NodeCollectService final : public v1::NodeCollector::Service {
   std::string node_name_;
   std::shared_ptr<const rules::RulePack> pack_;
   std::vector<std::unique_ptr<collectors::Collector>> collectors_;
-  std::shared_ptr<const auth::Authenticator> auth_;
-  NodeMetrics* metrics_;
+  std::shared_ptr<const common::Authenticator> auth_;
+  ops::NodeMetrics* metrics_;
 };
 
-}  // namespace attrib::head
+}  // namespace attrib::node

@@ -5,9 +5,9 @@
 
 #include "attrib/v1/attrib.pb.h"
 
-namespace attrib::head {
+namespace attrib::ops {
 
-void register_info(metrics::Registry& registry, const std::string& role, const std::string& rule_pack_version,
+void register_info(ops::MetricsRegistry& registry, const std::string& role, const std::string& rule_pack_version,
                    const std::string& rule_pack_hash) {
   registry
       .gauge("attrib_info", "Constant 1; labels name this daemon's role and the rule pack it runs.",
@@ -16,7 +16,7 @@ void register_info(metrics::Registry& registry, const std::string& role, const s
       .set(1);
 }
 
-HeadMetrics::HeadMetrics(metrics::Registry& registry)
+HeadMetrics::HeadMetrics(ops::MetricsRegistry& registry)
     : jobs_accepted(registry.counter("attrib_jobs_accepted_total",
                                      "Jobs newly queued for attribution, by the hook that reported them and the "
                                      "path they came by (rpc: JobEnded call; spool: file left by attrib-epilog).",
@@ -68,7 +68,7 @@ void HeadMetrics::record_verdict(const Verdict& verdict, TimeUs job_ended, TimeU
   attribution_latency.get().observe(std::max<TimeUs>(archived_at - job_ended, 0) / 1e6);
 }
 
-void register_head_gauges(metrics::Registry& registry, std::function<std::optional<double>()> queue_depth,
+void register_head_gauges(ops::MetricsRegistry& registry, std::function<std::optional<double>()> queue_depth,
                           std::function<std::optional<double>()> spool_backlog) {
   registry.gauge_callback("attrib_queue_depth",
                           "Jobs in the durable queue that are not done (waiting, being attributed, or archived "
@@ -80,7 +80,7 @@ void register_head_gauges(metrics::Registry& registry, std::function<std::option
                           std::move(spool_backlog));
 }
 
-NodeMetrics::NodeMetrics(metrics::Registry& registry)
+NodeMetrics::NodeMetrics(ops::MetricsRegistry& registry)
     : collect_requests(registry.counter("attrib_collect_requests_total",
                                         "Collect requests served by this node agent, by gRPC status (ok, "
                                         "failed_precondition: addressed to another node, invalid_argument).",
@@ -101,4 +101,4 @@ std::string hook_label(int hook_kind) {
   return name;
 }
 
-}  // namespace attrib::head
+}  // namespace attrib::ops

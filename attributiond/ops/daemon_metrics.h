@@ -12,26 +12,26 @@
 #include "core/verdict.h"
 #include "attributiond/ops/metrics_registry.h"
 
-namespace attrib::head {
+namespace attrib::ops {
 
 // Families both roles export.
-void register_info(metrics::Registry& registry, const std::string& role, const std::string& rule_pack_version,
+void register_info(ops::MetricsRegistry& registry, const std::string& role, const std::string& rule_pack_version,
                    const std::string& rule_pack_hash);
 
 struct HeadMetrics {
-  explicit HeadMetrics(metrics::Registry& registry);
+  explicit HeadMetrics(ops::MetricsRegistry& registry);
 
-  metrics::Family<metrics::Counter>& jobs_accepted;      // hook, via
-  metrics::Family<metrics::Counter>& jobs_duplicate;     // hook, via
-  metrics::Family<metrics::Counter>& jobs_attributed;
-  metrics::Family<metrics::Counter>& jobs_not_attributed;  // reason
-  metrics::Family<metrics::Counter>& attribution_failures;  // step
-  metrics::Family<metrics::Counter>& attribution_retries;   // reason
-  metrics::Family<metrics::Counter>& scope_timeouts;
-  metrics::Family<metrics::Counter>& verdicts;  // domain, rule
-  metrics::Family<metrics::Counter>& coverage;  // source, status
-  metrics::Family<metrics::Histogram>& attribution_latency;
-  metrics::Family<metrics::Counter>& spool_quarantined;
+  ops::Family<ops::Counter>& jobs_accepted;      // hook, via
+  ops::Family<ops::Counter>& jobs_duplicate;     // hook, via
+  ops::Family<ops::Counter>& jobs_attributed;
+  ops::Family<ops::Counter>& jobs_not_attributed;  // reason
+  ops::Family<ops::Counter>& attribution_failures;  // step
+  ops::Family<ops::Counter>& attribution_retries;   // reason
+  ops::Family<ops::Counter>& scope_timeouts;
+  ops::Family<ops::Counter>& verdicts;  // domain, rule
+  ops::Family<ops::Counter>& coverage;  // source, status
+  ops::Family<ops::Histogram>& attribution_latency;
+  ops::Family<ops::Counter>& spool_quarantined;
 
   // Counts one archived verdict: the job, its domain/rule, its coverage rows, and the
   // latency from `job_ended` (the job's end, else the hook's time) to `archived_at`.
@@ -39,19 +39,19 @@ struct HeadMetrics {
 };
 
 // The gauges read at scrape time from the head's own state.
-void register_head_gauges(metrics::Registry& registry, std::function<std::optional<double>()> queue_depth,
+void register_head_gauges(ops::MetricsRegistry& registry, std::function<std::optional<double>()> queue_depth,
                           std::function<std::optional<double>()> spool_backlog);
 
 struct NodeMetrics {
-  explicit NodeMetrics(metrics::Registry& registry);
+  explicit NodeMetrics(ops::MetricsRegistry& registry);
 
-  metrics::Family<metrics::Counter>& collect_requests;  // status
-  metrics::Family<metrics::Histogram>& collect_duration;
-  metrics::Family<metrics::Counter>& coverage;  // source, status
+  ops::Family<ops::Counter>& collect_requests;  // status
+  ops::Family<ops::Histogram>& collect_duration;
+  ops::Family<ops::Counter>& coverage;  // source, status
 };
 
 // `hook` label value: "epilog_slurmctld", "jobcomp_script", ... ("unspecified" when the
 // sender did not say).
 std::string hook_label(int hook_kind);
 
-}  // namespace attrib::head
+}  // namespace attrib::ops

@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-namespace attrib::logging {
+namespace attrib::ops {
 
 int journal_priority(spdlog::level::level_enum level) {
   switch (level) {
@@ -60,4 +60,4 @@ void JournalSink::sink_it_(const spdlog::details::log_msg& message) {
   sd_journal_sendv(vectors.data(), static_cast<int>(vectors.size()));
 }
 
-}  // namespace attrib::logging
+}  // namespace attrib::ops

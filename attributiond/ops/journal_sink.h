@@ -13,7 +13,7 @@
 
 #include "attributiond/ops/log_context.h"
 
-namespace attrib::logging {
+namespace attrib::ops {
 
 // The journal fields ("NAME=value") for one message; pure, for tests.
 std::vector<std::string> journal_fields(const spdlog::details::log_msg& message, const LogFields& context,
@@ -40,4 +40,4 @@ class JournalSink final : public spdlog::sinks::base_sink<std::mutex> {
   std::string identifier_;
 };
 
-}  // namespace attrib::logging
+}  // namespace attrib::ops

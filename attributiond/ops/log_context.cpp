@@ -1,6 +1,6 @@
 #include "attributiond/ops/log_context.h"
 
-namespace attrib::logging {
+namespace attrib::ops {
 namespace {
 
 thread_local LogFields current;
@@ -17,4 +17,4 @@ LogScope::LogScope(std::string job_id, std::string node, std::string collector) 
 
 LogScope::~LogScope() { current = std::move(saved_); }
 
-}  // namespace attrib::logging
+}  // namespace attrib::ops

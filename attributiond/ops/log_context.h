@@ -6,7 +6,7 @@
 
 #include <string>
 
-namespace attrib::logging {
+namespace attrib::ops {
 
 struct LogFields {
   std::string job_id;
@@ -30,4 +30,4 @@ class LogScope {
   LogFields saved_;
 };
 
-}  // namespace attrib::logging
+}  // namespace attrib::ops

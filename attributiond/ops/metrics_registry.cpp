@@ -4,7 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
-namespace attrib::metrics {
+namespace attrib::ops {
 namespace {
 
 bool valid_name(const std::string& name, bool allow_colon) {
@@ -72,7 +72,7 @@ template class Family<Counter>;
 template class Family<Gauge>;
 template class Family<Histogram>;
 
-struct Registry::Entry {
+struct MetricsRegistry::Entry {
   std::string help;
   const char* type = "";
   std::unique_ptr<Family<Counter>> counters;
@@ -82,10 +82,10 @@ struct Registry::Entry {
   std::function<std::optional<double>()> read;
 };
 
-Registry::Registry() = default;
-Registry::~Registry() = default;
+MetricsRegistry::MetricsRegistry() = default;
+MetricsRegistry::~MetricsRegistry() = default;
 
-Registry::Entry& Registry::add(const std::string& name, const std::string& help, const char* type,
+MetricsRegistry::Entry& MetricsRegistry::add(const std::string& name, const std::string& help, const char* type,
                                const std::vector<std::string>& labels, bool histogram) {
   if (!valid_name(name, true)) throw std::invalid_argument("invalid metric name '" + name + "'");
   for (const auto& label : labels)
@@ -107,7 +107,7 @@ Registry::Entry& Registry::add(const std::string& name, const std::string& help,
   return *entry;
 }
 
-Family<Counter>& Registry::counter(const std::string& name, const std::string& help,
+Family<Counter>& MetricsRegistry::counter(const std::string& name, const std::string& help,
                                    std::vector<std::string> labels) {
   Entry& entry = add(name, help, "counter", labels, false);
   bool unlabelled = labels.empty();
@@ -116,7 +116,7 @@ Family<Counter>& Registry::counter(const std::string& name, const std::string& h
   return *entry.counters;
 }
 
-Family<Gauge>& Registry::gauge(const std::string& name, const std::string& help, std::vector<std::string> labels) {
+Family<Gauge>& MetricsRegistry::gauge(const std::string& name, const std::string& help, std::vector<std::string> labels) {
   Entry& entry = add(name, help, "gauge", labels, false);
   bool unlabelled = labels.empty();
   entry.gauges.reset(new Family<Gauge>(std::move(labels), [] { return std::make_unique<Gauge>(); }));
@@ -124,7 +124,7 @@ Family<Gauge>& Registry::gauge(const std::string& name, const std::string& help,
   return *entry.gauges;
 }
 
-Family<Histogram>& Registry::histogram(const std::string& name, const std::string& help, std::vector<double> bounds,
+Family<Histogram>& MetricsRegistry::histogram(const std::string& name, const std::string& help, std::vector<double> bounds,
                                        std::vector<std::string> labels) {
   for (size_t i = 0; i < bounds.size(); ++i)
     if (!std::isfinite(bounds[i]) || (i > 0 && bounds[i] <= bounds[i - 1]))
@@ -139,12 +139,12 @@ Family<Histogram>& Registry::histogram(const std::string& name, const std::strin
   return *entry.histograms;
 }
 
-void Registry::gauge_callback(const std::string& name, const std::string& help,
+void MetricsRegistry::gauge_callback(const std::string& name, const std::string& help,
                               std::function<std::optional<double>()> read) {
   add(name, help, "gauge", {}, false).read = std::move(read);
 }
 
-std::string Registry::render() const {
+std::string MetricsRegistry::render() const {
   std::lock_guard lock(mutex_);
   std::string out;
   for (const auto& [name, entry] : families_) {
@@ -179,7 +179,7 @@ std::string Registry::render() const {
   return out;
 }
 
-std::vector<std::string> Registry::names() const {
+std::vector<std::string> MetricsRegistry::names() const {
   std::lock_guard lock(mutex_);
   std::vector<std::string> out;
   for (const auto& [name, entry] : families_) out.push_back(name);
@@ -216,4 +216,4 @@ std::string format_value(double value) {
   return std::string(buffer, end);
 }
 
-}  // namespace attrib::metrics
+}  // namespace attrib::ops

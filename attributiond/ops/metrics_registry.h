@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-namespace attrib::metrics {
+namespace attrib::ops {
 
 class Counter {
  public:
@@ -78,7 +78,7 @@ class Family {
   Child& get() { return labels({}); }
 
  private:
-  friend class Registry;
+  friend class MetricsRegistry;
   Family(std::vector<std::string> label_names, std::function<std::unique_ptr<Child>()> make_child)
       : label_names_(std::move(label_names)), make_child_(std::move(make_child)) {}
 
@@ -88,12 +88,12 @@ class Family {
   std::map<LabelValues, std::unique_ptr<Child>> children_;
 };
 
-class Registry {
+class MetricsRegistry {
  public:
-  Registry();
-  ~Registry();
-  Registry(const Registry&) = delete;
-  Registry& operator=(const Registry&) = delete;
+  MetricsRegistry();
+  ~MetricsRegistry();
+  MetricsRegistry(const MetricsRegistry&) = delete;
+  MetricsRegistry& operator=(const MetricsRegistry&) = delete;
 
   Family<Counter>& counter(const std::string& name, const std::string& help, std::vector<std::string> labels = {});
   Family<Gauge>& gauge(const std::string& name, const std::string& help, std::vector<std::string> labels = {});
@@ -125,6 +125,6 @@ std::string escape_label_value(const std::string& value);
 std::string escape_help(const std::string& help);
 std::string format_value(double value);
 
-inline constexpr const char* kContentType = "text/plain; version=0.0.4; charset=utf-8";
+inline constexpr const char* kMetricsContentType = "text/plain; version=0.0.4; charset=utf-8";
 
-}  // namespace attrib::metrics
+}  // namespace attrib::ops

@@ -6,7 +6,7 @@
 
 #include <spdlog/spdlog.h>
 
-namespace attrib::head {
+namespace attrib::ops {
 namespace {
 
 // The environment is kept (unset_environment = 0): the watchdog thread and later
@@ -72,4 +72,4 @@ void SystemdNotifier::watchdog_loop(std::chrono::microseconds interval, std::fun
   }
 }
 
-}  // namespace attrib::head
+}  // namespace attrib::ops

@@ -11,7 +11,7 @@
 #include <string>
 #include <thread>
 
-namespace attrib::head {
+namespace attrib::ops {
 
 class SystemdNotifier {
  public:
@@ -42,4 +42,4 @@ class SystemdNotifier {
   std::thread watchdog_;
 };
 
-}  // namespace attrib::head
+}  // namespace attrib::ops

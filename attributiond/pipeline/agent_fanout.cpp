@@ -9,7 +9,7 @@
 #include "common/auth.h"
 #include "attributiond/ops/log_context.h"
 
-namespace attrib::head {
+namespace attrib::pipeline {
 namespace {
 
 NodeEvidence missing(const std::string& node, CoverageStatus status, TimeUs start, TimeUs end,
@@ -21,7 +21,7 @@ NodeEvidence missing(const std::string& node, CoverageStatus status, TimeUs star
 
 }  // namespace
 
-AgentFanout::AgentFanout(config::AgentsConfig config, config::AuthConfig auth, std::string ruleset_hash)
+AgentFanout::AgentFanout(common::AgentsConfig config, common::AuthConfig auth, std::string ruleset_hash)
     : config_(std::move(config)), auth_(std::move(auth)), ruleset_hash_(std::move(ruleset_hash)) {}
 
 std::shared_ptr<grpc::Channel> AgentFanout::channel(const std::string& address) {
@@ -34,7 +34,7 @@ std::shared_ptr<grpc::Channel> AgentFanout::channel(const std::string& address) 
 NodeEvidence AgentFanout::collect_one(const JobFacts& job, const std::string& node, const std::string& address,
                                       TimeUs window_start, TimeUs window_end) {
   const std::string& job_id = job.job_id;
-  logging::LogScope log_scope(job_id, node);  // runs on a fan-out thread
+  ops::LogScope log_scope(job_id, node);  // runs on a fan-out thread
   auto stub = v1::NodeCollector::NewStub(channel(address));
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(config_.deadline_ms));
@@ -44,7 +44,7 @@ NodeEvidence AgentFanout::collect_one(const JobFacts& job, const std::string& no
   request.set_node(node);
   request.set_window_start_us(window_start);
   request.set_window_end_us(window_end);
-  if (auto signed_ = auth::attach_credential(context, auth_, auth::kCollect, request); !signed_)
+  if (auto signed_ = common::attach_credential(context, auth_, common::kCollect, request); !signed_)
     return missing(node, CoverageStatus::Failed, window_start, window_end,
                    "agent at " + address + " not asked: " + signed_.error().message);
   v1::CollectResponse response;
@@ -84,4 +84,4 @@ std::vector<NodeEvidence> AgentFanout::collect(const JobFacts& job, TimeUs windo
   return results;
 }
 
-}  // namespace attrib::head
+}  // namespace attrib::pipeline

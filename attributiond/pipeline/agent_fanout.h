@@ -16,12 +16,12 @@
 #include "common/config.h"
 #include "attributiond/pipeline/node_evidence.h"
 
-namespace attrib::head {
+namespace attrib::pipeline {
 
 class AgentFanout {
  public:
   // auth: each Collect carries a fresh MUNGE credential when auth.mode is munge.
-  AgentFanout(config::AgentsConfig config, config::AuthConfig auth, std::string ruleset_hash);
+  AgentFanout(common::AgentsConfig config, common::AuthConfig auth, std::string ruleset_hash);
 
   // One NodeEvidence per node that has an agent address; nodes without one are skipped
   // (the head's own collectors cover them).
@@ -32,11 +32,11 @@ class AgentFanout {
                            TimeUs window_start, TimeUs window_end);
   std::shared_ptr<grpc::Channel> channel(const std::string& address);
 
-  config::AgentsConfig config_;
-  config::AuthConfig auth_;
+  common::AgentsConfig config_;
+  common::AuthConfig auth_;
   std::string ruleset_hash_;
   std::mutex mutex_;
   std::map<std::string, std::shared_ptr<grpc::Channel>> channels_;  // reused across jobs
 };
 
-}  // namespace attrib::head
+}  // namespace attrib::pipeline

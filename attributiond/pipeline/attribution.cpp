@@ -1,3 +1,4 @@
+#include "core/clock.h"
 #include "attributiond/pipeline/attribution.h"
 
 #include <algorithm>
@@ -9,22 +10,21 @@
 #include "rules/bundle_export.h"
 #include "core/comment.h"
 #include "slurm/slurmdbd_client.h"
-#include "attributiond/head/attribution_service.h"
 #include "attributiond/ops/log_context.h"
 
-namespace attrib::head {
+namespace attrib::pipeline {
 namespace {
 
 constexpr TimeUs kSecond = 1000000;
 
-Outcome reschedule(JobStore& store, const QueuedJob& job, TimeUs next, const std::string& why) {
+Outcome reschedule(store::JobStore& store, const store::QueuedJob& job, TimeUs next, const std::string& why) {
   if (auto s = store.reschedule(job.key, next, why); !s)
     spdlog::error("job {}: cannot reschedule: {}", job.key.second, s.error().message);
   return Outcome::Rescheduled;
 }
 
 // A step failed: counted, then retried after the backoff.
-Outcome retry_after_failure(const AttributionContext& context, const QueuedJob& job, TimeUs now, const char* step,
+Outcome retry_after_failure(const AttributionContext& context, const store::QueuedJob& job, TimeUs now, const char* step,
                             const std::string& why) {
   if (context.metrics != nullptr) {
     context.metrics->attribution_failures.labels({step}).inc();
@@ -35,7 +35,7 @@ Outcome retry_after_failure(const AttributionContext& context, const QueuedJob& 
 
 // Writes the verdict's segment into the job's Comment, keeping the user's text, and reads
 // it back: slurmdbd answers success for modifications it did not store in some cases.
-Status write_and_verify_comment(Accounting& accounting, const JobKey& key, const std::string& segment) {
+Status write_and_verify_comment(slurm::Accounting& accounting, const store::JobKey& key, const std::string& segment) {
   auto before = accounting.read_job(key.first, key.second);
   if (!before) return before.error();
   std::string merged = merge_comment(before->comment, segment);
@@ -50,7 +50,7 @@ Status write_and_verify_comment(Accounting& accounting, const JobKey& key, const
 
 }  // namespace
 
-JobFacts merge_facts(const v1::JobEnded& hook, const std::optional<JobRecordFacts>& record,
+JobFacts merge_facts(const v1::JobEnded& hook, const std::optional<slurm::JobRecordFacts>& record,
                      const std::vector<std::string>& hook_nodes, const std::string& default_cluster) {
   JobFacts facts;
   if (record) facts = record->facts;
@@ -164,9 +164,9 @@ static bool user_opted_out(const v1::JobEnded& hook) {
   return it != hook.spank_options().end() && it->second == "off";
 }
 
-Outcome attribute_once(const AttributionContext& context, Accounting& accounting, const QueuedJob& job, TimeUs now) {
+Outcome attribute_once(const AttributionContext& context, slurm::Accounting& accounting, const store::QueuedJob& job, TimeUs now) {
   const auto& [cluster, job_id] = job.key;
-  logging::LogScope log_scope(job_id);
+  ops::LogScope log_scope(job_id);
   if (!job.verdict_json && context.config.allow_opt_out && user_opted_out(job.request)) {
     // Kept in the archive (never silently lost), but neither attributed nor commented.
     if (auto s = context.store.mark_not_attributed(job.key, "opted out by the user (--attrib=off)", now); !s)
@@ -180,7 +180,7 @@ Outcome attribute_once(const AttributionContext& context, Accounting& accounting
     // Archived by an earlier attempt: only the comment is left to write.
     segment = nlohmann::json::parse(*job.verdict_json).value("comment", "");
   } else {
-    std::optional<JobRecordFacts> record;
+    std::optional<slurm::JobRecordFacts> record;
     auto read = accounting.read_job(cluster, job_id);
     bool waited_too_long = now - job.received > context.config.scope_max_wait_s * kSecond;
     if (read && read->final) {
@@ -189,7 +189,7 @@ Outcome attribute_once(const AttributionContext& context, Accounting& accounting
       std::string why = read ? "accounting record not final yet" : read.error().message;
       // Not final or not known yet is slurmdbd's normal lag, polled quickly; any other
       // error (slurmdbd down) is a failure, retried after the backoff.
-      if (!read && read.error().code != kAccountingNotFound)
+      if (!read && read.error().code != slurm::kAccountingNotFound)
         return retry_after_failure(context, job, now, "scope", why);
       if (context.metrics != nullptr) context.metrics->attribution_retries.labels({"accounting_pending"}).inc();
       return reschedule(context.store, job, now + context.config.scope_poll_interval_ms * 1000, why);
@@ -236,4 +236,4 @@ Outcome attribute_once(const AttributionContext& context, Accounting& accounting
   return Outcome::Done;
 }
 
-}  // namespace attrib::head
+}  // namespace attrib::pipeline

@@ -18,30 +18,30 @@
 #include "attributiond/store/job_store.h"
 #include "attributiond/fleet/remediation.h"
 
-namespace attrib::head {
+namespace attrib::pipeline {
 
 struct AttributionContext {
-  const config::HeadConfig& config;
+  const common::HeadConfig& config;
   const std::string& default_cluster;
   std::shared_ptr<const rules::RulePack> pack;
   const std::vector<std::unique_ptr<collectors::Collector>>& collectors;  // run on the head for every node
   AgentFanout* agents;  // node agents, or nullptr when none are configured
-  JobStore& store;
-  HeadMetrics* metrics = nullptr;  // counted when given (the head daemon's)
-  Remediator* remediator = nullptr;  // remediation.mode other than off (remediation.h)
+  store::JobStore& store;
+  ops::HeadMetrics* metrics = nullptr;  // counted when given (the head daemon's)
+  fleet::Remediator* remediator = nullptr;  // remediation.mode other than off (remediation.h)
 };
 
 enum class Outcome { Done, Rescheduled };
 
 // `accounting` is per worker (a slurmdbd connection is not shared between threads).
-Outcome attribute_once(const AttributionContext& context, Accounting& accounting, const QueuedJob& job, TimeUs now);
+Outcome attribute_once(const AttributionContext& context, slurm::Accounting& accounting, const store::QueuedJob& job, TimeUs now);
 
 // Scoping and collection without the store or Slurm writes: what attrib-replay-style
 // callers and tests use. Hook facts fill what the accounting record lacks.
-JobFacts merge_facts(const v1::JobEnded& hook, const std::optional<JobRecordFacts>& record,
+JobFacts merge_facts(const v1::JobEnded& hook, const std::optional<slurm::JobRecordFacts>& record,
                      const std::vector<std::string>& hook_nodes, const std::string& default_cluster);
 // output_paths: the job's stdout/stderr files as the hook reported them.
 Verdict attribute_window(const AttributionContext& context, const JobFacts& facts, TimeUs fallback_time,
                          const std::vector<std::string>& output_paths = {});
 
-}  // namespace attrib::head
+}  // namespace attrib::pipeline

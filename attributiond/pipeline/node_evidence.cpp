@@ -4,7 +4,7 @@
 
 #include "attributiond/ops/log_context.h"
 
-namespace attrib::head {
+namespace attrib::pipeline {
 namespace {
 
 CoverageStatus status_from_string(const std::string& text) {
@@ -72,7 +72,7 @@ NodeEvidence collect_node(const std::shared_ptr<const rules::RulePack>& pack,
   rules::Extractor extractor(pack);
   for (const auto& collector : collectors) {
     if (!only.empty() && std::find(only.begin(), only.end(), collector->name()) == only.end()) continue;
-    logging::LogScope log_scope(request.job_id, request.node, collector->name());
+    ops::LogScope log_scope(request.job_id, request.node, collector->name());
     auto reported = collector->collect(request, [&](const LogLine& line) { extractor.feed(line); });
     evidence.coverage.insert(evidence.coverage.end(), reported.begin(), reported.end());
   }
@@ -149,4 +149,4 @@ NodeEvidence from_proto(const v1::CollectResponse& response) {
   return evidence;
 }
 
-}  // namespace attrib::head
+}  // namespace attrib::pipeline

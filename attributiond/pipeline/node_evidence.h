@@ -11,7 +11,7 @@
 #include "rules/engine.h"
 #include "attrib/v1/attrib.pb.h"
 
-namespace attrib::head {
+namespace attrib::pipeline {
 
 struct NodeEvidence {
   std::vector<Event> events;  // folded, ids not yet assigned
@@ -37,4 +37,4 @@ std::vector<Coverage> merge_coverage_rows(std::vector<Coverage> rows);
 v1::CollectResponse to_proto(const NodeEvidence& evidence, const std::string& ruleset_hash);
 NodeEvidence from_proto(const v1::CollectResponse& response);
 
-}  // namespace attrib::head
+}  // namespace attrib::pipeline

@@ -7,7 +7,7 @@
 #include "attrib/v1/attrib.pb.h"
 #include "common/auth.h"
 
-namespace attrib::head {
+namespace attrib::store {
 namespace {
 
 // The verdict's fields a listing shows are read by SQLite's JSON functions, so a row the
@@ -36,7 +36,7 @@ ORDER BY received_us DESC, cluster, job_id DESC
 )sql";
 #undef ATTRIB_SUMMARY_COLUMNS
 
-std::vector<std::string> string_array(const db::Statement& stmt, int column) {
+std::vector<std::string> string_array(const store::Statement& stmt, int column) {
   if (stmt.is_null(column)) return {};
   auto parsed = nlohmann::json::parse(stmt.text_at(column), nullptr, false);
   std::vector<std::string> out;
@@ -46,7 +46,7 @@ std::vector<std::string> string_array(const db::Statement& stmt, int column) {
   return out;
 }
 
-VerdictSummary read_summary(const db::Statement& stmt, const v1::JobEnded& request) {
+VerdictSummary read_summary(const store::Statement& stmt, const v1::JobEnded& request) {
   VerdictSummary row;
   row.cluster = stmt.text_at(0);
   row.job_id = stmt.text_at(1);
@@ -75,7 +75,7 @@ bool user_matches(const std::string& wanted, const v1::JobEnded& request) {
 // Calls visit(stmt, request) for every row the filter and the viewer allow, newest first,
 // until visit returns false.
 template <typename Visit>
-Status for_each_visible(db::Database& db, const VerdictFilter& filter, const Viewer& viewer, Visit visit) {
+Status for_each_visible(store::Database& db, const VerdictFilter& filter, const Viewer& viewer, Visit visit) {
   auto stmt = db.prepare(kSelectFiltered);
   if (!stmt.ok()) return Error{"DB_E_PREPARE", stmt.error()};
   stmt.bind(1, filter.domain).bind(2, filter.state).bind(3, filter.node);
@@ -97,12 +97,12 @@ Status for_each_visible(db::Database& db, const VerdictFilter& filter, const Vie
 bool may_view(const Viewer& viewer, uint32_t uid, const std::string& user) {
   if (viewer.admin) return true;
   // A job whose owner is unknown (no uid from the hook) is for admins only.
-  auto owner = auth::job_owner_uid(uid, user);
+  auto owner = common::job_owner_uid(uid, user);
   return owner && *owner == viewer.uid;
 }
 
 Result<std::unique_ptr<DashboardQueries>> DashboardQueries::open(const std::string& database_path) {
-  auto db = db::Database::open_read_only(database_path);
+  auto db = store::Database::open_read_only(database_path);
   if (!db) return db.error();
   return std::unique_ptr<DashboardQueries>(new DashboardQueries(std::move(*db)));
 }
@@ -110,7 +110,7 @@ Result<std::unique_ptr<DashboardQueries>> DashboardQueries::open(const std::stri
 Result<VerdictPage> DashboardQueries::verdicts(const VerdictFilter& filter, const Viewer& viewer) {
   std::lock_guard guard(mutex_);
   VerdictPage page;
-  auto status = for_each_visible(db_, filter, viewer, [&](const db::Statement& stmt, const v1::JobEnded& request) {
+  auto status = for_each_visible(db_, filter, viewer, [&](const store::Statement& stmt, const v1::JobEnded& request) {
     if (static_cast<int>(page.rows.size()) >= filter.limit) {
       page.truncated = true;
       return false;
@@ -136,7 +136,7 @@ Result<std::vector<CountBucket>> DashboardQueries::counts(const VerdictFilter& f
   std::vector<CountBucket> out(static_cast<size_t>(buckets));
   for (int64_t i = 0; i < buckets; ++i) out[static_cast<size_t>(i)].start_us = first + i * bucket_us;
   std::lock_guard guard(mutex_);
-  auto status = for_each_visible(db_, filter, viewer, [&](const db::Statement& stmt, const v1::JobEnded&) {
+  auto status = for_each_visible(db_, filter, viewer, [&](const store::Statement& stmt, const v1::JobEnded&) {
     int64_t index = (stmt.int_at(3) - first) / bucket_us;
     if (index >= 0 && index < buckets) ++out[static_cast<size_t>(index)].domains[stmt.text_at(4)];
     return true;
@@ -166,4 +166,4 @@ Result<std::optional<JobDetail>> DashboardQueries::job(const std::string& cluste
   return std::optional<JobDetail>(std::move(detail));
 }
 
-}  // namespace attrib::head
+}  // namespace attrib::store

@@ -20,7 +20,7 @@
 #include "core/types.h"
 #include "attributiond/store/sqlite.h"
 
-namespace attrib::head {
+namespace attrib::store {
 
 struct Viewer {
   bool admin = false;
@@ -78,17 +78,17 @@ class DashboardQueries {
   // nullopt: no archived verdict for that job; kForbidden: another user's job.
   Result<std::optional<JobDetail>> job(const std::string& cluster, const std::string& job_id, const Viewer& viewer);
 
-  // The connection, for readers that take one (fleet_history.h); hold lock() meanwhile.
-  db::Database& database() { return db_; }
+  // The connection, for readers that take one (fleet_queries.h); hold lock() meanwhile.
+  store::Database& database() { return db_; }
   std::unique_lock<std::mutex> lock() { return std::unique_lock(mutex_); }
 
  private:
-  explicit DashboardQueries(db::Database db) : db_(std::move(db)) {}
+  explicit DashboardQueries(store::Database db) : db_(std::move(db)) {}
   std::mutex mutex_;  // one connection, shared by the server's threads
-  db::Database db_;
+  store::Database db_;
 };
 
 // Whether viewer may see a job that ran as (uid, user): the attrib-show rule.
 bool may_view(const Viewer& viewer, uint32_t uid, const std::string& user);
 
-}  // namespace attrib::head
+}  // namespace attrib::store

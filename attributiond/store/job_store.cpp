@@ -2,7 +2,7 @@
 
 #include <cctype>
 
-namespace attrib::head {
+namespace attrib::store {
 namespace {
 
 // Append-only: never edit a shipped migration, add a new one.
@@ -54,7 +54,7 @@ CREATE TABLE coverage (
   FOREIGN KEY (cluster, job_id) REFERENCES jobs (cluster, job_id)
 );
 )sql",
-    // 2: fleet history (fleet_history.h): one row per archived verdict, naming the node
+    // 2: fleet history (fleet_queries.h): one row per archived verdict, naming the node
     // and GPU its root cause blames ('' when none), and every remediation decision.
     R"sql(
 CREATE TABLE history (
@@ -92,7 +92,7 @@ CREATE INDEX remediation_time ON remediation (time_us, action);
 )sql",
 };
 
-Error db_error(const db::Statement& stmt) { return Error{"DB_E_STEP", stmt.error()}; }
+Error db_error(const store::Statement& stmt) { return Error{"DB_E_STEP", stmt.error()}; }
 
 // The GPU a verdict blames on its root cause node: the only affected GPU there, or the
 // one the root cause event names (its raw "0000:3b:00" prefixes the normalised form).
@@ -111,9 +111,9 @@ std::string blamed_gpu(const Verdict& verdict, const std::string& node) {
   return "";
 }
 
-// One history row per archived verdict (fleet_history.h). Only a root cause blames a
+// One history row per archived verdict (fleet_queries.h). Only a root cause blames a
 // node: AMBIGUOUS, UNATTRIBUTED and NONE rows keep node ''.
-Status insert_history(db::Database& db, const JobKey& key, const Verdict& verdict, const v1::JobEnded& request,
+Status insert_history(store::Database& db, const JobKey& key, const Verdict& verdict, const v1::JobEnded& request,
                       TimeUs archived) {
   TimeUs time = request.end_time_us() > 0 ? request.end_time_us()
                 : request.hook_time_us() > 0 ? request.hook_time_us() : archived;
@@ -138,8 +138,8 @@ Status insert_history(db::Database& db, const JobKey& key, const Verdict& verdic
 }
 
 // Verdicts archived before the history table existed get their rows once, at open.
-Status backfill_history(db::Database& db) {
-  db::Transaction tx(db);
+Status backfill_history(store::Database& db) {
+  store::Transaction tx(db);
   auto missing = db.prepare(
       "SELECT j.cluster, j.job_id, j.request, j.verdict_json, COALESCE(j.archived_us, j.received_us) FROM jobs j "
       "LEFT JOIN history h ON h.cluster = j.cluster AND h.job_id = j.job_id "
@@ -165,7 +165,7 @@ Status backfill_history(db::Database& db) {
 }  // namespace
 
 Result<std::unique_ptr<JobStore>> JobStore::open(const std::string& path) {
-  auto db = db::Database::open(path);
+  auto db = store::Database::open(path);
   if (!db) return db.error();
   if (auto s = db->migrate(kMigrations); !s) return s.error();
   if (auto s = backfill_history(*db); !s) return Error{"DB_E_MIGRATE", "history backfill: " + s.error().message};
@@ -238,7 +238,7 @@ Status JobStore::reschedule(const JobKey& key, TimeUs next_attempt, const std::s
 Status JobStore::archive(const JobKey& key, const Verdict& verdict, const std::vector<Event>& events,
                          TimeUs now) {
   std::lock_guard lock(mutex_);
-  db::Transaction tx(db_);
+  store::Transaction tx(db_);
   auto update = db_.prepare(
       "UPDATE jobs SET status = 'archived', verdict_json = ?, domain = ?, archived_us = ?, last_error = '' "
       "WHERE cluster = ? AND job_id = ? AND verdict_json IS NULL");
@@ -324,4 +324,4 @@ Result<int64_t> JobStore::pending_count() {
   return stmt.int_at(0);
 }
 
-}  // namespace attrib::head
+}  // namespace attrib::store

@@ -20,7 +20,7 @@
 #include "attrib/v1/attrib.pb.h"
 #include "attributiond/store/sqlite.h"
 
-namespace attrib::head {
+namespace attrib::store {
 
 using JobKey = std::pair<std::string, std::string>;  // (cluster, job_id)
 
@@ -60,7 +60,7 @@ class JobStore {
   Result<int64_t> pending_count();
 
   // Runs fn(db::Database&) on the store's connection under its lock: the fleet queries
-  // (fleet_history.h) and remediation records use the connection the workers write with.
+  // (fleet_queries.h) and remediation records use the connection the workers write with.
   template <typename Fn>
   auto with_db(Fn&& fn) {
     std::lock_guard lock(mutex_);
@@ -68,9 +68,9 @@ class JobStore {
   }
 
  private:
-  explicit JobStore(db::Database db) : db_(std::move(db)) {}
+  explicit JobStore(store::Database db) : db_(std::move(db)) {}
   std::mutex mutex_;  // one connection, shared by the RPC threads and the workers
-  db::Database db_;
+  store::Database db_;
 };
 
-}  // namespace attrib::head
+}  // namespace attrib::store

@@ -2,7 +2,7 @@
 
 #include <utility>
 
-namespace attrib::db {
+namespace attrib::store {
 
 Statement::Statement(sqlite3* db, std::string_view sql) : db_(db) {
   if (sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr) != SQLITE_OK) {
@@ -145,4 +145,4 @@ Status Transaction::commit() {
   return db_.exec("COMMIT");
 }
 
-}  // namespace attrib::db
+}  // namespace attrib::store

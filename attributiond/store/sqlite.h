@@ -12,7 +12,7 @@
 
 #include "core/result.h"
 
-namespace attrib::db {
+namespace attrib::store {
 
 class Statement {
  public:
@@ -84,4 +84,4 @@ class Transaction {
   bool done_ = false;
 };
 
-}  // namespace attrib::db
+}  // namespace attrib::store

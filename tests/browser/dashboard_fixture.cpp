@@ -5,17 +5,16 @@
 #include <cstdio>
 
 #include "tests/support/dashboard_archive.h"
+#include "core/clock.h"
 
 int main(int argc, char** argv) {
   if (argc != 4) {
     std::fprintf(stderr, "usage: %s DATABASE FIXTURES_DIR PACK_DIR\n", argv[0]);
     return 2;
   }
-  auto now = std::chrono::duration_cast<std::chrono::microseconds>(
-                 std::chrono::system_clock::now().time_since_epoch())
-                 .count();
-  auto written = attrib::test_support::write_archive(argv[1], argv[2], argv[3],
-                                                     attrib::test_support::known_jobs(now));
+  auto now = attrib::wall_clock_us();
+  auto written = attrib::test::write_archive(argv[1], argv[2], argv[3],
+                                                     attrib::test::known_jobs(now));
   if (!written) {
     std::fprintf(stderr, "%s: %s %s\n", argv[0], written.error().code.c_str(), written.error().message.c_str());
     return 1;

@@ -12,7 +12,7 @@
 #include "rules/golden.h"
 #include "attributiond/store/job_store.h"
 
-namespace attrib::test_support {
+namespace attrib::test {
 
 struct ArchivedJob {
   std::string job_id;
@@ -58,7 +58,7 @@ inline Status write_archive(const std::string& database, const std::filesystem::
                             const std::filesystem::path& pack_dir, const std::vector<ArchivedJob>& jobs) {
   auto pack = rules::load_rule_pack({pack_dir, {}});
   if (!pack) return pack.error();
-  auto store = head::JobStore::open(database);
+  auto store = store::JobStore::open(database);
   if (!store) return store.error();
   for (const auto& job : jobs) {
     auto golden = rules::check_golden_fixture(fixtures_dir / job.fixture, *pack);
@@ -87,7 +87,7 @@ inline Status write_archive(const std::string& database, const std::filesystem::
     if (verdict.root_cause) add(verdict.root_cause->event);
     for (const auto& symptom : verdict.symptoms) add(symptom.event);
     for (const auto& event : verdict.unexplained) add(event);
-    const head::JobKey key{"lab", job.job_id};
+    const store::JobKey key{"lab", job.job_id};
     if (auto queued = (*store)->enqueue(request, "lab", job.ended_us); !queued) return queued.error();
     if (auto s = (*store)->archive(key, verdict, events, job.ended_us + 1000000); !s) return s;
     if (auto s = (*store)->mark_done(key, job.ended_us + 2000000); !s) return s;
@@ -95,4 +95,4 @@ inline Status write_archive(const std::string& database, const std::filesystem::
   return ok_status();
 }
 
-}  // namespace attrib::test_support
+}  // namespace attrib::test

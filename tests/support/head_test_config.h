@@ -12,10 +12,10 @@
 
 #include "common/config.h"
 
-namespace attrib::test_support {
+namespace attrib::test {
 
 // dir: <tmp>/<prefix>-<pid>-<test name>, emptied and created with journal/ and spool/.
-inline config::Config head_test_config(const std::string& prefix, const std::string& rules_pack_dir,
+inline common::Config head_test_config(const std::string& prefix, const std::string& rules_pack_dir,
                                        std::filesystem::path& dir) {
   namespace fs = std::filesystem;
   dir = fs::temp_directory_path() / (prefix + "-" + std::to_string(::getpid()) + "-" +
@@ -23,7 +23,7 @@ inline config::Config head_test_config(const std::string& prefix, const std::str
   fs::remove_all(dir);
   fs::create_directories(dir / "journal");
   fs::create_directories(dir / "spool");
-  config::Config config;
+  common::Config config;
   config.cluster = "lab";
   config.auth.mode = "none";  // authentication has its own suite (test_auth.cpp)
   config.head.listen = {"unix://" + (dir / "sock").string()};
@@ -36,4 +36,4 @@ inline config::Config head_test_config(const std::string& prefix, const std::str
   return config;
 }
 
-}  // namespace attrib::test_support
+}  // namespace attrib::test

@@ -21,7 +21,7 @@
 
 extern char** environ;
 
-namespace attrib::test_support {
+namespace attrib::test {
 
 class PrivateMunged {
  public:
@@ -92,4 +92,4 @@ class PrivateMunged {
   pid_t pid_ = 0;
 };
 
-}  // namespace attrib::test_support
+}  // namespace attrib::test

@@ -20,6 +20,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "attrib/v1/attrib.grpc.pb.h"
+#include "core/clock.h"
 #include "common/auth.h"
 #include "common/config.h"
 #include "rules/bundle_export.h"
@@ -31,7 +32,7 @@ namespace {
 
 // --dashboard: a one-time login link for the web dashboard (docs/dashboard.md). The
 // credential says who runs this command; the dashboard opens a session for that uid.
-int print_dashboard_login(const attrib::config::AuthConfig& auth, std::string url) {
+int print_dashboard_login(const attrib::common::AuthConfig& auth, std::string url) {
   if (url.empty()) {
     std::fprintf(stderr, "attrib-show: no dashboard configured (head.dashboard_listen); pass --dashboard-url\n");
     return 2;
@@ -49,7 +50,7 @@ int print_dashboard_login(const attrib::config::AuthConfig& auth, std::string ur
     std::printf("%s/\n", url.c_str());
     return 0;
   }
-  auto cred = attrib::auth::encode_dashboard_login(auth.munge_socket);
+  auto cred = attrib::common::encode_dashboard_login(auth.munge_socket);
   if (!cred) {
     std::fprintf(stderr, "attrib-show: %s\n", cred.error().message.c_str());
     return 2;
@@ -75,7 +76,7 @@ int print_dashboard_login(const attrib::config::AuthConfig& auth, std::string ur
 namespace {
 
 // --node and --since: one RPC, its JSON printed as is or rendered as text.
-int show_fleet_report(attrib::v1::Attribution::Stub& stub, const attrib::config::AuthConfig& auth,
+int show_fleet_report(attrib::v1::Attribution::Stub& stub, const attrib::common::AuthConfig& auth,
                       const std::string& server, const std::string& cluster, const std::string& node,
                       int64_t since_us, const std::string& domain, bool json) {
   grpc::ClientContext context;
@@ -87,7 +88,7 @@ int show_fleet_report(attrib::v1::Attribution::Stub& stub, const attrib::config:
     request.set_node(node);
     request.set_since_us(since_us);
     request.set_cluster(cluster);
-    if (auto signed_ = attrib::auth::attach_credential(context, auth, attrib::auth::kGetNodeHistory, request);
+    if (auto signed_ = attrib::common::attach_credential(context, auth, attrib::common::kGetNodeHistory, request);
         !signed_) {
       std::fprintf(stderr, "attrib-show: %s\n", signed_.error().message.c_str());
       return 2;
@@ -98,7 +99,7 @@ int show_fleet_report(attrib::v1::Attribution::Stub& stub, const attrib::config:
     request.set_since_us(since_us);
     request.set_domain(domain);
     request.set_cluster(cluster);
-    if (auto signed_ = attrib::auth::attach_credential(context, auth, attrib::auth::kListVerdicts, request);
+    if (auto signed_ = attrib::common::attach_credential(context, auth, attrib::common::kListVerdicts, request);
         !signed_) {
       std::fprintf(stderr, "attrib-show: %s\n", signed_.error().message.c_str());
       return 2;
@@ -178,11 +179,11 @@ int main(int argc, char** argv) {
 
   // The config gives the address (unless --server) and the auth settings. With --server
   // and no config file (a workstation, the test cluster) the auth defaults apply.
-  attrib::config::AuthConfig auth;
+  attrib::common::AuthConfig auth;
   bool config_needed = (server.empty() && dashboard_url.empty()) || config_option->count() > 0;
   std::error_code ignored;
   if (config_needed || std::filesystem::exists(config_path, ignored)) {
-    auto config = attrib::config::load(config_path);
+    auto config = attrib::common::load_config(config_path);
     if (!config) {
       std::fprintf(stderr, "attrib-show: %s%s\n", config.error().message.c_str(),
                    server.empty() ? " (or pass --server)" : "");
@@ -190,7 +191,7 @@ int main(int argc, char** argv) {
     }
     if (server.empty()) server = config->epilog.server;
     if (dashboard_url.empty() && !config->head.dashboard_listen.empty())
-      dashboard_url = attrib::config::dashboard_address(config->head.dashboard_listen);
+      dashboard_url = attrib::common::dashboard_address(config->head.dashboard_listen);
     auth = config->auth;
   }
   if (munge_socket_option->count() > 0) auth.munge_socket = munge_socket;
@@ -200,9 +201,8 @@ int main(int argc, char** argv) {
   if (fleet_query) {
     int64_t since_us = 0;
     if (!since.empty()) {
-      auto now = std::chrono::duration_cast<std::chrono::microseconds>(
-                     std::chrono::system_clock::now().time_since_epoch()).count();
-      auto parsed = attrib::config::parse_time_spec(since, now);
+      auto now = attrib::wall_clock_us();
+      auto parsed = attrib::common::parse_time_spec(since, now);
       if (!parsed) {
         std::fprintf(stderr, "attrib-show: --since: %s\n", parsed.error().message.c_str());
         return 2;
@@ -216,7 +216,7 @@ int main(int argc, char** argv) {
   attrib::v1::GetVerdictRequest request;
   request.set_job_id(job_id);
   request.set_cluster(cluster);
-  if (auto signed_ = attrib::auth::attach_credential(context, auth, attrib::auth::kGetVerdict, request); !signed_) {
+  if (auto signed_ = attrib::common::attach_credential(context, auth, attrib::common::kGetVerdict, request); !signed_) {
     std::fprintf(stderr, "attrib-show: %s\n", signed_.error().message.c_str());
     return 2;
   }

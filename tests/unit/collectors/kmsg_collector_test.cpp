@@ -1,6 +1,7 @@
 // The kmsg collector against kmsg-format records written to a file and to a FIFO
 // (never /dev/kmsg itself: writing there pollutes the real kernel ring).
 #include "collectors/kmsg_collector.h"
+#include "core/clock.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -105,8 +106,7 @@ TEST(KmsgCollector, AutoBootTimeIsThisMachinesBtime) {
   ASSERT_TRUE(collector.ok()) << collector.error().message;
   CollectRequest request = request_for("local");
   request.window_start = 0;
-  request.window_end = std::chrono::duration_cast<std::chrono::microseconds>(
-                           std::chrono::system_clock::now().time_since_epoch()).count();
+  request.window_end = wall_clock_us();
   auto got = collect_all(**collector, request);
   ASSERT_EQ(got.lines.size(), 1u);
   // A record at boot + 0 µs is placed at btime: in the past, and after 2000-01-01.

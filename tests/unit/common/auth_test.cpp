@@ -37,10 +37,10 @@ namespace {
 constexpr uid_t kNobody = 65534;
 
 // Accounting that never finalises: the queue and the archive are what these tests watch.
-class NoAccounting : public head::Accounting {
+class NoAccounting : public slurm::Accounting {
  public:
-  Result<head::JobRecordFacts> read_job(const std::string&, const std::string&) override {
-    return Error{head::kAccountingNotFound, "no such job"};
+  Result<slurm::JobRecordFacts> read_job(const std::string&, const std::string&) override {
+    return Error{slurm::kAccountingNotFound, "no such job"};
   }
   Status write_comment(const std::string&, const std::string&, const std::string&) override { return ok_status(); }
 };
@@ -88,7 +88,7 @@ class AuthTest : public ::testing::Test {
  protected:
   // One private munged for the suite (tests/support/private_munged.h).
   static void SetUpTestSuite() {
-    munged_ = std::make_unique<test_support::PrivateMunged>("attrib-auth");
+    munged_ = std::make_unique<test::PrivateMunged>("attrib-auth");
     base_ = munged_->dir();
     munge_socket_ = munged_->socket();
   }
@@ -128,7 +128,7 @@ class AuthTest : public ::testing::Test {
   }
 
   void StartHead() {
-    auto store = head::JobStore::open(config_.head.database);
+    auto store = store::JobStore::open(config_.head.database);
     ASSERT_TRUE(store) << store.error().message;
     auto pack = rules::load_rule_pack({config_.rules_pack_dir, {}});
     ASSERT_TRUE(pack) << pack.error().message;
@@ -149,12 +149,12 @@ class AuthTest : public ::testing::Test {
   std::string Credential(uid_t uid, std::string_view method, const google::protobuf::Message& request,
                          int ttl_s = 0) {
     if (uid == 0) {
-      auto cred = auth::encode_credential(munge_socket_, method, request, ttl_s);
+      auto cred = common::encode_credential(munge_socket_, method, request, ttl_s);
       EXPECT_TRUE(cred) << cred.error().message;
       return cred ? *cred : "";
     }
     auto [out, status] = run_as(uid, [&] {
-      auto cred = auth::encode_credential(munge_socket_, method, request, ttl_s);
+      auto cred = common::encode_credential(munge_socket_, method, request, ttl_s);
       if (!cred) return 1;
       return write(1, cred->data(), cred->size()) == static_cast<ssize_t>(cred->size()) ? 0 : 1;
     });
@@ -175,14 +175,14 @@ class AuthTest : public ::testing::Test {
 
   grpc::Status Submit(const v1::JobEnded& job, const std::string& cred) {
     grpc::ClientContext context;
-    if (!cred.empty()) context.AddMetadata(std::string(auth::kMetadataKey), cred);
+    if (!cred.empty()) context.AddMetadata(std::string(common::kMetadataKey), cred);
     v1::SubmitResponse response;
     return stub_->SubmitJobEnded(&context, job, &response);
   }
 
   grpc::Status GetVerdict(const std::string& job_id, const std::string& cred) {
     grpc::ClientContext context;
-    if (!cred.empty()) context.AddMetadata(std::string(auth::kMetadataKey), cred);
+    if (!cred.empty()) context.AddMetadata(std::string(common::kMetadataKey), cred);
     v1::GetVerdictRequest request;
     request.set_job_id(job_id);
     v1::GetVerdictResponse response;
@@ -192,7 +192,7 @@ class AuthTest : public ::testing::Test {
   grpc::Status GetVerdictAs(uid_t uid, const std::string& job_id) {
     v1::GetVerdictRequest request;
     request.set_job_id(job_id);
-    return GetVerdict(job_id, Credential(uid, auth::kGetVerdict, request));
+    return GetVerdict(job_id, Credential(uid, common::kGetVerdict, request));
   }
 
   // Whether the job reached the queue, asked as root (an admin).
@@ -203,19 +203,19 @@ class AuthTest : public ::testing::Test {
   }
 
   void SubmitAsRoot(const v1::JobEnded& job) {
-    grpc::Status status = Submit(job, Credential(0, auth::kSubmitJobEnded, job));
+    grpc::Status status = Submit(job, Credential(0, common::kSubmitJobEnded, job));
     ASSERT_TRUE(status.ok()) << status.error_message();
   }
 
-  static inline std::unique_ptr<test_support::PrivateMunged> munged_;
+  static inline std::unique_ptr<test::PrivateMunged> munged_;
   static inline fs::path base_;
   static inline std::string munge_socket_;
   fs::path dir_;
   std::string slurm_user_;
-  config::Config config_;
+  common::Config config_;
   std::unique_ptr<head::HeadDaemon> daemon_;
   std::unique_ptr<v1::Attribution::Stub> stub_;
-  std::unique_ptr<head::NodeCollectService> agent_service_;
+  std::unique_ptr<node::NodeCollectService> agent_service_;
   std::unique_ptr<grpc::Server> agent_server_;
 };
 
@@ -241,7 +241,7 @@ TEST_F(AuthTest, RootAndSlurmUserMaySubmit) {
   SubmitAsRoot(Job("100", 1000));
   EXPECT_TRUE(Queued("100"));
   v1::JobEnded job = Job("101", 1000);
-  grpc::Status status = Submit(job, Credential(uid_of(slurm_user_.c_str()), auth::kSubmitJobEnded, job));
+  grpc::Status status = Submit(job, Credential(uid_of(slurm_user_.c_str()), common::kSubmitJobEnded, job));
   EXPECT_TRUE(status.ok()) << status.error_message();
   EXPECT_TRUE(Queued("101"));
 }
@@ -249,7 +249,7 @@ TEST_F(AuthTest, RootAndSlurmUserMaySubmit) {
 TEST_F(AuthTest, OrdinaryUsersCredentialIsPermissionDeniedAndQueuesNothing) {
   StartHead();
   v1::JobEnded job = Job("100", kNobody);  // even for "their own" job: only hooks submit
-  grpc::Status status = Submit(job, Credential(kNobody, auth::kSubmitJobEnded, job));
+  grpc::Status status = Submit(job, Credential(kNobody, common::kSubmitJobEnded, job));
   EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED);
   EXPECT_NE(status.error_message().find("uid 65534"), std::string::npos) << status.error_message();
   EXPECT_FALSE(Queued("100"));
@@ -258,7 +258,7 @@ TEST_F(AuthTest, OrdinaryUsersCredentialIsPermissionDeniedAndQueuesNothing) {
 TEST_F(AuthTest, ExpiredCredentialIsUnauthenticated) {
   StartHead();
   v1::JobEnded job = Job("100", 1000);
-  std::string cred = Credential(0, auth::kSubmitJobEnded, job, /*ttl_s=*/1);
+  std::string cred = Credential(0, common::kSubmitJobEnded, job, /*ttl_s=*/1);
   std::this_thread::sleep_for(2500ms);
   grpc::Status status = Submit(job, cred);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
@@ -269,7 +269,7 @@ TEST_F(AuthTest, ExpiredCredentialIsUnauthenticated) {
 TEST_F(AuthTest, ReplayedCredentialIsRejected) {
   StartHead();
   v1::JobEnded job = Job("100", 1000);
-  std::string cred = Credential(0, auth::kSubmitJobEnded, job);
+  std::string cred = Credential(0, common::kSubmitJobEnded, job);
   ASSERT_TRUE(Submit(job, cred).ok());
   grpc::Status again = Submit(job, cred);
   EXPECT_EQ(again.error_code(), grpc::StatusCode::UNAUTHENTICATED);
@@ -279,13 +279,13 @@ TEST_F(AuthTest, ReplayedCredentialIsRejected) {
 TEST_F(AuthTest, CredentialForAnotherRequestIsRejected) {
   StartHead();
   // Made for job 100, sent with job 200: the payload hash does not match the body.
-  std::string cred = Credential(0, auth::kSubmitJobEnded, Job("100", 1000));
+  std::string cred = Credential(0, common::kSubmitJobEnded, Job("100", 1000));
   grpc::Status status = Submit(Job("200", 1000), cred);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
   EXPECT_NE(status.error_message().find("another request"), std::string::npos) << status.error_message();
   // Same body, other method: a GetVerdict credential does not submit.
   v1::JobEnded job = Job("300", 1000);
-  EXPECT_EQ(Submit(job, Credential(0, auth::kGetVerdict, job)).error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(Submit(job, Credential(0, common::kGetVerdict, job)).error_code(), grpc::StatusCode::UNAUTHENTICATED);
   EXPECT_FALSE(Queued("200"));
   EXPECT_FALSE(Queued("300"));
 }
@@ -322,14 +322,14 @@ TEST_F(AuthTest, AdminGroupMembersSeeEveryJob) {
 
 TEST_F(AuthTest, UnknownSlurmUserStopsTheDaemonAtStart) {
   config_.auth.slurm_user = "no-such-user-attrib";
-  auto store = head::JobStore::open(config_.head.database);
+  auto store = store::JobStore::open(config_.head.database);
   ASSERT_TRUE(store);
   auto pack = rules::load_rule_pack({config_.rules_pack_dir, {}});
   ASSERT_TRUE(pack);
   head::HeadDaemon daemon(config_, std::move(*store), *pack, {}, [] { return std::make_unique<NoAccounting>(); });
   auto started = daemon.start();
   ASSERT_FALSE(started);
-  EXPECT_EQ(started.error().code, auth::kConfig);
+  EXPECT_EQ(started.error().code, common::kAuthConfig);
 }
 
 // The real attrib-show, run as an ordinary user: another user's job is refused with a
@@ -359,9 +359,9 @@ TEST_F(AuthTest, AttribShowAsOrdinaryUser) {
 TEST_F(AuthTest, CollectRequiresTheHeadsCredential) {
   auto pack = rules::load_rule_pack({config_.rules_pack_dir, {}});
   ASSERT_TRUE(pack);
-  auto authenticator = auth::Authenticator::create(config_.auth);
+  auto authenticator = common::Authenticator::create(config_.auth);
   ASSERT_TRUE(authenticator) << authenticator.error().message;
-  agent_service_ = std::make_unique<head::NodeCollectService>(
+  agent_service_ = std::make_unique<node::NodeCollectService>(
       "n1", *pack, std::vector<std::unique_ptr<collectors::Collector>>{}, *authenticator);
   std::string address = "unix://" + (dir_ / "agent.sock").string();
   grpc::ServerBuilder builder;
@@ -382,18 +382,18 @@ TEST_F(AuthTest, CollectRequiresTheHeadsCredential) {
   }
   {
     grpc::ClientContext context;
-    context.AddMetadata(std::string(auth::kMetadataKey), Credential(kNobody, auth::kCollect, request));
+    context.AddMetadata(std::string(common::kMetadataKey), Credential(kNobody, common::kCollect, request));
     v1::CollectResponse response;
     EXPECT_EQ(stub->Collect(&context, request, &response).error_code(), grpc::StatusCode::PERMISSION_DENIED);
   }
 
-  config::AgentsConfig agents;
+  common::AgentsConfig agents;
   agents.addresses["n1"] = address;
   JobFacts job;
   job.job_id = "100";
   job.cluster = "lab";
   job.nodes = {"n1"};
-  auto agent_failures = [](const std::vector<head::NodeEvidence>& results) {
+  auto agent_failures = [](const std::vector<pipeline::NodeEvidence>& results) {
     std::string failures;
     for (const auto& evidence : results)
       for (const auto& c : evidence.coverage)
@@ -401,24 +401,24 @@ TEST_F(AuthTest, CollectRequiresTheHeadsCredential) {
     return failures;
   };
   // Signed (munge mode, as the head runs): the agent answers.
-  head::AgentFanout signed_fanout(agents, config_.auth, rules::pack_hash(**pack));
+  pipeline::AgentFanout signed_fanout(agents, config_.auth, rules::pack_hash(**pack));
   EXPECT_EQ(agent_failures(signed_fanout.collect(job, 0, 1)), "");
   // Unsigned (a head left in mode none): refused, and the reason is the coverage detail.
-  config::AuthConfig unsigned_auth;
+  common::AuthConfig unsigned_auth;
   unsigned_auth.mode = "none";
-  head::AgentFanout unsigned_fanout(agents, unsigned_auth, rules::pack_hash(**pack));
+  pipeline::AgentFanout unsigned_fanout(agents, unsigned_auth, rules::pack_hash(**pack));
   EXPECT_NE(agent_failures(unsigned_fanout.collect(job, 0, 1)).find("no MUNGE credential"), std::string::npos);
 }
 
 TEST_F(AuthTest, ClientWithoutMungedGetsAClearError) {
   v1::GetVerdictRequest request;
   request.set_job_id("1");
-  config::AuthConfig auth;
+  common::AuthConfig auth;
   auth.munge_socket = (dir_ / "no-munged.sock").string();
   grpc::ClientContext context;
-  auto attached = auth::attach_credential(context, auth, auth::kGetVerdict, request);
+  auto attached = common::attach_credential(context, auth, common::kGetVerdict, request);
   ASSERT_FALSE(attached);
-  EXPECT_EQ(attached.error().code, auth::kMunged);
+  EXPECT_EQ(attached.error().code, common::kAuthMunged);
   EXPECT_NE(attached.error().message.find("no-munged.sock"), std::string::npos) << attached.error().message;
 }
 
@@ -430,13 +430,13 @@ TEST_F(AuthTest, NodeHistoryIsForAdminsAndVerdictListsAreFilteredForOthers) {
     v1::NodeHistoryRequest request;
     request.set_node("n1");
     grpc::ClientContext context;
-    context.AddMetadata(std::string(auth::kMetadataKey), Credential(uid, auth::kGetNodeHistory, request));
+    context.AddMetadata(std::string(common::kMetadataKey), Credential(uid, common::kGetNodeHistory, request));
     return stub_->GetNodeHistory(&context, request, response);
   };
   auto list_as = [&](uid_t uid, v1::FleetReport* response) {
     v1::VerdictListRequest request;
     grpc::ClientContext context;
-    context.AddMetadata(std::string(auth::kMetadataKey), Credential(uid, auth::kListVerdicts, request));
+    context.AddMetadata(std::string(common::kMetadataKey), Credential(uid, common::kListVerdicts, request));
     return stub_->ListVerdicts(&context, request, response);
   };
   v1::FleetReport report;
@@ -454,6 +454,6 @@ TEST_F(AuthTest, NodeHistoryIsForAdminsAndVerdictListsAreFilteredForOthers) {
   v1::NodeHistoryRequest request;
   request.set_node("n1");
   grpc::ClientContext context;
-  context.AddMetadata(std::string(auth::kMetadataKey), Credential(0, auth::kGetVerdict, request));
+  context.AddMetadata(std::string(common::kMetadataKey), Credential(0, common::kGetVerdict, request));
   EXPECT_EQ(stub_->GetNodeHistory(&context, request, &report).error_code(), grpc::StatusCode::UNAUTHENTICATED);
 }

@@ -12,19 +12,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "core/hostname.h"
 #include "tests/support/fake_spank.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using fake_spank::fake;
-
-std::string hostname() {
-  char name[256] = {};
-  gethostname(name, sizeof name - 1);
-  std::string host(name);
-  return host.substr(0, host.find('.'));
-}
 
 class SpankCallbacks : public ::testing::Test {
  protected:
@@ -55,7 +49,7 @@ class SpankCallbacks : public ::testing::Test {
     fake.exit_status = raw_status;
     EXPECT_EQ(slurm_spank_task_exit(nullptr, 0, nullptr), 0);
   }
-  fs::path job_dir() const { return tmp_ / "spool" / hostname() / "42"; }
+  fs::path job_dir() const { return tmp_ / "spool" / attrib::short_hostname() / "42"; }
   std::vector<nlohmann::json> record(const std::string& name) const {
     std::ifstream in(job_dir() / name);
     std::vector<nlohmann::json> lines;
@@ -77,7 +71,7 @@ TEST_F(SpankCallbacks, RecordsTaskAndExportsIdentity) {
   EXPECT_EQ(lines[0]["event"], "task_start");
   EXPECT_EQ(lines[1]["event"], "task_exit");
   EXPECT_EQ(lines[1]["job_id"], 42);
-  EXPECT_EQ(lines[1]["node"], hostname());
+  EXPECT_EQ(lines[1]["node"], attrib::short_hostname());
   EXPECT_EQ(lines[1]["global_rank"], 3);
   EXPECT_EQ(lines[1]["local_rank"], 1);
   EXPECT_EQ(lines[1]["pid"], 4321);
@@ -100,11 +94,11 @@ TEST_F(SpankCallbacks, ArrayTaskIsFiledUnderItsArrayId) {
   fake.array_job_id = 43;
   fake.array_task_id = 2;
   run_task(0);
-  std::ifstream in(tmp_ / "spool" / hostname() / "43_2" / "0.3.json");
+  std::ifstream in(tmp_ / "spool" / attrib::short_hostname() / "43_2" / "0.3.json");
   std::string first;
   ASSERT_TRUE(std::getline(in, first)) << "no record under 43_2";
   EXPECT_EQ(nlohmann::json::parse(first)["job_id"], 45);
-  EXPECT_FALSE(fs::exists(tmp_ / "spool" / hostname() / "45"));
+  EXPECT_FALSE(fs::exists(tmp_ / "spool" / attrib::short_hostname() / "45"));
 }
 
 TEST_F(SpankCallbacks, BatchStepIsRecordedUnderItsName) {
@@ -143,7 +137,7 @@ TEST_F(SpankCallbacks, UnknownArgumentMakesPluginInertWithOneSlurmdError) {
 TEST_F(SpankCallbacks, SlurmdCreatesTheNodeSpool) {
   fake.context = S_CTX_SLURMD;
   ASSERT_EQ(init({spool_arg_}), 0);
-  EXPECT_TRUE(fs::is_directory(tmp_ / "spool" / hostname()));
+  EXPECT_TRUE(fs::is_directory(tmp_ / "spool" / attrib::short_hostname()));
   EXPECT_TRUE(fake.registered_options.empty()) << "slurmd takes no user options";
 }
 

@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/auth.h"
+#include "core/clock.h"
 #include "tests/support/dashboard_archive.h"
 #include "tests/support/private_munged.h"
 #include "attributiond/store/dashboard_queries.h"
@@ -40,12 +41,8 @@ namespace {
 constexpr uid_t kNobody = 65534;
 constexpr TimeUs kHourUs = 3600LL * 1000000;
 
-TimeUs now_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
-std::set<std::string> ids(const head::VerdictPage& page) {
+std::set<std::string> ids(const store::VerdictPage& page) {
   std::set<std::string> out;
   for (const auto& row : page.rows) out.insert(row.job_id);
   return out;
@@ -58,9 +55,9 @@ std::set<std::string> ids(const json& body) {
 }
 
 // A filter without designated initializers (-Wmissing-field-initializers).
-head::VerdictFilter Filter(std::string domain, std::string node = "", std::string user = "", std::string state = "",
+store::VerdictFilter Filter(std::string domain, std::string node = "", std::string user = "", std::string state = "",
                            std::optional<TimeUs> since = {}, std::optional<TimeUs> until = {}) {
-  head::VerdictFilter filter;
+  store::VerdictFilter filter;
   filter.domain = std::move(domain);
   filter.node = std::move(node);
   filter.user = std::move(user);
@@ -70,7 +67,7 @@ head::VerdictFilter Filter(std::string domain, std::string node = "", std::strin
   return filter;
 }
 
-head::VerdictFilter Since(TimeUs since, std::optional<TimeUs> until = {}) { return Filter("", "", "", "", since, until); }
+store::VerdictFilter Since(TimeUs since, std::optional<TimeUs> until = {}) { return Filter("", "", "", "", since, until); }
 
 }  // namespace
 
@@ -84,9 +81,9 @@ class DashboardTest : public ::testing::Test {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     database_ = (dir_ / "attrib.db").string();
-    now_ = now_us();
-    auto written = test_support::write_archive(database_, fs::path(ATTRIB_SOURCE_DIR) / "tests/fixtures",
-                                          ATTRIB_RULES_PACK_DIR, test_support::known_jobs(now_, users_));
+    now_ = wall_clock_us();
+    auto written = test::write_archive(database_, fs::path(ATTRIB_SOURCE_DIR) / "tests/fixtures",
+                                          ATTRIB_RULES_PACK_DIR, test::known_jobs(now_, users_));
     ASSERT_TRUE(written) << written.error().code << " " << written.error().message;
   }
   void TearDown() override {
@@ -94,19 +91,19 @@ class DashboardTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
 
-  void StartServer(std::shared_ptr<const auth::Authenticator> authenticator) {
-    head::DashboardOptions options;
+  void StartServer(std::shared_ptr<const common::Authenticator> authenticator) {
+    dashboard::DashboardOptions options;
     options.listen = "127.0.0.1:0";
     options.database = database_;
     options.authenticator = std::move(authenticator);
-    auto server = head::DashboardServer::start(options);
+    auto server = dashboard::DashboardServer::start(options);
     ASSERT_TRUE(server) << server.error().message;
     server_ = std::move(*server);
     client_ = std::make_unique<httplib::Client>("127.0.0.1", server_->port());
   }
 
-  std::unique_ptr<head::DashboardQueries> Queries() {
-    auto opened = head::DashboardQueries::open(database_);
+  std::unique_ptr<store::DashboardQueries> Queries() {
+    auto opened = store::DashboardQueries::open(database_);
     EXPECT_TRUE(opened) << opened.error().message;
     return opened ? std::move(*opened) : nullptr;
   }
@@ -122,15 +119,15 @@ class DashboardTest : public ::testing::Test {
   fs::path dir_;
   std::string database_;
   TimeUs now_ = 0;
-  test_support::ArchiveUsers users_;
-  std::unique_ptr<head::DashboardServer> server_;
+  test::ArchiveUsers users_;
+  std::unique_ptr<dashboard::DashboardServer> server_;
   std::unique_ptr<httplib::Client> client_;
 };
 
 TEST_F(DashboardTest, AdminSeesEveryVerdictNewestFirst) {
   auto queries = Queries();
   ASSERT_TRUE(queries);
-  auto page = queries->verdicts({}, head::Viewer{true, 0});
+  auto page = queries->verdicts({}, store::Viewer{true, 0});
   ASSERT_TRUE(page) << page.error().message;
   ASSERT_EQ(page->rows.size(), 9u);
   EXPECT_FALSE(page->truncated);
@@ -151,8 +148,8 @@ TEST_F(DashboardTest, AdminSeesEveryVerdictNewestFirst) {
 
 TEST_F(DashboardTest, FiltersNarrowTheList) {
   auto queries = Queries();
-  head::Viewer admin{true, 0};
-  auto by = [&](head::VerdictFilter filter) { return ids(*queries->verdicts(filter, admin)); };
+  store::Viewer admin{true, 0};
+  auto by = [&](store::VerdictFilter filter) { return ids(*queries->verdicts(filter, admin)); };
   EXPECT_EQ(by(Filter("GPU_HARDWARE")), (std::set<std::string>{"5001", "5002", "5008"}));
   EXPECT_EQ(by(Filter("", "gpu017")), (std::set<std::string>{"5001", "5002", "5007"}));
   EXPECT_EQ(by(Filter("", "", "bob")), (std::set<std::string>{"5002", "5004", "5006", "5008"}));
@@ -165,7 +162,7 @@ TEST_F(DashboardTest, FiltersNarrowTheList) {
   EXPECT_TRUE(by(Filter("NVLINK_FABRIC")).empty());
   // A filter is a bound value, never SQL.
   EXPECT_TRUE(by(Filter("' OR 1=1 --")).empty());
-  head::VerdictFilter two;
+  store::VerdictFilter two;
   two.limit = 2;
   auto limited = *queries->verdicts(two, admin);
   EXPECT_EQ(limited.rows.size(), 2u);
@@ -174,7 +171,7 @@ TEST_F(DashboardTest, FiltersNarrowTheList) {
 
 TEST_F(DashboardTest, OrdinaryUserSeesOnlyTheirOwnJobs) {
   auto queries = Queries();
-  head::Viewer alice{false, 2001};
+  store::Viewer alice{false, 2001};
   EXPECT_EQ(ids(*queries->verdicts({}, alice)), (std::set<std::string>{"5001", "5003", "5005", "5007", "5009"}));
   EXPECT_TRUE(ids(*queries->verdicts(Filter("", "", "bob"), alice)).empty());
   auto own = queries->job("lab", "5001", alice);
@@ -182,7 +179,7 @@ TEST_F(DashboardTest, OrdinaryUserSeesOnlyTheirOwnJobs) {
   EXPECT_NE((*own)->verdict_json.find("gpu.fallen_off_bus"), std::string::npos);
   auto other = queries->job("lab", "5002", alice);
   ASSERT_FALSE(other);
-  EXPECT_EQ(other.error().code, head::kForbidden);
+  EXPECT_EQ(other.error().code, store::kForbidden);
   auto missing = queries->job("lab", "404", alice);
   ASSERT_TRUE(missing);
   EXPECT_FALSE(missing->has_value());
@@ -215,7 +212,7 @@ TEST_F(DashboardTest, CountsPerDomainPerBucket) {
 }
 
 TEST_F(DashboardTest, ApiServesVerdictsJobsAndThePageWithAStrictPolicy) {
-  StartServer(auth::Authenticator::none());
+  StartServer(common::Authenticator::none());
   auto page = client_->Get("/");
   ASSERT_TRUE(page);
   EXPECT_EQ(page->status, 200);
@@ -261,21 +258,21 @@ TEST_F(DashboardTest, ApiServesVerdictsJobsAndThePageWithAStrictPolicy) {
 }
 
 TEST_F(DashboardTest, BarePortBindsLoopback) {
-  EXPECT_EQ(config::dashboard_address("8470"), "127.0.0.1:8470");
-  EXPECT_EQ(config::dashboard_address(":8470"), "127.0.0.1:8470");
-  EXPECT_EQ(config::dashboard_address("0.0.0.0:8470"), "0.0.0.0:8470");
-  head::DashboardOptions options;
+  EXPECT_EQ(common::dashboard_address("8470"), "127.0.0.1:8470");
+  EXPECT_EQ(common::dashboard_address(":8470"), "127.0.0.1:8470");
+  EXPECT_EQ(common::dashboard_address("0.0.0.0:8470"), "0.0.0.0:8470");
+  dashboard::DashboardOptions options;
   options.listen = "not an address";
   options.database = database_;
-  options.authenticator = auth::Authenticator::none();
-  auto server = head::DashboardServer::start(options);
+  options.authenticator = common::Authenticator::none();
+  auto server = dashboard::DashboardServer::start(options);
   ASSERT_FALSE(server);
   EXPECT_EQ(server.error().code, "LISTEN_E_ADDRESS");
 }
 
 TEST(DashboardSessions, ExpireAndAreUnguessable) {
-  head::SessionStore sessions(/*ttl_s=*/60, /*max_sessions=*/2);
-  auth::Caller caller{1234, 1234, true};
+  dashboard::SessionStore sessions(/*ttl_s=*/60, /*max_sessions=*/2);
+  common::Caller caller{1234, 1234, true};
   auto a = sessions.open(caller, 0);
   auto b = sessions.open(caller, 0);
   ASSERT_TRUE(a && b);
@@ -299,7 +296,7 @@ TEST(DashboardSessions, ExpireAndAreUnguessable) {
 class DashboardLoginTest : public DashboardTest {
  protected:
   static void SetUpTestSuite() {
-    munged_ = std::make_unique<test_support::PrivateMunged>("attrib-dashboard-munge");
+    munged_ = std::make_unique<test::PrivateMunged>("attrib-dashboard-munge");
     socket_ = munged_->socket();
   }
   static void TearDownTestSuite() { munged_.reset(); }
@@ -310,12 +307,12 @@ class DashboardLoginTest : public DashboardTest {
     users_.first = "nobody";
     users_.first_uid = kNobody;
     DashboardTest::SetUp();
-    config::AuthConfig auth;
+    common::AuthConfig auth;
     auth.mode = "munge";
     auth.munge_socket = socket_;
     passwd* slurm = getpwnam("slurm");
     auth.slurm_user = slurm != nullptr ? "slurm" : "daemon";
-    auto authenticator = auth::Authenticator::create(auth);
+    auto authenticator = common::Authenticator::create(auth);
     ASSERT_TRUE(authenticator) << authenticator.error().message;
     StartServer(*authenticator);
     client_->set_follow_location(false);
@@ -323,7 +320,7 @@ class DashboardLoginTest : public DashboardTest {
 
   // A login credential made by uid: directly as root, else in a child dropped to uid.
   std::string LoginCredential(uid_t uid, int ttl_s = 0) {
-    if (uid == 0) return *auth::encode_dashboard_login(socket_, ttl_s);
+    if (uid == 0) return *common::encode_dashboard_login(socket_, ttl_s);
     passwd* entry = getpwuid(uid);  // before fork: no NSS in the child of a threaded process
     gid_t gid = entry != nullptr ? entry->pw_gid : uid;
     int fds[2];
@@ -332,7 +329,7 @@ class DashboardLoginTest : public DashboardTest {
     if (child == 0) {
       close(fds[0]);
       if (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(uid) != 0) _exit(97);
-      auto cred = auth::encode_dashboard_login(socket_, ttl_s);
+      auto cred = common::encode_dashboard_login(socket_, ttl_s);
       if (!cred) _exit(1);
       _exit(write(fds[1], cred->data(), cred->size()) == static_cast<ssize_t>(cred->size()) ? 0 : 1);
     }
@@ -360,7 +357,7 @@ class DashboardLoginTest : public DashboardTest {
     return cookie.substr(0, cookie.find(';'));
   }
 
-  static inline std::unique_ptr<test_support::PrivateMunged> munged_;
+  static inline std::unique_ptr<test::PrivateMunged> munged_;
   static inline std::string socket_;
 };
 
@@ -420,7 +417,7 @@ TEST_F(DashboardLoginTest, BadExpiredReplayedAndForeignCredentialsAreRejected) {
   // Made for an RPC: another payload, no session.
   v1::GetVerdictRequest request;
   request.set_job_id("5001");
-  Login(*auth::encode_credential(socket_, auth::kGetVerdict, request), 401);
+  Login(*common::encode_credential(socket_, common::kGetVerdict, request), 401);
   // Expired.
   std::string short_lived = LoginCredential(0, /*ttl_s=*/1);
   std::this_thread::sleep_for(2500ms);

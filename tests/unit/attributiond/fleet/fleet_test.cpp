@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "attributiond/fleet/fleet_history.h"
+#include "attributiond/fleet/offender_policy.h"
 #include "attributiond/fleet/fleet_report.h"
 #include "attributiond/store/job_store.h"
 #include "attributiond/fleet/remediation.h"
@@ -17,7 +17,6 @@
 
 namespace fs = std::filesystem;
 using namespace attrib;
-using namespace attrib::head;
 
 namespace {
 
@@ -25,9 +24,9 @@ constexpr TimeUs kSecond = 1000000;
 constexpr TimeUs kDay = 86400 * kSecond;
 constexpr TimeUs kNow = 1796000000LL * kSecond;
 
-BlameRow Blame(const std::string& job, const std::string& node, TimeUs time, const std::string& domain = "GPU_HARDWARE",
+store::BlameRow Blame(const std::string& job, const std::string& node, TimeUs time, const std::string& domain = "GPU_HARDWARE",
                bool trusted = true, const std::string& gpu = "") {
-  BlameRow row;
+  store::BlameRow row;
   row.cluster = "lab";
   row.job_id = job;
   row.node = node;
@@ -39,9 +38,9 @@ BlameRow Blame(const std::string& job, const std::string& node, TimeUs time, con
   return row;
 }
 
-std::vector<std::string> OffenderKeys(const OffenderReport& report) {
+std::vector<std::string> OffenderKeys(const fleet::OffenderReport& report) {
   std::vector<std::string> keys;
-  for (const Offender& o : report.offenders) keys.push_back(o.gpu.empty() ? o.node : o.node + "/" + o.gpu);
+  for (const fleet::Offender& o : report.offenders) keys.push_back(o.gpu.empty() ? o.node : o.node + "/" + o.gpu);
   return keys;
 }
 
@@ -50,10 +49,10 @@ std::vector<std::string> OffenderKeys(const OffenderReport& report) {
 // ---- the policy ------------------------------------------------------------------------
 
 TEST(FleetPolicy, TwoTrustedHardwareVerdictsMakeARepeatOffenderOneDoesNot) {
-  FleetPolicy policy;  // 2 in 14 days
-  std::vector<BlameRow> rows = {Blame("1", "n1", kNow - 3 * kDay), Blame("2", "n1", kNow - 1 * kDay),
+  fleet::FleetPolicy policy;  // 2 in 14 days
+  std::vector<store::BlameRow> rows = {Blame("1", "n1", kNow - 3 * kDay), Blame("2", "n1", kNow - 1 * kDay),
                                 Blame("3", "n2", kNow - 1 * kDay)};
-  auto report = evaluate_offenders(rows, policy, kNow);
+  auto report = fleet::evaluate_offenders(rows, policy, kNow);
   ASSERT_EQ(OffenderKeys(report), std::vector<std::string>{"n1"});
   EXPECT_EQ(report.offenders[0].verdicts, 2);
   EXPECT_EQ(report.offenders[0].job_ids, (std::vector<std::string>{"1", "2"}));
@@ -62,22 +61,22 @@ TEST(FleetPolicy, TwoTrustedHardwareVerdictsMakeARepeatOffenderOneDoesNot) {
   EXPECT_TRUE(report.systemic.empty());
 
   policy.offender_threshold = 3;
-  EXPECT_TRUE(evaluate_offenders(rows, policy, kNow).offenders.empty());
+  EXPECT_TRUE(fleet::evaluate_offenders(rows, policy, kNow).offenders.empty());
 }
 
 TEST(FleetPolicy, WindowEdgeIsInclusiveAndOlderVerdictsAreForgotten) {
-  FleetPolicy policy;
+  fleet::FleetPolicy policy;
   TimeUs edge = kNow - policy.offender_window_s * kSecond;
-  EXPECT_EQ(OffenderKeys(evaluate_offenders({Blame("1", "n1", edge), Blame("2", "n1", kNow)}, policy, kNow)),
+  EXPECT_EQ(OffenderKeys(fleet::evaluate_offenders({Blame("1", "n1", edge), Blame("2", "n1", kNow)}, policy, kNow)),
             std::vector<std::string>{"n1"});
-  EXPECT_TRUE(evaluate_offenders({Blame("1", "n1", edge - 1), Blame("2", "n1", kNow)}, policy, kNow).offenders.empty());
+  EXPECT_TRUE(fleet::evaluate_offenders({Blame("1", "n1", edge - 1), Blame("2", "n1", kNow)}, policy, kNow).offenders.empty());
   // Later verdicts than `now` are not yet history.
-  EXPECT_TRUE(evaluate_offenders({Blame("1", "n1", kNow), Blame("2", "n1", kNow + 1)}, policy, kNow).offenders.empty());
+  EXPECT_TRUE(fleet::evaluate_offenders({Blame("1", "n1", kNow), Blame("2", "n1", kNow + 1)}, policy, kNow).offenders.empty());
 }
 
 TEST(FleetPolicy, OnlyTrustedVerdictsInOffenderDomainsCount) {
-  FleetPolicy policy;
-  std::vector<BlameRow> rows = {
+  fleet::FleetPolicy policy;
+  std::vector<store::BlameRow> rows = {
       Blame("1", "app", kNow - kDay, "APPLICATION"), Blame("2", "app", kNow, "APPLICATION"),
       Blame("3", "os", kNow - kDay, "HOST_OS"), Blame("4", "os", kNow, "HOST_OS"),
       Blame("5", "weak", kNow - kDay, "GPU_HARDWARE", false), Blame("6", "weak", kNow, "GPU_HARDWARE", false),
@@ -85,62 +84,62 @@ TEST(FleetPolicy, OnlyTrustedVerdictsInOffenderDomainsCount) {
       Blame("9", "fabric", kNow - kDay, "NVLINK_FABRIC"), Blame("10", "fabric", kNow, "HOST_HARDWARE"),
       // AMBIGUOUS and UNATTRIBUTED verdicts name no root cause node.
       Blame("11", "", kNow - kDay, "AMBIGUOUS"), Blame("12", "", kNow, "AMBIGUOUS")};
-  EXPECT_EQ(OffenderKeys(evaluate_offenders(rows, policy, kNow)), std::vector<std::string>{"fabric"});
-  EXPECT_FALSE(counts_for_reputation("GPU_HARDWARE", false, policy));
-  EXPECT_TRUE(counts_for_reputation("GPU_HARDWARE", true, policy));
-  EXPECT_FALSE(counts_for_reputation("AMBIGUOUS", true, policy));
+  EXPECT_EQ(OffenderKeys(fleet::evaluate_offenders(rows, policy, kNow)), std::vector<std::string>{"fabric"});
+  EXPECT_FALSE(fleet::counts_for_reputation("GPU_HARDWARE", false, policy));
+  EXPECT_TRUE(fleet::counts_for_reputation("GPU_HARDWARE", true, policy));
+  EXPECT_FALSE(fleet::counts_for_reputation("AMBIGUOUS", true, policy));
 
   policy.offender_domains = {"HOST_OS"};
-  EXPECT_EQ(OffenderKeys(evaluate_offenders(rows, policy, kNow)), std::vector<std::string>{"os"});
+  EXPECT_EQ(OffenderKeys(fleet::evaluate_offenders(rows, policy, kNow)), std::vector<std::string>{"os"});
 }
 
 TEST(FleetPolicy, AGpuIsAnOffenderOnlyWhenTheSameGpuIsBlamedAgain) {
-  FleetPolicy policy;
-  std::vector<BlameRow> rows = {Blame("1", "n1", kNow - 2 * kDay, "GPU_HARDWARE", true, "0000:3b:00.0"),
+  fleet::FleetPolicy policy;
+  std::vector<store::BlameRow> rows = {Blame("1", "n1", kNow - 2 * kDay, "GPU_HARDWARE", true, "0000:3b:00.0"),
                                 Blame("2", "n1", kNow - 1 * kDay, "GPU_HARDWARE", true, "0000:86:00.0"),
                                 Blame("3", "n2", kNow - 2 * kDay, "GPU_HARDWARE", true, "0000:3b:00.0"),
                                 Blame("4", "n2", kNow - 1 * kDay, "GPU_HARDWARE", true, "0000:3b:00.0")};
-  EXPECT_EQ(OffenderKeys(evaluate_offenders(rows, policy, kNow)),
+  EXPECT_EQ(OffenderKeys(fleet::evaluate_offenders(rows, policy, kNow)),
             (std::vector<std::string>{"n1", "n2", "n2/0000:3b:00.0"}));
 }
 
 // Xid 13/31/43/45 are the application's fault job by job (APPLICATION, rule
 // gpu.xid_job_fatal); the same GPU failing that way in several users' jobs is the GPU's.
 TEST(FleetPolicy, AppClassXidsOnOneGpuAcrossUsersJobsMakeTheGpuAnOffender) {
-  FleetPolicy policy;
+  fleet::FleetPolicy policy;
   auto app_xid = [](const std::string& job, const std::string& user, TimeUs time, const std::string& gpu,
                     bool trusted = true) {
-    BlameRow row = Blame(job, "n1", time, "APPLICATION", trusted, gpu);
+    store::BlameRow row = Blame(job, "n1", time, "APPLICATION", trusted, gpu);
     row.rule = "gpu.xid_job_fatal";
     row.user = user;
     return row;
   };
   const std::string gpu = "0000:3b:00.0";
   // One user's bug resubmitted onto the same GPU: not the GPU.
-  EXPECT_TRUE(evaluate_offenders({app_xid("1", "alice", kNow - kDay, gpu), app_xid("2", "alice", kNow, gpu)}, policy,
+  EXPECT_TRUE(fleet::evaluate_offenders({app_xid("1", "alice", kNow - kDay, gpu), app_xid("2", "alice", kNow, gpu)}, policy,
                                  kNow)
                   .offenders.empty());
   // Two users' jobs on the same GPU: the GPU, and never the node as a whole.
   auto report =
-      evaluate_offenders({app_xid("1", "alice", kNow - kDay, gpu), app_xid("2", "bob", kNow, gpu)}, policy, kNow);
+      fleet::evaluate_offenders({app_xid("1", "alice", kNow - kDay, gpu), app_xid("2", "bob", kNow, gpu)}, policy, kNow);
   ASSERT_EQ(OffenderKeys(report), std::vector<std::string>{"n1/" + gpu});
   EXPECT_EQ(report.offenders[0].basis, "app_class_xid");
   EXPECT_EQ(report.offenders[0].job_ids, (std::vector<std::string>{"1", "2"}));
   // Different GPUs, an untrusted report, or outside the window: nothing.
-  EXPECT_TRUE(evaluate_offenders({app_xid("1", "alice", kNow - kDay, gpu), app_xid("2", "bob", kNow, "0000:86:00.0")},
+  EXPECT_TRUE(fleet::evaluate_offenders({app_xid("1", "alice", kNow - kDay, gpu), app_xid("2", "bob", kNow, "0000:86:00.0")},
                                  policy, kNow)
                   .offenders.empty());
-  EXPECT_TRUE(evaluate_offenders({app_xid("1", "alice", kNow - kDay, gpu), app_xid("2", "bob", kNow, gpu, false)},
+  EXPECT_TRUE(fleet::evaluate_offenders({app_xid("1", "alice", kNow - kDay, gpu), app_xid("2", "bob", kNow, gpu, false)},
                                  policy, kNow)
                   .offenders.empty());
-  EXPECT_TRUE(evaluate_offenders({app_xid("1", "alice", kNow - 15 * kDay, gpu), app_xid("2", "bob", kNow, gpu)},
+  EXPECT_TRUE(fleet::evaluate_offenders({app_xid("1", "alice", kNow - 15 * kDay, gpu), app_xid("2", "bob", kNow, gpu)},
                                  policy, kNow)
                   .offenders.empty());
 }
 
 TEST(FleetPolicy, SeventeenNodesInAnHourAreOneSystemicEventAndMarkNone) {
-  FleetPolicy policy;  // more than 16 nodes within 3600 s
-  std::vector<BlameRow> rows;
+  fleet::FleetPolicy policy;  // more than 16 nodes within 3600 s
+  std::vector<store::BlameRow> rows;
   // A fabric event: 17 nodes blamed within 20 minutes; n1 also had an earlier verdict.
   for (int i = 1; i <= 17; ++i)
     rows.push_back(Blame("b" + std::to_string(i), "n" + std::to_string(i), kNow - kDay + i * 60 * kSecond,
@@ -148,7 +147,7 @@ TEST(FleetPolicy, SeventeenNodesInAnHourAreOneSystemicEventAndMarkNone) {
   rows.push_back(Blame("early", "n1", kNow - 5 * kDay));
   // An hour after the burst's second verdict: outside every window holding the burst.
   rows.push_back(Blame("late", "n2", kNow - kDay + 78 * 60 * kSecond));
-  auto report = evaluate_offenders(rows, policy, kNow);
+  auto report = fleet::evaluate_offenders(rows, policy, kNow);
   EXPECT_TRUE(report.offenders.empty()) << "a fleet-wide event condemns no node";
   ASSERT_EQ(report.systemic.size(), 1u);
   EXPECT_EQ(report.systemic[0].nodes, 17);
@@ -157,22 +156,22 @@ TEST(FleetPolicy, SeventeenNodesInAnHourAreOneSystemicEventAndMarkNone) {
   EXPECT_EQ(report.systemic[0].domain, "NVLINK_FABRIC");
 
   // 16 nodes are not a systemic event: n1 (early + burst) is a repeat offender then.
-  rows.erase(std::remove_if(rows.begin(), rows.end(), [](const BlameRow& r) { return r.job_id == "b17"; }),
+  rows.erase(std::remove_if(rows.begin(), rows.end(), [](const store::BlameRow& r) { return r.job_id == "b17"; }),
              rows.end());
-  report = evaluate_offenders(rows, policy, kNow);
+  report = fleet::evaluate_offenders(rows, policy, kNow);
   EXPECT_TRUE(report.systemic.empty());
   EXPECT_EQ(OffenderKeys(report), (std::vector<std::string>{"n1", "n2"}));
 
   // The same 17 nodes spread over more than the systemic window are no burst.
-  std::vector<BlameRow> spread;
+  std::vector<store::BlameRow> spread;
   for (int i = 1; i <= 17; ++i)
     spread.push_back(Blame("s" + std::to_string(i), "n" + std::to_string(i), kNow - kDay + i * 4 * 60 * kSecond));
-  EXPECT_TRUE(evaluate_offenders(spread, policy, kNow).systemic.empty());
+  EXPECT_TRUE(fleet::evaluate_offenders(spread, policy, kNow).systemic.empty());
 }
 
 TEST(FleetPolicy, TimeSpecsAreAgesOrIsoTimes) {
   auto at = [](const std::string& text) {
-    auto t = config::parse_time_spec(text, kNow);
+    auto t = common::parse_time_spec(text, kNow);
     EXPECT_TRUE(t) << text << ": " << (t ? "" : t.error().message);
     return t ? *t : 0;
   };
@@ -186,21 +185,21 @@ TEST(FleetPolicy, TimeSpecsAreAgesOrIsoTimes) {
   EXPECT_EQ(at("2026-11-30 10:00:05"), *parse_iso_time("2026-11-30T10:00:05Z"));
   EXPECT_EQ(at("2026-11-30T10:00:00+01:00"), *parse_iso_time("2026-11-30T09:00:00Z"));
   for (const char* bad : {"", "7", "d7", "yesterday", "2026-13-01", "7x", "-7d"})
-    EXPECT_FALSE(config::parse_time_spec(bad, kNow)) << bad;
+    EXPECT_FALSE(common::parse_time_spec(bad, kNow)) << bad;
 }
 
 // ---- history rows in the archive and the remediator ------------------------------------
 
-class FakeDrainer : public NodeDrainer {
+class FakeDrainer : public slurm::NodeDrainer {
  public:
   struct State {
-    std::map<std::string, NodeDrainState> nodes;
+    std::map<std::string, slurm::NodeDrainState> nodes;
     std::vector<std::pair<std::string, std::string>> drains;  // (node, reason)
     int state_calls = 0;
     bool fail_drain = false;
   };
   explicit FakeDrainer(std::shared_ptr<State> state) : state_(std::move(state)) {}
-  Result<NodeDrainState> state(const std::string& node) override {
+  Result<slurm::NodeDrainState> state(const std::string& node) override {
     ++state_->state_calls;
     return state_->nodes[node];
   }
@@ -221,7 +220,7 @@ class FleetStoreTest : public ::testing::Test {
     path_ = fs::temp_directory_path() / ("attrib-fleet-" + std::to_string(::getpid()) + "-" +
                                          ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db");
     Cleanup();
-    auto store = JobStore::open(path_.string());
+    auto store = store::JobStore::open(path_.string());
     ASSERT_TRUE(store) << store.error().message;
     store_ = std::move(*store);
     slurm_ = std::make_shared<FakeDrainer::State>();
@@ -264,27 +263,27 @@ class FleetStoreTest : public ::testing::Test {
     ASSERT_TRUE(store_->archive({"lab", job}, verdict, {}, end + kSecond));
   }
 
-  Remediator MakeRemediator(const std::string& mode, int per_hour = 4) {
-    config::RemediationConfig config;
+  fleet::Remediator MakeRemediator(const std::string& mode, int per_hour = 4) {
+    common::RemediationConfig config;
     config.mode = mode;
     config.max_drains_per_hour = per_hour;
-    return Remediator(config, FleetPolicy{}, std::make_unique<FakeDrainer>(slurm_));
+    return fleet::Remediator(config, fleet::FleetPolicy{}, std::make_unique<FakeDrainer>(slurm_));
   }
 
-  std::optional<RemediationRecord> Act(Remediator& remediator, const std::string& job, TimeUs now) {
+  std::optional<store::RemediationRecord> Act(fleet::Remediator& remediator, const std::string& job, TimeUs now) {
     auto acted = remediator.after_verdict(*store_, {"lab", job}, now);
     EXPECT_TRUE(acted) << acted.error().message;
     return acted ? *acted : std::nullopt;
   }
 
-  std::vector<RemediationRecord> Records() {
-    auto records = store_->with_db([](db::Database& db) { return remediation_history(db, "", 0); });
+  std::vector<store::RemediationRecord> Records() {
+    auto records = store_->with_db([](store::Database& db) { return store::remediation_history(db, "", 0); });
     EXPECT_TRUE(records);
-    return records ? *records : std::vector<RemediationRecord>{};
+    return records ? *records : std::vector<store::RemediationRecord>{};
   }
 
   fs::path path_;
-  std::unique_ptr<JobStore> store_;
+  std::unique_ptr<store::JobStore> store_;
   std::shared_ptr<FakeDrainer::State> slurm_;
 };
 
@@ -294,10 +293,10 @@ TEST_F(FleetStoreTest, ArchiveWritesOneHistoryRowPerVerdictAndOnlyRootCausesBlam
   Archive("3", "", kNow - 1 * kDay, "NONE", "NONE");
   Archive("4", "n3", kNow - 1 * kDay, "APPLICATION", "FIX_APPLICATION", false, "bob", 1001);
 
-  auto history = store_->with_db([](db::Database& db) { return node_history(db, "n2", 0); });
+  auto history = store_->with_db([](store::Database& db) { return store::node_history(db, "n2", 0); });
   ASSERT_TRUE(history) << history.error().message;
   ASSERT_EQ(history->size(), 1u) << "the AMBIGUOUS verdict blames no node";
-  const BlameRow& row = history->front();
+  const store::BlameRow& row = history->front();
   EXPECT_EQ(row.job_id, "1");
   EXPECT_EQ(row.gpu, "0000:3b:00.0");
   EXPECT_EQ(row.domain, "GPU_HARDWARE");
@@ -307,25 +306,25 @@ TEST_F(FleetStoreTest, ArchiveWritesOneHistoryRowPerVerdictAndOnlyRootCausesBlam
   EXPECT_EQ(row.uid, 1000u);
   EXPECT_EQ(row.time_us, kNow - 2 * kDay) << "the job's end";
   EXPECT_TRUE(row.trusted);
-  EXPECT_TRUE(row.counts_for_reputation);
+  EXPECT_TRUE(fleet::counts_for_reputation(row.domain, row.trusted, fleet::FleetPolicy{}));
   EXPECT_EQ(row.action, "DRAIN_NODE");
 
-  auto listed = store_->with_db([](db::Database& db) { return verdicts_since(db, 0, ""); });
+  auto listed = store_->with_db([](store::Database& db) { return store::verdicts_since(db, 0, ""); });
   ASSERT_TRUE(listed);
   std::vector<std::string> ids;
-  for (const VerdictRow& v : *listed) ids.push_back(v.job_id);
+  for (const store::VerdictRow& v : *listed) ids.push_back(v.job_id);
   EXPECT_EQ(ids, (std::vector<std::string>{"1", "2", "4"})) << "NONE (successes) only when asked for";
-  auto successes = store_->with_db([](db::Database& db) { return verdicts_since(db, 0, "NONE"); });
+  auto successes = store_->with_db([](store::Database& db) { return store::verdicts_since(db, 0, "NONE"); });
   ASSERT_EQ(successes->size(), 1u);
-  auto since = store_->with_db([](db::Database& db) { return verdicts_since(db, kNow - kDay, "APPLICATION"); });
+  auto since = store_->with_db([](store::Database& db) { return store::verdicts_since(db, kNow - kDay, "APPLICATION"); });
   ASSERT_EQ(since->size(), 1u);
   EXPECT_EQ((*since)[0].user, "bob");
-  auto counts = store_->with_db([](db::Database& db) { return domain_counts(db, 0); });
+  auto counts = store_->with_db([](store::Database& db) { return store::domain_counts(db, 0); });
   ASSERT_TRUE(counts);
   EXPECT_EQ(counts->size(), 4u);
 
   // Non-admins' listings hold their own jobs only, counts included.
-  auto bobs = store_->with_db([](db::Database& db) { return verdict_list_report(db, 0, "", uid_t{1001}, "lab"); });
+  auto bobs = store_->with_db([](store::Database& db) { return fleet::verdict_list_report(db, 0, "", uid_t{1001}, "lab"); });
   ASSERT_TRUE(bobs);
   EXPECT_EQ((*bobs)["verdicts"].size(), 1u);
   EXPECT_EQ((*bobs)["counts"], nlohmann::json::parse(R"([{"domain":"APPLICATION","jobs":1}])"));
@@ -334,16 +333,16 @@ TEST_F(FleetStoreTest, ArchiveWritesOneHistoryRowPerVerdictAndOnlyRootCausesBlam
 TEST_F(FleetStoreTest, HistoryIsBackfilledFromArchivedVerdicts) {
   Archive("1", "n2", kNow - 2 * kDay);
   Archive("2", "n2", kNow - 1 * kDay);
-  ASSERT_TRUE(store_->with_db([](db::Database& db) { return db.exec("DELETE FROM history"); }));
+  ASSERT_TRUE(store_->with_db([](store::Database& db) { return db.exec("DELETE FROM history"); }));
   store_.reset();
-  auto reopened = JobStore::open(path_.string());
+  auto reopened = store::JobStore::open(path_.string());
   ASSERT_TRUE(reopened) << reopened.error().message;
   store_ = std::move(*reopened);
-  auto report = store_->with_db([](db::Database& db) { return repeat_offenders(db, FleetPolicy{}, kNow); });
+  auto report = store_->with_db([](store::Database& db) { return fleet::repeat_offenders(db, fleet::FleetPolicy{}, kNow); });
   ASSERT_TRUE(report);
   EXPECT_EQ(OffenderKeys(*report), (std::vector<std::string>{"n2", "n2/0000:3b:00.0"}));
   auto json = store_->with_db(
-      [](db::Database& db) { return node_history_report(db, "n2", 0, FleetPolicy{}, kNow, "lab"); });
+      [](store::Database& db) { return fleet::node_history_report(db, "n2", 0, fleet::FleetPolicy{}, kNow, "lab"); });
   ASSERT_TRUE(json);
   EXPECT_EQ((*json)["offender"], true);
   EXPECT_EQ((*json)["counted"], 2);
@@ -352,9 +351,9 @@ TEST_F(FleetStoreTest, HistoryIsBackfilledFromArchivedVerdicts) {
 
 TEST_F(FleetStoreTest, RemediationIsOffByDefault) {
   Archive("1", "n2", kNow - kSecond);
-  config::RemediationConfig defaults;
+  common::RemediationConfig defaults;
   EXPECT_EQ(defaults.mode, "off");
-  Remediator remediator(defaults, FleetPolicy{}, std::make_unique<FakeDrainer>(slurm_));
+  fleet::Remediator remediator(defaults, fleet::FleetPolicy{}, std::make_unique<FakeDrainer>(slurm_));
   EXPECT_FALSE(remediator.enabled());
   EXPECT_FALSE(Act(remediator, "1", kNow));
   EXPECT_EQ(slurm_->state_calls, 0);
@@ -465,10 +464,10 @@ TEST_F(FleetStoreTest, AFailedDrainIsRecordedAndMayBeRetried) {
 }
 
 TEST(FleetReason, StartsWithAttribNamesJobAndRuleAndFitsSlurm) {
-  EXPECT_EQ(drain_reason("4242_7", "gpu.fallen_off_bus", "GPU_HARDWARE"),
+  EXPECT_EQ(fleet::drain_reason("4242_7", "gpu.fallen_off_bus", "GPU_HARDWARE"),
             "attrib: job 4242_7 rule gpu.fallen_off_bus GPU_HARDWARE");
   std::string long_rule(400, 'r');
-  std::string reason = drain_reason("1", long_rule, "GPU_HARDWARE", "x\ny");
+  std::string reason = fleet::drain_reason("1", long_rule, "GPU_HARDWARE", "x\ny");
   EXPECT_EQ(reason.size(), 255u);
   EXPECT_EQ(reason.find('\n'), std::string::npos);
 }

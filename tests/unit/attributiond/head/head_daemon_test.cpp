@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "collectors/registry.h"
+#include "core/clock.h"
 #include "attrib/v1/attrib.grpc.pb.h"
 #include "attributiond/head/head_daemon.h"
 #include "tests/support/head_test_config.h"
@@ -30,20 +31,20 @@ constexpr TimeUs kSecond = 1000000;
 // accounting record that lags the hook by seconds.
 struct AccountingState {
   std::mutex mutex;
-  std::map<std::string, head::JobRecordFacts> records;
+  std::map<std::string, slurm::JobRecordFacts> records;
   std::map<std::string, int> reads;
   int lag_reads = 0;
   int comment_writes = 0;
 };
 
-class MemoryAccounting : public head::Accounting {
+class MemoryAccounting : public slurm::Accounting {
  public:
   explicit MemoryAccounting(std::shared_ptr<AccountingState> state) : state_(std::move(state)) {}
-  Result<head::JobRecordFacts> read_job(const std::string&, const std::string& job_id) override {
+  Result<slurm::JobRecordFacts> read_job(const std::string&, const std::string& job_id) override {
     std::lock_guard lock(state_->mutex);
     auto it = state_->records.find(job_id);
-    if (it == state_->records.end()) return Error{head::kAccountingNotFound, "no such job"};
-    head::JobRecordFacts record = it->second;
+    if (it == state_->records.end()) return Error{slurm::kAccountingNotFound, "no such job"};
+    slurm::JobRecordFacts record = it->second;
     record.final = ++state_->reads[job_id] > state_->lag_reads;
     return record;
   }
@@ -58,17 +59,13 @@ class MemoryAccounting : public head::Accounting {
   std::shared_ptr<AccountingState> state_;
 };
 
-TimeUs now_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 }  // namespace
 
 class HeadDaemonTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    config_ = test_support::head_test_config("attrib-head", ATTRIB_RULES_PACK_DIR, dir_);
+    config_ = test::head_test_config("attrib-head", ATTRIB_RULES_PACK_DIR, dir_);
     config_.head.retry_backoff_s = 1;
     state_ = std::make_shared<AccountingState>();
   }
@@ -91,7 +88,7 @@ class HeadDaemonTest : public ::testing::Test {
   }
 
   void Start() {
-    auto store = head::JobStore::open(config_.head.database);
+    auto store = store::JobStore::open(config_.head.database);
     ASSERT_TRUE(store) << store.error().message;
     auto pack = rules::load_rule_pack({config_.rules_pack_dir, {}});
     ASSERT_TRUE(pack) << pack.error().message;
@@ -116,7 +113,7 @@ class HeadDaemonTest : public ::testing::Test {
 
   void AddRecord(const std::string& job_id, const std::string& state, int exit_code, TimeUs start, TimeUs end,
                  const std::string& comment = "") {
-    head::JobRecordFacts record;
+    slurm::JobRecordFacts record;
     record.facts.job_id = job_id;
     record.facts.cluster = "lab";
     record.facts.state = state;
@@ -157,7 +154,7 @@ class HeadDaemonTest : public ::testing::Test {
   // A real node agent (NodeCollectService on its own Unix socket) reading its own
   // journal directory, as `attributiond --role node` does on a compute node.
   struct Agent {
-    std::unique_ptr<head::NodeCollectService> service;
+    std::unique_ptr<node::NodeCollectService> service;
     std::unique_ptr<grpc::Server> server;
   };
   std::string StartAgent(const std::string& node, std::vector<std::unique_ptr<collectors::Collector>> extra = {}) {
@@ -173,7 +170,7 @@ class HeadDaemonTest : public ::testing::Test {
     auto pack = rules::load_rule_pack({config_.rules_pack_dir, {}});
     EXPECT_TRUE(pack);
     Agent agent;
-    agent.service = std::make_unique<head::NodeCollectService>(node, *pack, std::move(list), auth::Authenticator::none());
+    agent.service = std::make_unique<node::NodeCollectService>(node, *pack, std::move(list), common::Authenticator::none());
     std::string address = "unix://" + (dir_ / ("agent-" + node + ".sock")).string();
     grpc::ServerBuilder builder;
     builder.AddListeningPort(address, grpc::InsecureServerCredentials());
@@ -190,16 +187,16 @@ class HeadDaemonTest : public ::testing::Test {
 
   fs::path dir_;
   std::map<std::string, Agent> agents_;
-  config::Config config_;
+  common::Config config_;
   std::shared_ptr<AccountingState> state_;
   std::unique_ptr<head::HeadDaemon> daemon_;
   std::unique_ptr<v1::Attribution::Stub> stub_;
-  std::unique_ptr<head::NodeDrainer> drainer_;  // replaces libslurm's with remediation on
+  std::unique_ptr<slurm::NodeDrainer> drainer_;  // replaces libslurm's with remediation on
 };
 
 TEST_F(HeadDaemonTest, XidOnOneNodeBecomesTheVerdictAndTheComment) {
-  TimeUs start = now_us() - 60 * kSecond;
-  TimeUs end = now_us() - 10 * kSecond;
+  TimeUs start = wall_clock_us() - 60 * kSecond;
+  TimeUs end = wall_clock_us() - 10 * kSecond;
   Inject("n2", start + 20 * kSecond, {"--transport", "kernel", "--uid", "0"},
          "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.");
   for (const char* host : {"n1", "n3"})
@@ -236,7 +233,7 @@ TEST_F(HeadDaemonTest, XidOnOneNodeBecomesTheVerdictAndTheComment) {
 }
 
 TEST_F(HeadDaemonTest, DuplicateSubmitIsAcceptedOnceAndCommentWrittenOnce) {
-  AddRecord("101", "FAILED", 3, now_us() - 20 * kSecond, now_us() - 10 * kSecond);
+  AddRecord("101", "FAILED", 3, wall_clock_us() - 20 * kSecond, wall_clock_us() - 10 * kSecond);
   Start();
   v1::SubmitResponse first, second;
   ASSERT_TRUE(Submit("101", &first).ok());
@@ -250,20 +247,20 @@ TEST_F(HeadDaemonTest, DuplicateSubmitIsAcceptedOnceAndCommentWrittenOnce) {
 }
 
 TEST_F(HeadDaemonTest, SpooledJobsAreDrainedAtStart) {
-  AddRecord("102", "COMPLETED", 0, now_us() - 20 * kSecond, now_us() - 10 * kSecond);
+  AddRecord("102", "COMPLETED", 0, wall_clock_us() - 20 * kSecond, wall_clock_us() - 10 * kSecond);
   v1::JobEnded job;
   job.set_job_id("102");
   job.set_node_list("n1");
-  ASSERT_TRUE(spool::write(config_.head.spool_dir, job));
+  ASSERT_TRUE(common::write_spool_file(config_.head.spool_dir, job));
   Start();
   auto verdict = WaitDone("102");
   EXPECT_EQ(verdict["domain"], "NONE");
   EXPECT_EQ(verdict["cluster"], "lab");
-  EXPECT_TRUE(spool::list(config_.head.spool_dir).empty());
+  EXPECT_TRUE(common::list_spool_files(config_.head.spool_dir).empty());
 }
 
 TEST_F(HeadDaemonTest, RestartResumesAQueuedJob) {
-  AddRecord("103", "FAILED", 3, now_us() - 20 * kSecond, now_us() - 10 * kSecond);
+  AddRecord("103", "FAILED", 3, wall_clock_us() - 20 * kSecond, wall_clock_us() - 10 * kSecond);
   state_->lag_reads = 1000000;  // never final while the first daemon runs
   Start();
   v1::SubmitResponse response;
@@ -330,9 +327,9 @@ class NodeAgentTest : public HeadDaemonTest {
 };
 
 TEST_F(NodeAgentTest, HeadFansOutToEveryNodesAgent) {
-  TimeUs start = now_us() - 60 * kSecond;
+  TimeUs start = wall_clock_us() - 60 * kSecond;
   SetUpEvidence(start);
-  AddRecord("200", "FAILED", 1, start, now_us() - 10 * kSecond);
+  AddRecord("200", "FAILED", 1, start, wall_clock_us() - 10 * kSecond);
   for (const char* node : {"n1", "n2", "n3"}) config_.head.agents.addresses[node] = StartAgent(node);
   Start();
   v1::SubmitResponse response;
@@ -350,9 +347,9 @@ TEST_F(NodeAgentTest, HeadFansOutToEveryNodesAgent) {
 }
 
 TEST_F(NodeAgentTest, UnreachableAgentIsFailedCoverageAndNoCauseIsInvented) {
-  TimeUs start = now_us() - 60 * kSecond;
+  TimeUs start = wall_clock_us() - 60 * kSecond;
   SetUpEvidence(start);
-  AddRecord("201", "FAILED", 1, start, now_us() - 10 * kSecond);
+  AddRecord("201", "FAILED", 1, start, wall_clock_us() - 10 * kSecond);
   for (const char* node : {"n1", "n2", "n3"}) config_.head.agents.addresses[node] = StartAgent(node);
   StopAgent("n3");
   Start();
@@ -367,9 +364,9 @@ TEST_F(NodeAgentTest, UnreachableAgentIsFailedCoverageAndNoCauseIsInvented) {
 }
 
 TEST_F(NodeAgentTest, SlowAgentTimesOutAndTheVerdictUsesWhatArrived) {
-  TimeUs start = now_us() - 60 * kSecond;
+  TimeUs start = wall_clock_us() - 60 * kSecond;
   SetUpEvidence(start);
-  AddRecord("202", "FAILED", 1, start, now_us() - 10 * kSecond);
+  AddRecord("202", "FAILED", 1, start, wall_clock_us() - 10 * kSecond);
   config_.head.agents.deadline_ms = 300;
   for (const char* node : {"n1", "n2"}) config_.head.agents.addresses[node] = StartAgent(node);
   std::vector<std::unique_ptr<collectors::Collector>> stuck;
@@ -396,7 +393,7 @@ TEST_F(NodeAgentTest, AgentRefusesToSpeakForAnotherNode) {
 }
 
 TEST_F(HeadDaemonTest, OptedOutJobIsRecordedButNotAttributedWhenTheSiteAllowsIt) {
-  AddRecord("300", "FAILED", 3, now_us() - 20 * kSecond, now_us() - 10 * kSecond);
+  AddRecord("300", "FAILED", 3, wall_clock_us() - 20 * kSecond, wall_clock_us() - 10 * kSecond);
   config_.head.allow_opt_out = true;
   Start();
   auto submit_opted_out = [&](const std::string& job_id) {
@@ -425,7 +422,7 @@ TEST_F(HeadDaemonTest, OptedOutJobIsRecordedButNotAttributedWhenTheSiteAllowsIt)
 }
 
 TEST_F(HeadDaemonTest, OptOutIsIgnoredUnlessTheSiteAllowsIt) {
-  AddRecord("302", "FAILED", 3, now_us() - 20 * kSecond, now_us() - 10 * kSecond);
+  AddRecord("302", "FAILED", 3, wall_clock_us() - 20 * kSecond, wall_clock_us() - 10 * kSecond);
   Start();  // head.allow_opt_out defaults to false
   v1::JobEnded job;
   job.set_job_id("302");
@@ -438,10 +435,10 @@ TEST_F(HeadDaemonTest, OptOutIsIgnoredUnlessTheSiteAllowsIt) {
 }
 
 // slurmctld stand-in for remediation: records drains (test_fleet.cpp covers the policy).
-class RecordingDrainer : public head::NodeDrainer {
+class RecordingDrainer : public slurm::NodeDrainer {
  public:
   explicit RecordingDrainer(std::shared_ptr<std::vector<std::string>> drains) : drains_(std::move(drains)) {}
-  Result<head::NodeDrainState> state(const std::string&) override { return head::NodeDrainState{}; }
+  Result<slurm::NodeDrainState> state(const std::string&) override { return slurm::NodeDrainState{}; }
   Status drain(const std::string& node, const std::string& reason) override {
     drains_->push_back(node + ": " + reason);
     return ok_status();
@@ -452,10 +449,10 @@ class RecordingDrainer : public head::NodeDrainer {
 };
 
 TEST_F(HeadDaemonTest, RemediationDrainsTheBlamedNodeAfterArchiveAndTheHistoryShowsIt) {
-  TimeUs start = now_us() - 60 * kSecond;
+  TimeUs start = wall_clock_us() - 60 * kSecond;
   Inject("n2", start + 20 * kSecond, {"--transport", "kernel", "--uid", "0"},
          "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.");
-  AddRecord("300", "FAILED", 1, start, now_us() - 10 * kSecond);
+  AddRecord("300", "FAILED", 1, start, wall_clock_us() - 10 * kSecond);
   config_.remediation.mode = "drain";
   auto drains = std::make_shared<std::vector<std::string>>();
   drainer_ = std::make_unique<RecordingDrainer>(drains);

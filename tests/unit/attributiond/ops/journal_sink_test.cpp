@@ -14,7 +14,7 @@
 #include "attributiond/ops/journal_sink.h"
 #include "attributiond/ops/log_context.h"
 
-using namespace attrib::logging;
+using namespace attrib;
 namespace fs = std::filesystem;
 
 namespace {
@@ -22,7 +22,7 @@ namespace {
 std::vector<std::string> Fields(spdlog::level::level_enum level, const std::string& text,
                                 spdlog::source_loc where = {}) {
   spdlog::details::log_msg message(where, "attributiond", level, text);
-  return journal_fields(message, current_fields(), "attributiond");
+  return ops::journal_fields(message, ops::current_fields(), "attributiond");
 }
 
 bool Has(const std::vector<std::string>& fields, const std::string& field) {
@@ -36,12 +36,12 @@ bool HasName(const std::vector<std::string>& fields, const std::string& name) {
 }  // namespace
 
 TEST(JournalSink, LevelsBecomeSyslogPriorities) {
-  EXPECT_EQ(journal_priority(spdlog::level::critical), LOG_CRIT);
-  EXPECT_EQ(journal_priority(spdlog::level::err), LOG_ERR);
-  EXPECT_EQ(journal_priority(spdlog::level::warn), LOG_WARNING);
-  EXPECT_EQ(journal_priority(spdlog::level::info), LOG_INFO);
-  EXPECT_EQ(journal_priority(spdlog::level::debug), LOG_DEBUG);
-  EXPECT_EQ(journal_priority(spdlog::level::trace), LOG_DEBUG);
+  EXPECT_EQ(ops::journal_priority(spdlog::level::critical), LOG_CRIT);
+  EXPECT_EQ(ops::journal_priority(spdlog::level::err), LOG_ERR);
+  EXPECT_EQ(ops::journal_priority(spdlog::level::warn), LOG_WARNING);
+  EXPECT_EQ(ops::journal_priority(spdlog::level::info), LOG_INFO);
+  EXPECT_EQ(ops::journal_priority(spdlog::level::debug), LOG_DEBUG);
+  EXPECT_EQ(ops::journal_priority(spdlog::level::trace), LOG_DEBUG);
 }
 
 TEST(JournalSink, MessageWithoutContextHasOnlyTheBasicFields) {
@@ -57,10 +57,10 @@ TEST(JournalSink, MessageWithoutContextHasOnlyTheBasicFields) {
 
 TEST(JournalSink, ScopesAddJobNodeAndCollectorAndNestAndRestore) {
   {
-    LogScope job("4242");
+    ops::LogScope job("4242");
     EXPECT_TRUE(Has(Fields(spdlog::level::info, "x"), "ATTRIB_JOB_ID=4242"));
     {
-      LogScope collect("", "n3", "journald");  // empty job id: keeps the outer one
+      ops::LogScope collect("", "n3", "journald");  // empty job id: keeps the outer one
       auto fields = Fields(spdlog::level::warn, "x");
       EXPECT_TRUE(Has(fields, "ATTRIB_JOB_ID=4242"));
       EXPECT_TRUE(Has(fields, "ATTRIB_NODE=n3"));
@@ -92,11 +92,11 @@ TEST(JournalSink, JournalStreamMatchesOnlyTheFileItNames) {
   struct stat st {};
   ASSERT_EQ(fstat(fd, &st), 0);
   std::string named = std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
-  EXPECT_TRUE(fd_is_journal_stream(fd, named.c_str()));
-  EXPECT_FALSE(fd_is_journal_stream(fd, (std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino + 1)).c_str()));
-  EXPECT_FALSE(fd_is_journal_stream(fd, nullptr));
-  EXPECT_FALSE(fd_is_journal_stream(fd, "garbage"));
-  EXPECT_FALSE(fd_is_journal_stream(-1, named.c_str()));
+  EXPECT_TRUE(ops::fd_is_journal_stream(fd, named.c_str()));
+  EXPECT_FALSE(ops::fd_is_journal_stream(fd, (std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino + 1)).c_str()));
+  EXPECT_FALSE(ops::fd_is_journal_stream(fd, nullptr));
+  EXPECT_FALSE(ops::fd_is_journal_stream(fd, "garbage"));
+  EXPECT_FALSE(ops::fd_is_journal_stream(-1, named.c_str()));
   close(fd);
   fs::remove(file);
 }

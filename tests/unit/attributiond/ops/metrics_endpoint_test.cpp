@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "collectors/registry.h"
+#include "core/clock.h"
 #include "attrib/v1/attrib.grpc.pb.h"
 #include "common/auth.h"
 #include "tests/support/child_process.h"
@@ -33,21 +34,17 @@ namespace {
 
 constexpr TimeUs kSecond = 1000000;
 
-TimeUs now_us() {
-  return std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 // slurmdbd stand-in: every job's record is final at once.
-class FinalAccounting : public head::Accounting {
+class FinalAccounting : public slurm::Accounting {
  public:
-  FinalAccounting(std::shared_ptr<std::mutex> mutex, std::shared_ptr<std::map<std::string, head::JobRecordFacts>> jobs)
+  FinalAccounting(std::shared_ptr<std::mutex> mutex, std::shared_ptr<std::map<std::string, slurm::JobRecordFacts>> jobs)
       : mutex_(std::move(mutex)), jobs_(std::move(jobs)) {}
-  Result<head::JobRecordFacts> read_job(const std::string&, const std::string& job_id) override {
+  Result<slurm::JobRecordFacts> read_job(const std::string&, const std::string& job_id) override {
     std::lock_guard lock(*mutex_);
     auto it = jobs_->find(job_id);
-    if (it == jobs_->end()) return Error{head::kAccountingNotFound, "no such job"};
-    head::JobRecordFacts record = it->second;
+    if (it == jobs_->end()) return Error{slurm::kAccountingNotFound, "no such job"};
+    slurm::JobRecordFacts record = it->second;
     record.final = true;
     return record;
   }
@@ -59,7 +56,7 @@ class FinalAccounting : public head::Accounting {
 
  private:
   std::shared_ptr<std::mutex> mutex_;
-  std::shared_ptr<std::map<std::string, head::JobRecordFacts>> jobs_;
+  std::shared_ptr<std::map<std::string, slurm::JobRecordFacts>> jobs_;
 };
 
 std::string ReadFile(const fs::path& path) {
@@ -74,7 +71,7 @@ std::string ReadFile(const fs::path& path) {
 class MetricsEndpointTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    config_ = test_support::head_test_config("attrib-metrics", ATTRIB_RULES_PACK_DIR, dir_);
+    config_ = test::head_test_config("attrib-metrics", ATTRIB_RULES_PACK_DIR, dir_);
     config_.head.metrics_listen = "127.0.0.1:0";
   }
   void TearDown() override {
@@ -84,7 +81,7 @@ class MetricsEndpointTest : public ::testing::Test {
   }
 
   void Start() {
-    auto store = head::JobStore::open(config_.head.database);
+    auto store = store::JobStore::open(config_.head.database);
     ASSERT_TRUE(store) << store.error().message;
     auto pack = rules::load_rule_pack({config_.rules_pack_dir, {}});
     ASSERT_TRUE(pack) << pack.error().message;
@@ -106,13 +103,13 @@ class MetricsEndpointTest : public ::testing::Test {
 
   // Queues a job that ended 10 s ago.
   void Submit(const std::string& job_id, const std::string& state, int exit_code) {
-    head::JobRecordFacts record;
+    slurm::JobRecordFacts record;
     record.facts.job_id = job_id;
     record.facts.cluster = "lab";
     record.facts.state = state;
     record.facts.exit_code = exit_code;
-    record.facts.start = now_us() - 20 * kSecond;
-    record.facts.end = now_us() - 10 * kSecond;
+    record.facts.start = wall_clock_us() - 20 * kSecond;
+    record.facts.end = wall_clock_us() - 10 * kSecond;
     record.facts.nodes = {"n1"};
     {
       std::lock_guard lock(*mutex_);
@@ -151,10 +148,10 @@ class MetricsEndpointTest : public ::testing::Test {
   }
 
   fs::path dir_;
-  config::Config config_;
+  common::Config config_;
   std::shared_ptr<std::mutex> mutex_ = std::make_shared<std::mutex>();
-  std::shared_ptr<std::map<std::string, head::JobRecordFacts>> jobs_ =
-      std::make_shared<std::map<std::string, head::JobRecordFacts>>();
+  std::shared_ptr<std::map<std::string, slurm::JobRecordFacts>> jobs_ =
+      std::make_shared<std::map<std::string, slurm::JobRecordFacts>>();
   std::unique_ptr<head::HeadDaemon> daemon_;
   std::unique_ptr<v1::Attribution::Stub> stub_;
   std::unique_ptr<attrib::test::ChildProcess> prometheus_;
@@ -202,13 +199,13 @@ TEST_F(MetricsEndpointTest, PlainGetReturnsTheExpositionWithTheHeadsCounts) {
 TEST_F(MetricsEndpointTest, SpoolBacklogAndQueueDepthAreReadWhenScraped) {
   config_.head.spool_scan_interval_s = 3600;  // the test fills the spool after the start-up drain
   Start();
-  for (const char* name : {"a", "b"}) std::ofstream(dir_ / "spool" / (std::string(name) + spool::kSuffix)) << "x";
+  for (const char* name : {"a", "b"}) std::ofstream(dir_ / "spool" / (std::string(name) + common::kSpoolSuffix)) << "x";
   EXPECT_NE(Scrape().find("attrib_spool_backlog 2\n"), std::string::npos);
 }
 
 TEST_F(MetricsEndpointTest, BadAddressOrBusyPortFailsTheStart) {
   config_.head.metrics_listen = "no-port-here";
-  auto store = head::JobStore::open(config_.head.database);
+  auto store = store::JobStore::open(config_.head.database);
   ASSERT_TRUE(store);
   auto pack = rules::load_rule_pack({config_.rules_pack_dir, {}});
   ASSERT_TRUE(pack);
@@ -217,10 +214,10 @@ TEST_F(MetricsEndpointTest, BadAddressOrBusyPortFailsTheStart) {
   ASSERT_FALSE(started);
   EXPECT_EQ(started.error().code, "LISTEN_E_ADDRESS");
 
-  metrics::Registry registry;
-  auto first = head::MetricsServer::start("127.0.0.1:0", registry);
+  ops::MetricsRegistry registry;
+  auto first = ops::serve_metrics("127.0.0.1:0", registry);
   ASSERT_TRUE(first);
-  auto second = head::MetricsServer::start("127.0.0.1:" + std::to_string((*first)->port()), registry);
+  auto second = ops::serve_metrics("127.0.0.1:" + std::to_string((*first)->port()), registry);
   ASSERT_FALSE(second);
   EXPECT_EQ(second.error().code, "LISTEN_E_BIND");
 }
@@ -278,8 +275,8 @@ TEST_F(MetricsEndpointTest, RealPrometheusScrapesTheEndpoint) {
 }
 
 TEST(NodeAgentMetrics, CollectRequestsAreCountedByStatusWithDuration) {
-  metrics::Registry registry;
-  head::NodeMetrics metrics(registry);
+  ops::MetricsRegistry registry;
+  ops::NodeMetrics metrics(registry);
   auto pack = rules::load_rule_pack({ATTRIB_RULES_PACK_DIR, {}});
   ASSERT_TRUE(pack) << pack.error().message;
   YAML::Node options;
@@ -288,11 +285,11 @@ TEST(NodeAgentMetrics, CollectRequestsAreCountedByStatusWithDuration) {
   ASSERT_TRUE(journald);
   std::vector<std::unique_ptr<collectors::Collector>> list;
   list.push_back(std::move(*journald));
-  config::AuthConfig no_auth;
+  common::AuthConfig no_auth;
   no_auth.mode = "none";  // MUNGE is tested with the auth code; here only the counting matters
-  auto auth = auth::Authenticator::create(no_auth);
+  auto auth = common::Authenticator::create(no_auth);
   ASSERT_TRUE(auth) << auth.error().message;
-  head::NodeCollectService service("n1", *pack, std::move(list), *auth, &metrics);
+  node::NodeCollectService service("n1", *pack, std::move(list), *auth, &metrics);
   fs::path socket = fs::temp_directory_path() / ("attrib-agent-metrics-" + std::to_string(getpid()) + ".sock");
   std::string address = "unix://" + socket.string();
   grpc::ServerBuilder builder;
@@ -328,11 +325,11 @@ TEST(NodeAgentMetrics, CollectRequestsAreCountedByStatusWithDuration) {
 
 // docs/operations.md must name every metric either role exports.
 TEST(MetricsDocs, OperationsGuideListsEveryMetric) {
-  metrics::Registry head_registry, node_registry;
-  head::HeadMetrics head_metrics(head_registry);
-  head::register_head_gauges(head_registry, [] { return 0.0; }, [] { return 0.0; });
-  head::register_info(head_registry, "head", "", "");
-  head::NodeMetrics node_metrics(node_registry);
+  ops::MetricsRegistry head_registry, node_registry;
+  ops::HeadMetrics head_metrics(head_registry);
+  ops::register_head_gauges(head_registry, [] { return 0.0; }, [] { return 0.0; });
+  ops::register_info(head_registry, "head", "", "");
+  ops::NodeMetrics node_metrics(node_registry);
   std::string doc = ReadFile(fs::path(ATTRIB_SOURCE_DIR) / "docs" / "operations.md");
   ASSERT_FALSE(doc.empty());
   for (const auto* registry : {&head_registry, &node_registry})

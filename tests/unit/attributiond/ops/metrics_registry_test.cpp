@@ -9,10 +9,10 @@
 #include "attributiond/ops/metrics_registry.h"
 
 using namespace attrib;
-using metrics::Registry;
+using ops::MetricsRegistry;
 
 TEST(MetricsRegistry, CountersWithLabelsRenderSortedWithHelpAndType) {
-  Registry registry;
+  MetricsRegistry registry;
   auto& requests = registry.counter("t_requests_total", "Requests.", {"status", "kind"});
   requests.labels({"ok", "b"}).inc();
   requests.labels({"ok", "a"}).inc(2);
@@ -30,7 +30,7 @@ TEST(MetricsRegistry, CountersWithLabelsRenderSortedWithHelpAndType) {
 }
 
 TEST(MetricsRegistry, CounterNeverGoesDownAndGaugeDoes) {
-  Registry registry;
+  MetricsRegistry registry;
   auto& counter = registry.counter("c_total", "c").get();
   counter.inc(3);
   counter.inc(-1);
@@ -43,7 +43,7 @@ TEST(MetricsRegistry, CounterNeverGoesDownAndGaugeDoes) {
 }
 
 TEST(MetricsRegistry, LabelValuesAndHelpAreEscaped) {
-  Registry registry;
+  MetricsRegistry registry;
   registry.counter("e_total", "Back\\slash and\nnewline.", {"v"}).labels({"a\"b\\c\nd"}).inc();
   EXPECT_EQ(registry.render(),
             "# HELP e_total Back\\\\slash and\\nnewline.\n"
@@ -52,7 +52,7 @@ TEST(MetricsRegistry, LabelValuesAndHelpAreEscaped) {
 }
 
 TEST(MetricsRegistry, HistogramBucketsAreCumulativeWithInfSumAndCount) {
-  Registry registry;
+  MetricsRegistry registry;
   auto& latency = registry.histogram("lat_seconds", "Latency.", {0.5, 1, 10}, {"role"});
   for (double v : {0.2, 0.5, 0.7, 3.0, 100.0}) latency.labels({"head"}).observe(v);
   EXPECT_EQ(registry.render(),
@@ -67,7 +67,7 @@ TEST(MetricsRegistry, HistogramBucketsAreCumulativeWithInfSumAndCount) {
 }
 
 TEST(MetricsRegistry, CallbackGaugeIsReadAtRenderAndLeftOutWhenItFails) {
-  Registry registry;
+  MetricsRegistry registry;
   std::optional<double> value = 7;
   registry.gauge_callback("depth", "Depth.", [&] { return value; });
   EXPECT_EQ(registry.render(), "# HELP depth Depth.\n# TYPE depth gauge\ndepth 7\n");
@@ -76,16 +76,16 @@ TEST(MetricsRegistry, CallbackGaugeIsReadAtRenderAndLeftOutWhenItFails) {
 }
 
 TEST(MetricsRegistry, NumbersUseTheShortestExactForm) {
-  EXPECT_EQ(metrics::format_value(1), "1");
-  EXPECT_EQ(metrics::format_value(0.005), "0.005");
-  EXPECT_EQ(metrics::format_value(1e21), "1e+21");
-  EXPECT_EQ(metrics::format_value(std::numeric_limits<double>::infinity()), "+Inf");
-  EXPECT_EQ(metrics::format_value(-std::numeric_limits<double>::infinity()), "-Inf");
-  EXPECT_EQ(metrics::format_value(std::nan("")), "NaN");
+  EXPECT_EQ(ops::format_value(1), "1");
+  EXPECT_EQ(ops::format_value(0.005), "0.005");
+  EXPECT_EQ(ops::format_value(1e21), "1e+21");
+  EXPECT_EQ(ops::format_value(std::numeric_limits<double>::infinity()), "+Inf");
+  EXPECT_EQ(ops::format_value(-std::numeric_limits<double>::infinity()), "-Inf");
+  EXPECT_EQ(ops::format_value(std::nan("")), "NaN");
 }
 
 TEST(MetricsRegistry, MisuseIsRefusedAtRegistration) {
-  Registry registry;
+  MetricsRegistry registry;
   registry.counter("x_total", "x", {"a"});
   EXPECT_THROW(registry.counter("x_total", "again"), std::invalid_argument);
   EXPECT_THROW(registry.counter("1bad", "digit first"), std::invalid_argument);
@@ -99,7 +99,7 @@ TEST(MetricsRegistry, MisuseIsRefusedAtRegistration) {
 }
 
 TEST(MetricsRegistry, ConcurrentIncrementsAreAllCounted) {
-  Registry registry;
+  MetricsRegistry registry;
   auto& family = registry.counter("n_total", "n", {"t"});
   auto& histogram = registry.histogram("d", "d", {1}).get();
   std::vector<std::thread> threads;
@@ -116,14 +116,14 @@ TEST(MetricsRegistry, ConcurrentIncrementsAreAllCounted) {
 }
 
 TEST(DaemonMetrics, EveryFamilyOfBothRolesRegistersAndHookLabelsAreShort) {
-  Registry head;
-  head::HeadMetrics head_metrics(head);
-  head::register_head_gauges(head, [] { return 0.0; }, [] { return 0.0; });
-  head::register_info(head, "head", "1", "sha256:x");
-  Registry node;
-  head::NodeMetrics node_metrics(node);
-  EXPECT_EQ(head::hook_label(1), "epilog_slurmctld");
-  EXPECT_EQ(head::hook_label(0), "unspecified");
+  MetricsRegistry head;
+  ops::HeadMetrics head_metrics(head);
+  ops::register_head_gauges(head, [] { return 0.0; }, [] { return 0.0; });
+  ops::register_info(head, "head", "1", "sha256:x");
+  MetricsRegistry node;
+  ops::NodeMetrics node_metrics(node);
+  EXPECT_EQ(ops::hook_label(1), "epilog_slurmctld");
+  EXPECT_EQ(ops::hook_label(0), "unspecified");
   Verdict verdict;
   verdict.domain = "GPU_HARDWARE";
   verdict.root_cause = RootCause{"nvidia.xid_79", "", {}};

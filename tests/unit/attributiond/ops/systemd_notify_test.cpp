@@ -190,7 +190,7 @@ TEST_F(SystemdTest, WatchdogIsNotPingedWhileUnhealthyNorWithoutWatchdogUsec) {
   ASSERT_TRUE(notify.bound());
   {
     ScopedEnv env({{"NOTIFY_SOCKET", notify.path().string()}, {"WATCHDOG_USEC", "100000"}});
-    attrib::head::SystemdNotifier systemd;
+    attrib::ops::SystemdNotifier systemd;
     systemd.ready("up");
     EXPECT_EQ(systemd.start_watchdog([] { return false; }), 50ms);
     std::vector<std::string> messages;
@@ -201,12 +201,12 @@ TEST_F(SystemdTest, WatchdogIsNotPingedWhileUnhealthyNorWithoutWatchdogUsec) {
   }
   {
     ScopedEnv env({{"NOTIFY_SOCKET", notify.path().string()}});  // no WATCHDOG_USEC: no watchdog asked for
-    attrib::head::SystemdNotifier systemd;
+    attrib::ops::SystemdNotifier systemd;
     EXPECT_EQ(systemd.start_watchdog([] { return true; }), 0us);
     systemd.stopping("bye");
     EXPECT_EQ(notify.receive(1000ms), "STOPPING=1\nSTATUS=bye");
   }
-  attrib::head::SystemdNotifier outside_systemd;  // no NOTIFY_SOCKET: every call is a no-op
+  attrib::ops::SystemdNotifier outside_systemd;  // no NOTIFY_SOCKET: every call is a no-op
   outside_systemd.ready("nobody listens");
   EXPECT_FALSE(notify.receive(100ms));
 }

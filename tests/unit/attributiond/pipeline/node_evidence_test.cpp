@@ -17,7 +17,7 @@ Coverage row(const std::string& source, CoverageStatus status, uint64_t lines, c
 }
 
 CoverageStatus merged_status(CoverageStatus a, CoverageStatus b) {
-  auto merged = merge_coverage_rows({row("app", a, 0), row("app", b, 0)});
+  auto merged = pipeline::merge_coverage_rows({row("app", a, 0), row("app", b, 0)});
   EXPECT_EQ(merged.size(), 1u);
   return merged.empty() ? CoverageStatus::NotConfigured : merged[0].status;
 }
@@ -29,7 +29,7 @@ TEST(MergeCoverageRows, OneRowPerNodeAndSource) {
   auto b = row("app", CoverageStatus::Ok, 5, "output file");
   b.window_start = 50;
   b.window_end = 150;
-  auto merged = merge_coverage_rows({a, row("kernel", CoverageStatus::Empty, 0), b});
+  auto merged = pipeline::merge_coverage_rows({a, row("kernel", CoverageStatus::Empty, 0), b});
   ASSERT_EQ(merged.size(), 2u);
   EXPECT_EQ(merged[0].source, "app");
   EXPECT_EQ(merged[0].lines, 15u);
@@ -87,7 +87,7 @@ TEST(CollectNode, SharedSourceGivesOneRowWithItsEvents) {
   std::vector<std::unique_ptr<collectors::Collector>> collectors;
   collectors.push_back(std::make_unique<TwoAppCollector>("journald"));
   collectors.push_back(std::make_unique<TwoAppCollector>("app_output"));
-  NodeEvidence evidence = collect_node(*pack, collectors, {.job_id = "7", .node = "n1"});
+  pipeline::NodeEvidence evidence = pipeline::collect_node(*pack, collectors, {.job_id = "7", .node = "n1"});
   ASSERT_EQ(evidence.events.size(), 2u);
   ASSERT_EQ(evidence.coverage.size(), 1u);
   EXPECT_EQ(evidence.coverage[0].events, 2u);

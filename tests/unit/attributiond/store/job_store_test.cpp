@@ -5,7 +5,7 @@
 #include "attributiond/store/job_store.h"
 
 namespace fs = std::filesystem;
-using attrib::head::JobStore;
+using attrib::store::JobStore;
 
 class JobStoreTest : public ::testing::Test {
  protected:

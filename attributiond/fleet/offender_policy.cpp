@@ -1,42 +1,16 @@
-#include "attributiond/fleet/fleet_history.h"
+#include "attributiond/fleet/offender_policy.h"
 
 #include <algorithm>
 #include <map>
 #include <set>
 
-namespace attrib::head {
+namespace attrib::fleet {
+
+using store::BlameRow;
+
 namespace {
 
 constexpr TimeUs kSecond = 1000000;
-
-const char* kBlameColumns =
-    "cluster, job_id, node, gpu, domain, rule, state, user_name, uid, time_us, trusted, action";
-
-BlameRow blame_row(const db::Statement& stmt, const FleetPolicy& policy) {
-  BlameRow row;
-  row.cluster = stmt.text_at(0);
-  row.job_id = stmt.text_at(1);
-  row.node = stmt.text_at(2);
-  row.gpu = stmt.text_at(3);
-  row.domain = stmt.text_at(4);
-  row.rule = stmt.text_at(5);
-  row.state = stmt.text_at(6);
-  row.user = stmt.text_at(7);
-  row.uid = static_cast<uint32_t>(stmt.int_at(8));
-  row.time_us = stmt.int_at(9);
-  row.trusted = stmt.int_at(10) != 0;
-  row.action = stmt.text_at(11);
-  row.counts_for_reputation = counts_for_reputation(row.domain, row.trusted, policy);
-  return row;
-}
-
-Result<std::vector<BlameRow>> read_blame(db::Statement& stmt, const FleetPolicy& policy) {
-  if (!stmt.ok()) return Error{"DB_E_PREPARE", stmt.error()};
-  std::vector<BlameRow> rows;
-  while (stmt.step()) rows.push_back(blame_row(stmt, policy));
-  if (!stmt.error().empty()) return Error{"DB_E_STEP", stmt.error()};
-  return rows;
-}
 
 std::string join_sorted(const std::set<std::string>& items) {
   std::string out;
@@ -143,32 +117,6 @@ bool counts_for_reputation(const std::string& domain, bool trusted, const FleetP
                         policy.offender_domains.end();
 }
 
-Result<std::vector<BlameRow>> node_history(db::Database& db, const std::string& node, TimeUs since_us,
-                                           const FleetPolicy& policy) {
-  auto stmt = db.prepare(std::string("SELECT ") + kBlameColumns +
-                         " FROM history WHERE node = ? AND time_us >= ? ORDER BY time_us, job_id");
-  stmt.bind(1, node).bind(2, since_us);
-  return read_blame(stmt, policy);
-}
-
-Result<std::optional<BlameRow>> job_blame(db::Database& db, const std::pair<std::string, std::string>& key,
-                                          const FleetPolicy& policy) {
-  auto stmt = db.prepare(std::string("SELECT ") + kBlameColumns +
-                         " FROM history WHERE cluster = ? AND job_id = ? AND node != ''");
-  stmt.bind(1, key.first).bind(2, key.second);
-  auto rows = read_blame(stmt, policy);
-  if (!rows) return rows.error();
-  if (rows->empty()) return std::optional<BlameRow>();
-  return std::optional<BlameRow>(std::move(rows->front()));
-}
-
-Result<std::vector<BlameRow>> blame_since(db::Database& db, TimeUs since_us, const FleetPolicy& policy) {
-  auto stmt = db.prepare(std::string("SELECT ") + kBlameColumns +
-                         " FROM history WHERE node != '' AND time_us >= ? ORDER BY time_us, job_id");
-  stmt.bind(1, since_us);
-  return read_blame(stmt, policy);
-}
-
 OffenderReport evaluate_offenders(const std::vector<BlameRow>& rows, const FleetPolicy& policy, TimeUs now_us) {
   const TimeUs window_start = now_us - policy.offender_window_s * kSecond;
   // A burst that began just before the window still explains the rows inside it.
@@ -207,75 +155,20 @@ OffenderReport evaluate_offenders(const std::vector<BlameRow>& rows, const Fleet
   return report;
 }
 
-Result<OffenderReport> repeat_offenders(db::Database& db, const FleetPolicy& policy, TimeUs now_us) {
-  auto rows = blame_since(db, now_us - (policy.offender_window_s + policy.systemic_window_s) * kSecond, policy);
+Result<OffenderReport> repeat_offenders(store::Database& db, const FleetPolicy& policy, TimeUs now_us) {
+  auto rows = store::blame_since(db, now_us - (policy.offender_window_s + policy.systemic_window_s) * kSecond);
   if (!rows) return rows.error();
   return evaluate_offenders(*rows, policy, now_us);
 }
 
-Result<std::vector<VerdictRow>> verdicts_since(db::Database& db, TimeUs since_us, const std::string& domain) {
-  auto stmt = db.prepare(
-      "SELECT cluster, job_id, user_name, uid, state, domain, rule, action, node, gpu, affected_nodes, time_us, "
-      "trusted FROM history WHERE time_us >= ? AND (CASE WHEN ? = '' THEN domain != 'NONE' ELSE domain = ? END) "
-      "ORDER BY time_us, job_id");
-  stmt.bind(1, since_us).bind(2, domain).bind(3, domain);
-  if (!stmt.ok()) return Error{"DB_E_PREPARE", stmt.error()};
-  std::vector<VerdictRow> rows;
-  while (stmt.step()) {
-    VerdictRow row;
-    row.cluster = stmt.text_at(0);
-    row.job_id = stmt.text_at(1);
-    row.user = stmt.text_at(2);
-    row.uid = static_cast<uint32_t>(stmt.int_at(3));
-    row.state = stmt.text_at(4);
-    row.domain = stmt.text_at(5);
-    row.rule = stmt.text_at(6);
-    row.action = stmt.text_at(7);
-    row.node = stmt.text_at(8);
-    row.gpu = stmt.text_at(9);
-    row.affected_nodes = stmt.text_at(10);
-    row.time_us = stmt.int_at(11);
-    row.trusted = stmt.int_at(12) != 0;
-    rows.push_back(std::move(row));
-  }
-  if (!stmt.error().empty()) return Error{"DB_E_STEP", stmt.error()};
-  return rows;
+FleetPolicy fleet_policy(const common::FleetConfig& config) {
+  FleetPolicy policy;
+  policy.offender_threshold = config.offender_threshold;
+  policy.offender_window_s = config.offender_window_s;
+  policy.offender_domains = config.offender_domains;
+  policy.systemic_nodes = config.systemic_nodes;
+  policy.systemic_window_s = config.systemic_window_s;
+  return policy;
 }
 
-Result<std::vector<DomainCount>> domain_counts(db::Database& db, TimeUs since_us) {
-  auto stmt = db.prepare(
-      "SELECT domain, count(*) FROM history WHERE time_us >= ? GROUP BY domain ORDER BY count(*) DESC, domain");
-  stmt.bind(1, since_us);
-  if (!stmt.ok()) return Error{"DB_E_PREPARE", stmt.error()};
-  std::vector<DomainCount> counts;
-  while (stmt.step()) counts.push_back({stmt.text_at(0), stmt.int_at(1)});
-  if (!stmt.error().empty()) return Error{"DB_E_STEP", stmt.error()};
-  return counts;
-}
-
-Result<std::vector<RemediationRecord>> remediation_history(db::Database& db, const std::string& node,
-                                                           TimeUs since_us) {
-  auto stmt = db.prepare(
-      "SELECT id, time_us, cluster, node, job_id, rule, action, reason, detail FROM remediation "
-      "WHERE time_us >= ? AND (? = '' OR node = ?) ORDER BY time_us, id");
-  stmt.bind(1, since_us).bind(2, node).bind(3, node);
-  if (!stmt.ok()) return Error{"DB_E_PREPARE", stmt.error()};
-  std::vector<RemediationRecord> records;
-  while (stmt.step()) {
-    RemediationRecord r;
-    r.id = stmt.int_at(0);
-    r.time_us = stmt.int_at(1);
-    r.cluster = stmt.text_at(2);
-    r.node = stmt.text_at(3);
-    r.job_id = stmt.text_at(4);
-    r.rule = stmt.text_at(5);
-    r.action = stmt.text_at(6);
-    r.reason = stmt.text_at(7);
-    r.detail = stmt.text_at(8);
-    records.push_back(std::move(r));
-  }
-  if (!stmt.error().empty()) return Error{"DB_E_STEP", stmt.error()};
-  return records;
-}
-
-}  // namespace attrib::head
+}  // namespace attrib::fleet

@@ -1,0 +1,153 @@
+#include "attributiond/store/fleet_queries.h"
+
+namespace attrib::store {
+namespace {
+
+const char* kBlameColumns =
+    "cluster, job_id, node, gpu, domain, rule, state, user_name, uid, time_us, trusted, action";
+
+BlameRow blame_row(const Statement& stmt) {
+  BlameRow row;
+  row.cluster = stmt.text_at(0);
+  row.job_id = stmt.text_at(1);
+  row.node = stmt.text_at(2);
+  row.gpu = stmt.text_at(3);
+  row.domain = stmt.text_at(4);
+  row.rule = stmt.text_at(5);
+  row.state = stmt.text_at(6);
+  row.user = stmt.text_at(7);
+  row.uid = static_cast<uint32_t>(stmt.int_at(8));
+  row.time_us = stmt.int_at(9);
+  row.trusted = stmt.int_at(10) != 0;
+  row.action = stmt.text_at(11);
+  return row;
+}
+
+Result<std::vector<BlameRow>> read_blame(Statement& stmt) {
+  if (!stmt.ok()) return Error{"DB_E_PREPARE", stmt.error()};
+  std::vector<BlameRow> rows;
+  while (stmt.step()) rows.push_back(blame_row(stmt));
+  if (!stmt.error().empty()) return Error{"DB_E_STEP", stmt.error()};
+  return rows;
+}
+
+}  // namespace
+
+Result<std::vector<BlameRow>> node_history(Database& db, const std::string& node, TimeUs since_us) {
+  auto stmt = db.prepare(std::string("SELECT ") + kBlameColumns +
+                         " FROM history WHERE node = ? AND time_us >= ? ORDER BY time_us, job_id");
+  stmt.bind(1, node).bind(2, since_us);
+  return read_blame(stmt);
+}
+
+Result<std::optional<BlameRow>> job_blame(Database& db, const std::pair<std::string, std::string>& key) {
+  auto stmt = db.prepare(std::string("SELECT ") + kBlameColumns +
+                         " FROM history WHERE cluster = ? AND job_id = ? AND node != ''");
+  stmt.bind(1, key.first).bind(2, key.second);
+  auto rows = read_blame(stmt);
+  if (!rows) return rows.error();
+  if (rows->empty()) return std::optional<BlameRow>();
+  return std::optional<BlameRow>(std::move(rows->front()));
+}
+
+Result<std::vector<BlameRow>> blame_since(Database& db, TimeUs since_us) {
+  auto stmt = db.prepare(std::string("SELECT ") + kBlameColumns +
+                         " FROM history WHERE node != '' AND time_us >= ? ORDER BY time_us, job_id");
+  stmt.bind(1, since_us);
+  return read_blame(stmt);
+}
+
+Result<std::vector<VerdictRow>> verdicts_since(Database& db, TimeUs since_us, const std::string& domain) {
+  auto stmt = db.prepare(
+      "SELECT cluster, job_id, user_name, uid, state, domain, rule, action, node, gpu, affected_nodes, time_us, "
+      "trusted FROM history WHERE time_us >= ? AND (CASE WHEN ? = '' THEN domain != 'NONE' ELSE domain = ? END) "
+      "ORDER BY time_us, job_id");
+  stmt.bind(1, since_us).bind(2, domain).bind(3, domain);
+  if (!stmt.ok()) return Error{"DB_E_PREPARE", stmt.error()};
+  std::vector<VerdictRow> rows;
+  while (stmt.step()) {
+    VerdictRow row;
+    row.cluster = stmt.text_at(0);
+    row.job_id = stmt.text_at(1);
+    row.user = stmt.text_at(2);
+    row.uid = static_cast<uint32_t>(stmt.int_at(3));
+    row.state = stmt.text_at(4);
+    row.domain = stmt.text_at(5);
+    row.rule = stmt.text_at(6);
+    row.action = stmt.text_at(7);
+    row.node = stmt.text_at(8);
+    row.gpu = stmt.text_at(9);
+    row.affected_nodes = stmt.text_at(10);
+    row.time_us = stmt.int_at(11);
+    row.trusted = stmt.int_at(12) != 0;
+    rows.push_back(std::move(row));
+  }
+  if (!stmt.error().empty()) return Error{"DB_E_STEP", stmt.error()};
+  return rows;
+}
+
+Result<std::vector<DomainCount>> domain_counts(Database& db, TimeUs since_us) {
+  auto stmt = db.prepare(
+      "SELECT domain, count(*) FROM history WHERE time_us >= ? GROUP BY domain ORDER BY count(*) DESC, domain");
+  stmt.bind(1, since_us);
+  if (!stmt.ok()) return Error{"DB_E_PREPARE", stmt.error()};
+  std::vector<DomainCount> counts;
+  while (stmt.step()) counts.push_back({stmt.text_at(0), stmt.int_at(1)});
+  if (!stmt.error().empty()) return Error{"DB_E_STEP", stmt.error()};
+  return counts;
+}
+
+Result<std::vector<RemediationRecord>> remediation_history(Database& db, const std::string& node,
+                                                           TimeUs since_us) {
+  auto stmt = db.prepare(
+      "SELECT id, time_us, cluster, node, job_id, rule, action, reason, detail FROM remediation "
+      "WHERE time_us >= ? AND (? = '' OR node = ?) ORDER BY time_us, id");
+  stmt.bind(1, since_us).bind(2, node).bind(3, node);
+  if (!stmt.ok()) return Error{"DB_E_PREPARE", stmt.error()};
+  std::vector<RemediationRecord> records;
+  while (stmt.step()) {
+    RemediationRecord r;
+    r.id = stmt.int_at(0);
+    r.time_us = stmt.int_at(1);
+    r.cluster = stmt.text_at(2);
+    r.node = stmt.text_at(3);
+    r.job_id = stmt.text_at(4);
+    r.rule = stmt.text_at(5);
+    r.action = stmt.text_at(6);
+    r.reason = stmt.text_at(7);
+    r.detail = stmt.text_at(8);
+    records.push_back(std::move(r));
+  }
+  if (!stmt.error().empty()) return Error{"DB_E_STEP", stmt.error()};
+  return records;
+}
+
+Result<bool> remediation_decided(Database& db, const std::string& cluster, const std::string& job_id,
+                                 const std::string& node) {
+  auto stmt = db.prepare(
+      "SELECT count(*) FROM remediation WHERE cluster = ? AND job_id = ? AND node = ? AND action != 'failed'");
+  stmt.bind(1, cluster).bind(2, job_id).bind(3, node);
+  if (!stmt.step()) return Error{"DB_E_STEP", stmt.error()};
+  return stmt.int_at(0) > 0;
+}
+
+Result<int64_t> remediation_count_since(Database& db, const std::string& action, TimeUs since_us) {
+  auto stmt = db.prepare("SELECT count(*) FROM remediation WHERE action = ? AND time_us > ?");
+  stmt.bind(1, action).bind(2, since_us);
+  if (!stmt.step()) return Error{"DB_E_STEP", stmt.error()};
+  return stmt.int_at(0);
+}
+
+Status insert_remediation(Database& db, RemediationRecord& record) {
+  auto stmt = db.prepare(
+      "INSERT INTO remediation (time_us, cluster, node, job_id, rule, action, reason, detail) "
+      "VALUES (?,?,?,?,?,?,?,?)");
+  stmt.bind(1, record.time_us).bind(2, record.cluster).bind(3, record.node).bind(4, record.job_id)
+      .bind(5, record.rule).bind(6, record.action).bind(7, record.reason).bind(8, record.detail);
+  if (auto s = stmt.run(); !s) return s;
+  auto id = db.prepare("SELECT last_insert_rowid()");
+  if (id.step()) record.id = id.int_at(0);
+  return ok_status();
+}
+
+}  // namespace attrib::store
