@@ -1,4 +1,5 @@
 #include "collectors/app_output_collector.h"
+#include "collectors/coverage_report.h"
 
 #include <algorithm>
 #include <cctype>
@@ -206,28 +207,13 @@ Result<std::unique_ptr<Collector>> AppOutputCollector::create(const YAML::Node& 
 AppOutputCollector::AppOutputCollector(AppOutputOptions options) : options_(std::move(options)) {}
 
 std::vector<Coverage> AppOutputCollector::collect(const CollectRequest& request, const LineSink& sink) {
-  // (node, source) -> lines, in first-seen order after the batch node's "app" row.
-  std::vector<std::pair<std::string, std::string>> streams = {{request.node, kAppSource}};
-  std::map<std::pair<std::string, std::string>, uint64_t> lines;
-  lines[streams.front()] = 0;
-
+  // The batch node's "app" row first, then each rank's stream in first-seen order.
+  CoverageReport coverage(request, {kAppSource});
   auto report = [&](std::optional<CoverageStatus> status, const std::string& detail) {
-    std::vector<Coverage> coverage;
-    for (const auto& stream : streams) {
-      Coverage c;
-      c.node = stream.first;
-      c.source = stream.second;
-      c.lines = lines[stream];
-      c.status = status ? *status : (c.lines > 0 ? CoverageStatus::Ok : CoverageStatus::Empty);
-      c.window_start = request.window_start;
-      c.window_end = request.window_end;
-      c.detail = detail;
-      if (stream != streams.front()) {
-        c.detail = "read from the job's output on " + request.node + (detail.empty() ? "" : "; " + detail);
-      }
-      coverage.push_back(std::move(c));
-    }
-    return coverage;
+    std::vector<Coverage> rows = coverage.finish(status, detail);
+    for (size_t i = 1; i < rows.size(); ++i)
+      rows[i].detail = join_notes({"read from the job's output on " + request.node, detail});
+    return rows;
   };
 
   std::vector<std::string> paths;
@@ -250,14 +236,9 @@ std::vector<Coverage> AppOutputCollector::collect(const CollectRequest& request,
     }
     add_path(*path);
   }
-  auto join = [](const std::vector<std::string>& parts) {
-    std::string out;
-    for (const std::string& p : parts) out += (out.empty() ? "" : "; ") + p;
-    return out;
-  };
   if (paths.empty()) {
     notes.insert(notes.begin(), "no output paths known for job " + request.job_id);
-    return report(CoverageStatus::Unavailable, join(notes));
+    return report(CoverageStatus::Unavailable, join_notes(notes));
   }
 
   const TimeUs reference = request.window_start + (request.window_end - request.window_start) / 2;
@@ -298,10 +279,7 @@ std::vector<Coverage> AppOutputCollector::collect(const CollectRequest& request,
         auto mapped = request.ranks.find(*parsed.rank);
         if (mapped != request.ranks.end() && !mapped->second.empty()) line.node = mapped->second;
       }
-      const auto key = std::make_pair(line.node, line.source);
-      auto [it, inserted] = lines.try_emplace(key, 0);
-      if (inserted) streams.push_back(key);
-      line.seq = it->second++;
+      line.seq = coverage.next_seq(line.node, line.source);
       line.time = parsed.time;
       line.trusted = false;  // written by the job's user
       line.text = std::move(parsed.text);
@@ -309,18 +287,21 @@ std::vector<Coverage> AppOutputCollector::collect(const CollectRequest& request,
     }
   }
 
-  if (!missing.empty()) notes.push_back("not found: " + join(missing));
+  if (!missing.empty()) notes.push_back("not found: " + join_notes(missing));
   if (files_read == 0) {
-    if (!errors.empty()) return report(CoverageStatus::Failed, join(errors) + (notes.empty() ? "" : "; " + join(notes)));
-    return report(CoverageStatus::Unavailable, join(notes));
+    if (!errors.empty()) {
+      errors.insert(errors.end(), notes.begin(), notes.end());
+      return report(CoverageStatus::Failed, join_notes(errors));
+    }
+    return report(CoverageStatus::Unavailable, join_notes(notes));
   }
   if (!errors.empty() || !cut.empty()) {
     std::vector<std::string> partial = errors;
     partial.insert(partial.end(), cut.begin(), cut.end());
     partial.insert(partial.end(), notes.begin(), notes.end());
-    return report(CoverageStatus::Partial, join(partial));
+    return report(CoverageStatus::Partial, join_notes(partial));
   }
-  return report(std::nullopt, join(notes));
+  return report(std::nullopt, join_notes(notes));
 }
 
 }  // namespace attrib::collectors

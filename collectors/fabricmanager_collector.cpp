@@ -1,4 +1,5 @@
 #include "collectors/fabricmanager_collector.h"
+#include "collectors/coverage_report.h"
 
 #include <cctype>
 #include <optional>
@@ -100,19 +101,10 @@ Result<std::unique_ptr<Collector>> FabricManagerCollector::create(const YAML::No
 FabricManagerCollector::FabricManagerCollector(FabricManagerOptions options) : options_(std::move(options)) {}
 
 std::vector<Coverage> FabricManagerCollector::collect(const CollectRequest& request, const LineSink& sink) {
-  Coverage coverage;
-  coverage.node = request.node;
-  coverage.source = "fabricmanager";
-  coverage.window_start = request.window_start;
-  coverage.window_end = request.window_end;
-  auto finish = [&](CoverageStatus status, std::string detail) {
-    coverage.status = status;
-    coverage.detail = std::move(detail);
-    return std::vector<Coverage>{coverage};
-  };
+  CoverageReport report(request, {"fabricmanager"});
 
   auto path = expand_path_template(options_.path, {{"node", request.node}});
-  if (!path) return finish(CoverageStatus::Failed, path.error().message);
+  if (!path) return report.finish(CoverageStatus::Failed, path.error().message);
 
   // Oldest first: the rotated file, then the live one, read as one stream so an
   // entry continuing across the rotation point stays whole.
@@ -133,8 +125,8 @@ std::vector<Coverage> FabricManagerCollector::collect(const CollectRequest& requ
     stream += content.data;
   }
   if (read_paths.empty()) {
-    if (!errors.empty()) return finish(CoverageStatus::Failed, errors.front());
-    return finish(CoverageStatus::Unavailable, "neither " + *path + " nor " + *path + ".1 exists");
+    if (!errors.empty()) return report.finish(CoverageStatus::Failed, errors.front());
+    return report.finish(CoverageStatus::Unavailable, "neither " + *path + " nor " + *path + ".1 exists");
   }
 
   std::optional<TimeUs> earliest;
@@ -151,7 +143,7 @@ std::vector<Coverage> FabricManagerCollector::collect(const CollectRequest& requ
       line.node = request.node;
       line.source = "fabricmanager";
       line.time = entry_time;
-      line.seq = coverage.lines++;
+      line.seq = report.next_seq("fabricmanager");
       line.trusted = true;  // written by the root-run daemon to a root-owned file
       line.text = std::move(entry->payload);
       sink(line);
@@ -185,22 +177,23 @@ std::vector<Coverage> FabricManagerCollector::collect(const CollectRequest& requ
   }
   flush();
 
-  std::string notes;
-  auto note = [&](const std::string& text) { notes += (notes.empty() ? "" : "; ") + text; };
-  if (orphans > 0) note(std::to_string(orphans) + " lines before the first timestamped entry skipped");
-  if (dropped_continuations > 0) note(std::to_string(dropped_continuations) + " continuation lines over the entry limit dropped");
-  if (bad_dates > 0) note(std::to_string(bad_dates) + " entries with an impossible date skipped");
+  std::vector<std::string> notes;
+  if (orphans > 0) notes.push_back(std::to_string(orphans) + " lines before the first timestamped entry skipped");
+  if (dropped_continuations > 0)
+    notes.push_back(std::to_string(dropped_continuations) + " continuation lines over the entry limit dropped");
+  if (bad_dates > 0) notes.push_back(std::to_string(bad_dates) + " entries with an impossible date skipped");
 
-  std::string partial;
-  if (!errors.empty()) partial = errors.front();
-  if (earliest && *earliest > request.window_start) {
-    partial += (partial.empty() ? "" : "; ") + read_paths.front() + " begins at " + format_time(*earliest) +
-               ", after the window start";
+  std::vector<std::string> partial;
+  if (!errors.empty()) partial.push_back(errors.front());
+  if (earliest && *earliest > request.window_start)
+    partial.push_back(read_paths.front() + " begins at " + format_time(*earliest) + ", after the window start");
+  if (truncated) partial.push_back("only the last part of a large file was read");
+  if (!partial.empty()) {
+    partial.insert(partial.end(), notes.begin(), notes.end());
+    return report.finish(CoverageStatus::Partial, join_notes(partial));
   }
-  if (truncated) partial += (partial.empty() ? "" : "; ") + std::string("only the last part of a large file was read");
-  if (!partial.empty()) return finish(CoverageStatus::Partial, partial + (notes.empty() ? "" : "; " + notes));
-  if (!earliest) note("no timestamped entries in " + read_paths.back());
-  return finish(coverage.lines > 0 ? CoverageStatus::Ok : CoverageStatus::Empty, notes);
+  if (!earliest) notes.push_back("no timestamped entries in " + read_paths.back());
+  return report.finish(std::nullopt, join_notes(notes));
 }
 
 }  // namespace attrib::collectors

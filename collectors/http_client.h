@@ -13,8 +13,6 @@ namespace attrib::collectors {
 
 // Error codes of http_get(). A reply with any HTTP status is not an error here:
 // the caller decides what a 4xx/5xx means for its API.
-inline constexpr const char* kHttpTimeout = "HTTP_E_TIMEOUT";      // the deadline passed
-inline constexpr const char* kHttpTransport = "HTTP_E_TRANSPORT";  // DNS, connect, TLS, reset, ...
 
 struct HttpResponse {
   long status = 0;   // HTTP status code

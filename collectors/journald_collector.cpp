@@ -1,4 +1,5 @@
 #include "collectors/journald_collector.h"
+#include "collectors/coverage_report.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -43,7 +44,7 @@ std::optional<std::string> field_value(sd_journal* journal, const char* field) {
 
 Status add_match(sd_journal* journal, const std::string& match) {
   const int r = sd_journal_add_match(journal, match.data(), match.size());
-  if (r < 0) return Error{"COLLECT_E_JOURNAL", "sd_journal_add_match(" + match + "): " + errno_text(r)};
+  if (r < 0) return Error{kCollectJournal, "sd_journal_add_match(" + match + "): " + errno_text(r)};
   return ok_status();
 }
 
@@ -55,11 +56,11 @@ Result<std::optional<TimeUs>> earliest_entry(sd_journal* journal, const std::str
   }
   int r = sd_journal_seek_head(journal);
   if (r >= 0) r = sd_journal_next(journal);
-  if (r < 0) return Error{"COLLECT_E_JOURNAL", "reading the journal head: " + errno_text(r)};
+  if (r < 0) return Error{kCollectJournal, "reading the journal head: " + errno_text(r)};
   if (r == 0) return std::optional<TimeUs>();
   uint64_t usec = 0;
   r = sd_journal_get_realtime_usec(journal, &usec);
-  if (r < 0) return Error{"COLLECT_E_JOURNAL", "reading the journal head: " + errno_text(r)};
+  if (r < 0) return Error{kCollectJournal, "reading the journal head: " + errno_text(r)};
   return std::optional<TimeUs>(static_cast<TimeUs>(usec));
 }
 
@@ -129,25 +130,11 @@ std::vector<std::string> JournaldCollector::source_names() const {
 std::vector<Coverage> JournaldCollector::collect(const CollectRequest& request,
                                                  const LineSink& sink) {
   const std::vector<std::string> sources = source_names();
-  std::map<std::string, uint64_t> lines_per_source;
-  for (const std::string& source : sources) lines_per_source[source] = 0;
-
   // Every source shares the journal's fate: one status and detail for all of them,
   // line counts per source.
+  CoverageReport coverage(request, sources);
   auto report = [&](std::optional<CoverageStatus> status, const std::string& detail) {
-    std::vector<Coverage> coverage;
-    for (const std::string& source : sources) {
-      Coverage c;
-      c.node = request.node;
-      c.source = source;
-      c.lines = lines_per_source[source];
-      c.status = status ? *status : (c.lines > 0 ? CoverageStatus::Ok : CoverageStatus::Empty);
-      c.window_start = request.window_start;
-      c.window_end = request.window_end;
-      c.detail = detail;
-      coverage.push_back(std::move(c));
-    }
-    return coverage;
+    return coverage.finish(status, detail);
   };
 
   const std::string where =
@@ -190,14 +177,14 @@ std::vector<Coverage> JournaldCollector::collect(const CollectRequest& request,
   Status matched = add_match(journal.get(), "_TRANSPORT=kernel");
   if (matched && !wanted_identifiers.empty()) {
     r = sd_journal_add_disjunction(journal.get());
-    if (r < 0) matched = Error{"COLLECT_E_JOURNAL", "sd_journal_add_disjunction: " + errno_text(r)};
+    if (r < 0) matched = Error{kCollectJournal, "sd_journal_add_disjunction: " + errno_text(r)};
     for (const std::string& identifier : wanted_identifiers) {
       if (matched) matched = add_match(journal.get(), "SYSLOG_IDENTIFIER=" + identifier);
     }
   }
   if (matched && host != nullptr) {
     r = sd_journal_add_conjunction(journal.get());
-    if (r < 0) matched = Error{"COLLECT_E_JOURNAL", "sd_journal_add_conjunction: " + errno_text(r)};
+    if (r < 0) matched = Error{kCollectJournal, "sd_journal_add_conjunction: " + errno_text(r)};
     if (matched) matched = add_match(journal.get(), "_HOSTNAME=" + *host);
   }
   if (!matched) return report(CoverageStatus::Failed, matched.error().message);
@@ -250,7 +237,7 @@ std::vector<Coverage> JournaldCollector::collect(const CollectRequest& request,
     line.node = request.node;
     line.source = classified.source;
     line.time = time;
-    line.seq = lines_per_source[classified.source]++;  // position in the (node, source) stream
+    line.seq = coverage.next_seq(classified.source);  // position in the (node, source) stream
     line.trusted = classified.trusted;
     line.text = field_value(journal.get(), "MESSAGE").value_or("");
     sink(line);

@@ -1,4 +1,5 @@
 #include "collectors/kmsg_collector.h"
+#include "collectors/coverage_report.h"
 
 #include <algorithm>
 #include <charconv>
@@ -80,15 +81,15 @@ std::optional<TimeUs> parse_boot_seconds(std::string_view text) {
 
 Result<TimeUs> boot_time_from_file(const std::string& path) {
   const FileContent content = read_source_file(path, ReadLimits{1 << 20, false, false});
-  if (content.state == FileContent::State::Missing) return Error{"COLLECT_E_BOOT_TIME", path + " does not exist"};
-  if (content.state == FileContent::State::Error) return Error{"COLLECT_E_BOOT_TIME", content.error};
+  if (content.state == FileContent::State::Missing) return Error{kCollectBootTime, path + " does not exist"};
+  if (content.state == FileContent::State::Error) return Error{kCollectBootTime, content.error};
   for (const std::string& line : split_lines(content.data)) {
     std::string_view text = line;
     while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
     if (text.rfind("btime ", 0) == 0) text.remove_prefix(6);
     if (auto t = parse_boot_seconds(text)) return *t;
   }
-  return Error{"COLLECT_E_BOOT_TIME", path + " holds no boot time (a number of epoch seconds or a 'btime N' line)"};
+  return Error{kCollectBootTime, path + " holds no boot time (a number of epoch seconds or a 'btime N' line)"};
 }
 
 }  // namespace
@@ -141,26 +142,17 @@ Result<TimeUs> KmsgCollector::boot_time_of(const std::string& node) const {
 }
 
 std::vector<Coverage> KmsgCollector::collect(const CollectRequest& request, const LineSink& sink) {
-  Coverage coverage;
-  coverage.node = request.node;
-  coverage.source = "kernel";
-  coverage.window_start = request.window_start;
-  coverage.window_end = request.window_end;
-  auto finish = [&](CoverageStatus status, std::string detail) {
-    coverage.status = status;
-    coverage.detail = std::move(detail);
-    return std::vector<Coverage>{coverage};
-  };
+  CoverageReport report(request, {"kernel"});
 
   auto path = expand_path_template(options_.path, {{"node", request.node}});
-  if (!path) return finish(CoverageStatus::Failed, path.error().message);
+  if (!path) return report.finish(CoverageStatus::Failed, path.error().message);
   const FileContent content = read_source_file(*path, ReadLimits{});
   if (content.state == FileContent::State::Missing) {
-    return finish(CoverageStatus::Unavailable, *path + " does not exist");
+    return report.finish(CoverageStatus::Unavailable, *path + " does not exist");
   }
-  if (content.state == FileContent::State::Error) return finish(CoverageStatus::Failed, content.error);
+  if (content.state == FileContent::State::Error) return report.finish(CoverageStatus::Failed, content.error);
   auto boot = boot_time_of(request.node);
-  if (!boot) return finish(CoverageStatus::Failed, "cannot place " + *path + " in time: " + boot.error().message);
+  if (!boot) return report.finish(CoverageStatus::Failed, "cannot place " + *path + " in time: " + boot.error().message);
 
   std::optional<KmsgRecord> first;
   uint64_t malformed = 0;
@@ -186,17 +178,19 @@ std::vector<Coverage> KmsgCollector::collect(const CollectRequest& request, cons
     line.node = request.node;
     line.source = "kernel";
     line.time = time;
-    line.seq = coverage.lines++;
+    line.seq = report.next_seq("kernel");
     line.trusted = true;
     line.text = std::move(record->message);
     sink(line);
   }
 
-  std::string notes;
-  auto note = [&](const std::string& text) { notes += (notes.empty() ? "" : "; ") + text; };
-  if (malformed > 0) note(std::to_string(malformed) + " malformed records skipped");
-  if (not_kernel > 0) note(std::to_string(not_kernel) + " user-space records (facility != kern) skipped");
-  if (!first) return finish(CoverageStatus::Empty, *path + " holds no records" + (notes.empty() ? "" : "; " + notes));
+  std::vector<std::string> notes;
+  if (malformed > 0) notes.push_back(std::to_string(malformed) + " malformed records skipped");
+  if (not_kernel > 0) notes.push_back(std::to_string(not_kernel) + " user-space records (facility != kern) skipped");
+  if (!first) {
+    notes.insert(notes.begin(), *path + " holds no records");
+    return report.finish(CoverageStatus::Empty, join_notes(notes));
+  }
 
   // Partial: records that belong to the window may be gone. The ring only holds the
   // current boot and overwrites its oldest records when full, so the window is not
@@ -204,22 +198,23 @@ std::vector<Coverage> KmsgCollector::collect(const CollectRequest& request, cons
   // seq > 0 (older records of this boot were overwritten) or seq == 0 (the node
   // booted inside the window; the previous boot's ring is lost). Records overwritten
   // while reading (EPIPE from the device) or a truncated read are partial too.
-  std::string partial;
+  std::vector<std::string> partial;
   const TimeUs first_time = *boot + static_cast<TimeUs>(first->usec);
   if (first_time > request.window_start) {
-    partial = first->seq > 0
+    partial.push_back(first->seq > 0
                   ? *path + " begins at record " + std::to_string(first->seq) + " (" + format_time(first_time) +
                         "), after the window start: older records were overwritten"
                   : *path + " begins at boot (" + format_time(first_time) +
-                        "), after the window start: the node booted inside the window";
+                        "), after the window start: the node booted inside the window");
   }
-  if (content.records_lost > 0) {
-    partial += (partial.empty() ? "" : "; ") + std::to_string(content.records_lost) +
-               " records were overwritten while reading";
+  if (content.records_lost > 0)
+    partial.push_back(std::to_string(content.records_lost) + " records were overwritten while reading");
+  if (content.truncated) partial.push_back("only the last part was read");
+  if (!partial.empty()) {
+    partial.insert(partial.end(), notes.begin(), notes.end());
+    return report.finish(CoverageStatus::Partial, join_notes(partial));
   }
-  if (content.truncated) partial += (partial.empty() ? "" : "; ") + std::string("only the last part was read");
-  if (!partial.empty()) return finish(CoverageStatus::Partial, partial + (notes.empty() ? "" : "; " + notes));
-  return finish(coverage.lines > 0 ? CoverageStatus::Ok : CoverageStatus::Empty, notes);
+  return report.finish(std::nullopt, join_notes(notes));
 }
 
 }  // namespace attrib::collectors

@@ -1,4 +1,5 @@
 #include "collectors/loki_collector.h"
+#include "collectors/coverage_report.h"
 
 #include <algorithm>
 #include <charconv>
@@ -187,23 +188,10 @@ std::vector<std::string> LokiCollector::source_names() const {
 
 std::vector<Coverage> LokiCollector::collect(const CollectRequest& request, const LineSink& sink) {
   const std::vector<std::string> sources = source_names();
-  std::map<std::string, uint64_t> lines_per_source;
   uint64_t delivered = 0;
-
+  CoverageReport coverage(request, sources);
   auto report = [&](std::optional<CoverageStatus> status, const std::string& detail) {
-    std::vector<Coverage> coverage;
-    for (const std::string& source : sources) {
-      Coverage c;
-      c.node = request.node;
-      c.source = source;
-      c.lines = lines_per_source[source];
-      c.status = status ? *status : (c.lines > 0 ? CoverageStatus::Ok : CoverageStatus::Empty);
-      c.window_start = request.window_start;
-      c.window_end = request.window_end;
-      c.detail = detail;
-      coverage.push_back(std::move(c));
-    }
-    return coverage;
+    return coverage.finish(status, detail);
   };
 
   const std::string endpoint = join_url(options_.url, "/loki/api/v1/query_range");
@@ -259,7 +247,7 @@ std::vector<Coverage> LokiCollector::collect(const CollectRequest& request, cons
       line.node = request.node;
       line.source = mapped == options_.source_map.end() ? options_.default_source : mapped->second;
       line.time = entry.time_ns / 1000;
-      line.seq = lines_per_source[line.source]++;
+      line.seq = coverage.next_seq(line.source);
       line.trusted = line.source == "kernel";  // see docs/collectors.md, Loki trust
       line.text = entry.line;
       sink(line);

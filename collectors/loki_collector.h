@@ -33,8 +33,6 @@ struct LokiEntry {
 };
 
 // Error codes of parse_loki_streams().
-inline constexpr const char* kLokiError = "LOKI_E_ERROR";    // status other than success
-inline constexpr const char* kLokiFormat = "LOKI_E_FORMAT";  // not a streams answer
 
 // Parses a /loki/api/v1/query_range body into entries, ordered by time (stable:
 // entries of equal time keep the answer's order).

@@ -40,7 +40,7 @@ Result<OptionReader::Value> OptionReader::value_of(const std::string& key) const
   auto spec = std::find_if(specs_.begin(), specs_.end(),
                            [&](const OptionSpec& s) { return s.key == key; });
   if (spec == specs_.end()) {
-    return Error{"CONFIG_E_INTERNAL",
+    return Error{kConfigInternal,
                  "collector '" + collector_ + "' reads option '" + key + "' missing from its table"};
   }
   if (options_.IsMap()) {
@@ -50,7 +50,7 @@ Result<OptionReader::Value> OptionReader::value_of(const std::string& key) const
   try {
     return Value{YAML::Load(spec->default_value), true};
   } catch (const YAML::Exception& e) {
-    return Error{"CONFIG_E_INTERNAL", "default of option '" + key + "' of collector '" +
+    return Error{kConfigInternal, "default of option '" + key + "' of collector '" +
                                           collector_ + "' is not valid YAML: " + e.what()};
   }
 }

@@ -17,8 +17,6 @@
 namespace attrib::collectors {
 
 // Stable error codes of option validation.
-inline constexpr const char* kConfigUnknownKey = "CONFIG_E_UNKNOWN_KEY";
-inline constexpr const char* kConfigType = "CONFIG_E_TYPE";
 
 class OptionReader {
  public:

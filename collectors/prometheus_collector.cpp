@@ -1,4 +1,5 @@
 #include "collectors/prometheus_collector.h"
+#include "collectors/coverage_report.h"
 
 #include <algorithm>
 #include <cmath>
@@ -261,44 +262,35 @@ std::vector<Coverage> PrometheusCollector::collect(const CollectRequest& request
   std::sort(pending.begin(), pending.end(), [](const Pending& a, const Pending& b) {
     return std::tie(a.time, a.query, a.text) < std::tie(b.time, b.query, b.text);
   });
-  uint64_t seq = 0;
+  CoverageReport coverage(request, {kSource});
   for (Pending& p : pending) {
     LogLine line;
     line.node = request.node;
     line.source = kSource;
     line.time = p.time;
-    line.seq = seq++;
+    line.seq = coverage.next_seq(kSource);
     line.trusted = true;  // metrics come from root-run exporters (DCGM), not from the job
     line.text = std::move(p.text);
     sink(line);
   }
 
-  Coverage c;
-  c.node = request.node;
-  c.source = kSource;
-  c.lines = seq;
-  c.window_start = request.window_start;
-  c.window_end = request.window_end;
   size_t failed = 0;
   bool any_timeout = false;
-  std::string detail;
-  auto note = [&detail](const std::string& text) { detail += (detail.empty() ? "" : "; ") + text; };
+  std::vector<std::string> notes;
   for (const QueryOutcome& o : outcomes) {
     if (!o.failure) continue;
     ++failed;
     any_timeout = any_timeout || *o.failure == CoverageStatus::Timeout;
-    note(o.detail);
+    notes.push_back(o.detail);
   }
-  for (const std::string& w : warnings) note("warning: " + w);
+  for (const std::string& w : warnings) notes.push_back("warning: " + w);
+  std::optional<CoverageStatus> status;
   if (failed == outcomes.size()) {
-    c.status = any_timeout ? CoverageStatus::Timeout : CoverageStatus::Failed;
+    status = any_timeout ? CoverageStatus::Timeout : CoverageStatus::Failed;
   } else if (failed > 0 || !warnings.empty()) {
-    c.status = CoverageStatus::Partial;
-  } else {
-    c.status = c.lines > 0 ? CoverageStatus::Ok : CoverageStatus::Empty;
+    status = CoverageStatus::Partial;
   }
-  c.detail = detail;
-  return {c};
+  return coverage.finish(status, join_notes(notes));
 }
 
 }  // namespace attrib::collectors

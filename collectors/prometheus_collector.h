@@ -38,9 +38,6 @@ struct PromRangeAnswer {
 };
 
 // Error codes of parse_prometheus_range().
-inline constexpr const char* kPromTimeout = "PROM_E_TIMEOUT";  // errorType "timeout"
-inline constexpr const char* kPromError = "PROM_E_ERROR";      // any other error answer
-inline constexpr const char* kPromFormat = "PROM_E_FORMAT";    // not a matrix answer
 
 // Parses an /api/v1/query_range body (any HTTP status: error answers carry JSON too).
 Result<PromRangeAnswer> parse_prometheus_range(const std::string& body);

@@ -72,7 +72,7 @@ Result<std::unique_ptr<Collector>> create_collector(std::string_view name, const
   if (kind == nullptr) {
     std::string known;
     for (const CollectorKind& k : collector_kinds()) known += (known.empty() ? "" : ", ") + k.name;
-    return Error{"CONFIG_E_UNKNOWN_COLLECTOR",
+    return Error{kConfigUnknownCollector,
                  "unknown collector '" + std::string(name) + "'; known collectors: " + known};
   }
   return kind->create(options);

@@ -1,4 +1,5 @@
 #include "collectors/slurm_accounting_collector.h"
+#include "collectors/coverage_report.h"
 
 #include <algorithm>
 
@@ -55,7 +56,7 @@ Result<slurm::AccountingRecord> SlurmAccountingCollector::job_record(const std::
   }
   auto record = connection_->read_job(cluster, job_id, /*with_steps=*/true);
   if (!record) {
-    if (record.error().code != slurm::kSlurmdbNotFound) connection_.reset();  // reconnect next time
+    if (record.error().code != kSlurmdbNotFound) connection_.reset();  // reconnect next time
     return record.error();
   }
   cached_ = *record;
@@ -64,25 +65,18 @@ Result<slurm::AccountingRecord> SlurmAccountingCollector::job_record(const std::
 }
 
 std::vector<Coverage> SlurmAccountingCollector::collect(const CollectRequest& request, const LineSink& sink) {
-  Coverage coverage{request.node, "slurm", CoverageStatus::Ok, 0, 0, request.window_start, request.window_end, ""};
+  CoverageReport report(request, {"slurm"});
   std::string cluster = cluster_.empty() ? request.cluster : cluster_;
-  if (cluster.empty()) {
-    coverage.status = CoverageStatus::NotConfigured;
-    coverage.detail = "no cluster name: set the collector's cluster option";
-    return {coverage};
-  }
+  if (cluster.empty())
+    return report.finish(CoverageStatus::NotConfigured, "no cluster name: set the collector's cluster option");
   std::lock_guard lock(mutex_);
   auto record = job_record(cluster, request.job_id);
-  if (!record) {
-    coverage.status = record.error().code == slurm::kSlurmdbNotFound ? CoverageStatus::Unavailable
-                                                                     : CoverageStatus::Failed;
-    coverage.detail = record.error().message;
-    return {coverage};
-  }
-  uint64_t seq = 0;
+  if (!record)
+    return report.finish(
+        record.error().code == kSlurmdbNotFound ? CoverageStatus::Unavailable : CoverageStatus::Failed,
+        record.error().message);
   auto emit = [&](std::optional<TimeUs> time, std::string text) {
-    sink(LogLine{request.node, "slurm", time, seq++, /*trusted=*/true, std::move(text)});
-    ++coverage.lines;
+    sink(LogLine{request.node, "slurm", time, report.next_seq("slurm"), /*trusted=*/true, std::move(text)});
   };
   if (!record->nodes.empty() && record->nodes.front() == request.node) emit(record->end, format_job_line(*record));
   std::vector<slurm::StepRecord> steps = record->steps;
@@ -91,8 +85,7 @@ std::vector<Coverage> SlurmAccountingCollector::collect(const CollectRequest& re
   for (const auto& step : steps)
     if (std::find(step.nodes.begin(), step.nodes.end(), request.node) != step.nodes.end())
       emit(step.end, format_step_line(step));
-  if (coverage.lines == 0) coverage.status = CoverageStatus::Empty;
-  return {coverage};
+  return report.finish(std::nullopt);
 }
 
 }  // namespace attrib::collectors

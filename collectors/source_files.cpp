@@ -1,4 +1,5 @@
 #include "collectors/source_files.h"
+#include "core/unique_fd.h"
 
 #include "collectors/option_reader.h"
 
@@ -14,21 +15,6 @@ namespace attrib::collectors {
 namespace {
 
 std::string errno_message(int error) { return std::error_code(error, std::generic_category()).message(); }
-
-// Closes the descriptor on every path out of read_source_file.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 }  // namespace
 
@@ -79,14 +65,14 @@ Result<std::string> expand_path_template(const std::string& path_template,
     }
     out += path_template.substr(pos, open - pos);
     const size_t close = path_template.find('}', open);
-    if (close == std::string::npos) return Error{"COLLECT_E_PATH", "unclosed '{' in " + path_template};
+    if (close == std::string::npos) return Error{kCollectPath, "unclosed '{' in " + path_template};
     const std::string name = path_template.substr(open + 1, close - open - 1);
     auto value = values.find(name);
-    if (value == values.end()) return Error{"COLLECT_E_PATH", "no value for {" + name + "} in " + path_template};
+    if (value == values.end()) return Error{kCollectPath, "no value for {" + name + "} in " + path_template};
     const std::string& v = value->second;
     if (v.empty() || v == "." || v == ".." || v.find('/') != std::string::npos ||
         v.find('\0') != std::string::npos) {
-      return Error{"COLLECT_E_PATH", "refusing {" + name + "} = '" + v + "' in " + path_template +
+      return Error{kCollectPath, "refusing {" + name + "} = '" + v + "' in " + path_template +
                                          " (it could leave the intended directory)"};
     }
     out += v;
@@ -99,7 +85,7 @@ FileContent read_source_file(const std::string& path, const ReadLimits& limits) 
   FileContent content;
   int flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC;
   if (limits.no_follow) flags |= O_NOFOLLOW;
-  Fd fd(::open(path.c_str(), flags));
+  UniqueFd fd(::open(path.c_str(), flags));
   if (fd.get() < 0) {
     const int error = errno;
     if (error == ENOENT || error == ENOTDIR) {

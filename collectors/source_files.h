@@ -20,7 +20,6 @@ namespace attrib::collectors {
 
 // Stable error code of option values that have the right type but are not usable
 // (a glob in a path template, an unknown placeholder, a malformed number).
-inline constexpr const char* kConfigValue = "CONFIG_E_VALUE";
 
 // " (line N)" of `key` in an options mapping, "" when absent or built in code.
 // (Looking a missing key up with operator[] would yield an invalid node.)

@@ -1,4 +1,5 @@
 #include "collectors/spank_records_collector.h"
+#include "collectors/coverage_report.h"
 
 #include <sys/stat.h>
 
@@ -88,19 +89,10 @@ std::string SpankRecordsCollector::node_directory(const std::string& node) const
 }
 
 std::vector<Coverage> SpankRecordsCollector::collect(const CollectRequest& request, const LineSink& sink) {
-  Coverage coverage;
-  coverage.node = request.node;
-  coverage.source = kSource;
-  coverage.window_start = request.window_start;
-  coverage.window_end = request.window_end;
-  auto done = [&](CoverageStatus status, std::string detail) {
-    coverage.status = status;
-    coverage.detail = std::move(detail);
-    return std::vector<Coverage>{coverage};
-  };
+  CoverageReport report(request, {kSource});
 
   if (!safe_component(request.node) || !safe_component(request.job_id)) {
-    return done(CoverageStatus::Failed, "node or job name unusable as a path: '" + request.node + "', '" +
+    return report.finish(CoverageStatus::Failed, "node or job name unusable as a path: '" + request.node + "', '" +
                                             request.job_id + "'");
   }
   const fs::path node_dir = node_directory(request.node);
@@ -108,12 +100,12 @@ std::vector<Coverage> SpankRecordsCollector::collect(const CollectRequest& reque
   if (!fs::is_directory(node_dir, ec)) {
     // The plugin creates the node's spool when slurmd starts: without it the plugin is
     // not loaded (or not configured) on this node.
-    return done(CoverageStatus::Unavailable,
+    return report.finish(CoverageStatus::Unavailable,
                 "task spool " + node_dir.string() + " does not exist (spank_attrib.so not loaded on this node?)");
   }
   const fs::path job_dir = node_dir / request.job_id;
   if (!fs::is_directory(job_dir, ec)) {
-    return done(CoverageStatus::Empty, "no task records for job " + request.job_id + " in " + node_dir.string());
+    return report.finish(CoverageStatus::Empty, "no task records for job " + request.job_id + " in " + node_dir.string());
   }
 
   std::vector<TaskExit> exits;
@@ -153,7 +145,7 @@ std::vector<Coverage> SpankRecordsCollector::collect(const CollectRequest& reque
     }
     if (!ended) ++unfinished;
   }
-  if (ec) return done(CoverageStatus::Failed, "reading " + job_dir.string() + ": " + ec.message());
+  if (ec) return report.finish(CoverageStatus::Failed, "reading " + job_dir.string() + ": " + ec.message());
 
   // Stream order = order of the ends (then step, rank): the first abnormal end is first.
   std::sort(exits.begin(), exits.end(), [](const TaskExit& a, const TaskExit& b) {
@@ -164,7 +156,7 @@ std::vector<Coverage> SpankRecordsCollector::collect(const CollectRequest& reque
     line.node = request.node;
     line.source = kSource;
     line.time = exit.end;
-    line.seq = coverage.lines++;
+    line.seq = report.next_seq(kSource);
     line.trusted = exit.trusted;
     line.text = exit.text;
     sink(line);
@@ -174,10 +166,9 @@ std::vector<Coverage> SpankRecordsCollector::collect(const CollectRequest& reque
   if (unfinished) notes.push_back(std::to_string(unfinished) + " task(s) without an exit record (still running, or the node stopped)");
   if (untrusted) notes.push_back(std::to_string(untrusted) + " record file(s) not root-owned, read as untrusted");
   if (bad_lines) notes.push_back(std::to_string(bad_lines) + " unreadable record line(s) skipped");
-  std::string detail;
-  for (const std::string& note : notes) detail += (detail.empty() ? "" : "; ") + note;
-  if (bad_lines) return done(CoverageStatus::Partial, detail);
-  return done(files == 0 ? CoverageStatus::Empty : CoverageStatus::Ok, detail);
+  const std::string detail = join_notes(notes);
+  if (bad_lines) return report.finish(CoverageStatus::Partial, detail);
+  return report.finish(files == 0 ? CoverageStatus::Empty : CoverageStatus::Ok, detail);
 }
 
 }  // namespace attrib::collectors

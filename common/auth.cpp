@@ -1,4 +1,5 @@
 #include "common/auth.h"
+#include "common/grpc_status.h"
 
 #include <grp.h>
 #include <munge.h>
@@ -270,12 +271,6 @@ bool Authenticator::is_admin(const Caller& caller) const {
   for (gid_t gid : groups_of(caller.uid))
     if (gid == *admin_gid_) return true;
   return false;
-}
-
-grpc::Status to_grpc_status(const Error& error) {
-  if (error.code == kAuthDenied) return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, error.message);
-  if (error.code == kAuthMunged || error.code == kAuthConfig) return grpc::Status(grpc::StatusCode::UNAVAILABLE, error.message);
-  return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, error.message);
 }
 
 std::optional<uid_t> job_owner_uid(uint32_t uid, const std::string& user) {

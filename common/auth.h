@@ -41,15 +41,10 @@ inline constexpr std::string_view kGetNodeHistory = "/attrib.v1.Attribution/GetN
 inline constexpr std::string_view kListVerdicts = "/attrib.v1.Attribution/ListVerdicts";  // own jobs unless admin
 inline constexpr std::string_view kCollect = "/attrib.v1.NodeCollector/Collect";
 
-// Stable error codes; to_grpc_status maps them to gRPC status codes.
-inline constexpr const char* kAuthMissing = "AUTH_E_MISSING";    // no credential in the request
-inline constexpr const char* kAuthInvalid = "AUTH_E_INVALID";    // not a credential of this cluster's key
-inline constexpr const char* kAuthExpired = "AUTH_E_EXPIRED";    // older than its time-to-live
-inline constexpr const char* kAuthReplayed = "AUTH_E_REPLAYED";  // already used once
-inline constexpr const char* kAuthMismatch = "AUTH_E_MISMATCH";  // made for another method or request body
-inline constexpr const char* kAuthDenied = "AUTH_E_DENIED";      // valid, but this uid may not do this
-inline constexpr const char* kAuthMunged = "AUTH_E_MUNGED";      // munged unreachable or failing (not the caller)
-inline constexpr const char* kAuthConfig = "AUTH_E_CONFIG";      // auth.slurm_user / auth.admin_group unresolvable
+// Errors: the AUTH_E_* codes of core/error_codes.h (common/grpc_status.h maps them:
+// UNAUTHENTICATED for a missing, invalid, expired, replayed or mismatched credential;
+// PERMISSION_DENIED for a valid one of the wrong uid; UNAVAILABLE when munged itself fails,
+// so clients retry or spool).
 
 // What a credential's payload must say for this call.
 std::string credential_payload(std::string_view method, const google::protobuf::Message& request);
@@ -117,11 +112,6 @@ class Authenticator {
   uid_t slurm_uid_;
   std::optional<gid_t> admin_gid_;
 };
-
-// The gRPC status for an authentication error: UNAUTHENTICATED for a missing, invalid,
-// expired, replayed or mismatched credential; PERMISSION_DENIED for a valid one of the
-// wrong uid; UNAVAILABLE when munged itself fails (clients then retry or spool).
-grpc::Status to_grpc_status(const Error& error);
 
 // The uid a stored JobEnded ran as: its uid, or its user name resolved when the hook sent
 // only the name. nullopt when neither is known (then only admins may read it).

@@ -218,7 +218,7 @@ Status validate(const YAML::Node& node, const std::string& prefix, const std::st
     }
     if (declared != nullptr) {
       if (!has_type(kv.second, declared->type))
-        return Error{"CONFIG_E_TYPE", where(file, kv.second) + ": " + dotted + ": expected " +
+        return Error{kConfigType, where(file, kv.second) + ": " + dotted + ": expected " +
                                           type_name(declared->type)};
       continue;
     }
@@ -226,7 +226,7 @@ Status validate(const YAML::Node& node, const std::string& prefix, const std::st
       if (auto s = validate(kv.second, dotted, file); !s) return s;
       continue;
     }
-    return Error{"CONFIG_E_UNKNOWN_KEY", where(file, kv.first) + ": unknown key '" + dotted + "'"};
+    return Error{kConfigUnknownKey, where(file, kv.first) + ": unknown key '" + dotted + "'"};
   }
   return ok_status();
 }
@@ -248,10 +248,10 @@ Result<Config> parse_config(const std::string& yaml_text, const std::string& pat
   try {
     root = YAML::Load(yaml_text);
   } catch (const YAML::ParserException& e) {
-    return Error{"CONFIG_E_YAML", path_for_errors + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg};
+    return Error{kConfigYaml, path_for_errors + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg};
   }
   if (root.IsNull()) root = YAML::Node(YAML::NodeType::Map);
-  if (!root.IsMap()) return Error{"CONFIG_E_YAML", path_for_errors + ": the top level must be a mapping"};
+  if (!root.IsMap()) return Error{kConfigYaml, path_for_errors + ": the top level must be a mapping"};
   if (auto s = validate(root, "", path_for_errors); !s) return s.error();
 
   Config config;
@@ -261,26 +261,26 @@ Result<Config> parse_config(const std::string& yaml_text, const std::string& pat
     if (!value || value.IsNull()) value.reset(YAML::Load(key.default_value));  // reset: rebind, not assign
     if (value && !value.IsNull()) key.apply(config, value);
   }
-  if (config.cluster.empty()) return Error{"CONFIG_E_REQUIRED", path_for_errors + ": 'cluster' is required"};
+  if (config.cluster.empty()) return Error{kConfigRequired, path_for_errors + ": 'cluster' is required"};
   if (config.head.agents.concurrency < 1)
-    return Error{"CONFIG_E_VALUE", path_for_errors + ": head.agents.concurrency must be >= 1"};
+    return Error{kConfigValue, path_for_errors + ": head.agents.concurrency must be >= 1"};
   if (config.head.dashboard_session_ttl_s < 60)
-    return Error{"CONFIG_E_VALUE", path_for_errors + ": head.dashboard_session_ttl_s must be >= 60"};
-  if (config.head.workers < 1) return Error{"CONFIG_E_VALUE", path_for_errors + ": head.workers must be >= 1"};
+    return Error{kConfigValue, path_for_errors + ": head.dashboard_session_ttl_s must be >= 60"};
+  if (config.head.workers < 1) return Error{kConfigValue, path_for_errors + ": head.workers must be >= 1"};
   if (config.remediation.mode != "off" && config.remediation.mode != "dry-run" && config.remediation.mode != "drain")
-    return Error{"CONFIG_E_VALUE", path_for_errors + ": remediation.mode must be off, dry-run or drain, not '" +
+    return Error{kConfigValue, path_for_errors + ": remediation.mode must be off, dry-run or drain, not '" +
                                        config.remediation.mode + "'"};
   if (config.fleet.offender_threshold < 1 || config.fleet.offender_window_s < 1 || config.fleet.systemic_nodes < 1 ||
       config.fleet.systemic_window_s < 1 || config.remediation.max_drains_per_hour < 0)
-    return Error{"CONFIG_E_VALUE", path_for_errors + ": fleet.* must be >= 1 and remediation.max_drains_per_hour >= 0"};
+    return Error{kConfigValue, path_for_errors + ": fleet.* must be >= 1 and remediation.max_drains_per_hour >= 0"};
   if (config.auth.mode != "munge" && config.auth.mode != "none")
-    return Error{"CONFIG_E_VALUE", path_for_errors + ": auth.mode must be munge or none, not '" + config.auth.mode + "'"};
+    return Error{kConfigValue, path_for_errors + ": auth.mode must be munge or none, not '" + config.auth.mode + "'"};
   return config;
 }
 
 Result<Config> load_config(const std::string& path) {
   std::ifstream in(path);
-  if (!in) return Error{"CONFIG_E_OPEN", "cannot read configuration file " + path};
+  if (!in) return Error{kConfigOpen, "cannot read configuration file " + path};
   std::stringstream text;
   text << in.rdbuf();
   return parse_config(text.str(), path);

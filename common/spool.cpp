@@ -1,4 +1,5 @@
 #include "common/spool.h"
+#include "core/unique_fd.h"
 #include "core/clock.h"
 
 #include <fcntl.h>
@@ -15,22 +16,6 @@
 namespace attrib::common {
 namespace {
 
-// Owns a file descriptor.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-  int release() { int fd = fd_; fd_ = -1; return fd; }
-
- private:
-  int fd_;
-};
-
 std::string safe_name(const std::string& text) {
   std::string out;
   for (char c : text) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-') ? c : '_';
@@ -38,21 +23,21 @@ std::string safe_name(const std::string& text) {
 }
 
 Error io_error(const std::string& what, const std::filesystem::path& path) {
-  return Error{"SPOOL_E_IO", what + " " + path.string() + ": " + std::strerror(errno)};
+  return Error{kSpoolIo, what + " " + path.string() + ": " + std::strerror(errno)};
 }
 
 }  // namespace
 
 Result<std::filesystem::path> write_spool_file(const std::filesystem::path& dir, const v1::JobEnded& message) {
   std::string bytes;
-  if (!message.SerializeToString(&bytes)) return Error{"SPOOL_E_ENCODE", "cannot encode JobEnded"};
+  if (!message.SerializeToString(&bytes)) return Error{kSpoolEncode, "cannot encode JobEnded"};
   auto now = wall_clock_us();
   std::string base = safe_name(message.cluster()) + "_" + safe_name(message.job_id()) + "_" +
                      std::to_string(now) + "_" + std::to_string(::getpid());
   auto tmp = dir / ("." + base + ".tmp");
   auto final_path = dir / (base + kSpoolSuffix);
 
-  Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640));
+  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640));
   if (fd.get() < 0) return io_error("cannot create", tmp);
   size_t done = 0;
   while (done < bytes.size()) {
@@ -62,9 +47,9 @@ Result<std::filesystem::path> write_spool_file(const std::filesystem::path& dir,
     done += static_cast<size_t>(n);
   }
   // The job must survive a crash of the node right after the hook returned.
-  if (::fsync(fd.get()) != 0 || ::close(fd.release()) != 0) { ::unlink(tmp.c_str()); return io_error("cannot sync", tmp); }
+  if (::fsync(fd.get()) != 0 || !fd.close()) { ::unlink(tmp.c_str()); return io_error("cannot sync", tmp); }
   if (::rename(tmp.c_str(), final_path.c_str()) != 0) { ::unlink(tmp.c_str()); return io_error("cannot rename into", final_path); }
-  Fd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  UniqueFd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dir_fd.get() >= 0) ::fsync(dir_fd.get());
   return final_path;
 }
@@ -88,7 +73,7 @@ Result<v1::JobEnded> read_spool_file(const std::filesystem::path& file) {
   bytes << in.rdbuf();
   v1::JobEnded message;
   if (!message.ParseFromString(bytes.str()) || message.job_id().empty())
-    return Error{"SPOOL_E_DECODE", file.string() + ": not a JobEnded message (or no job_id)"};
+    return Error{kSpoolDecode, file.string() + ": not a JobEnded message (or no job_id)"};
   return message;
 }
 
@@ -97,7 +82,7 @@ Status quarantine_spool_file(const std::filesystem::path& file) {
   auto bad_dir = file.parent_path() / "bad";
   std::filesystem::create_directories(bad_dir, ec);
   std::filesystem::rename(file, bad_dir / file.filename(), ec);
-  if (ec) return Error{"SPOOL_E_IO", "cannot move " + file.string() + " to " + bad_dir.string() + ": " + ec.message()};
+  if (ec) return Error{kSpoolIo, "cannot move " + file.string() + " to " + bad_dir.string() + ": " + ec.message()};
   return ok_status();
 }
 

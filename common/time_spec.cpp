@@ -7,7 +7,7 @@ namespace attrib::common {
 
 Result<TimeUs> parse_time_spec(const std::string& text, TimeUs now_us) {
   auto bad = [&] {
-    return Error{"TIME_E_SPEC", "cannot read time '" + text +
+    return Error{kTimeSpec, "cannot read time '" + text +
                                     "': use an age (7d, 24h, 30m, 90s, 2w) or an ISO 8601 date/time "
                                     "(2026-11-30, 2026-11-30T10:00, 2026-11-30T10:00:00Z)"};
   };

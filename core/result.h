@@ -5,10 +5,12 @@
 #include <utility>
 #include <variant>
 
+#include "core/error_codes.h"
+
 namespace attrib {
 
 struct Error {
-  std::string code;     // stable, e.g. "RULE_E_REGEX"; grep-able in docs
+  std::string code;     // stable, one of core/error_codes.h, e.g. "RULE_E_REGEX"
   std::string message;  // human-readable, names file:line and field where known
 };
 

@@ -1,7 +1,8 @@
-// Plain-data helpers for the core types: coverage status names and UTC time text.
-// Calendar arithmetic is done by hand (days-from-civil) so that formatting never
-// depends on the process's time zone or locale.
+// Plain-data helpers for the core types: coverage status names and UTC time text
+// (core/calendar.h does the arithmetic, so formatting never depends on TZ or locale).
 #include "core/types.h"
+
+#include "core/calendar.h"
 
 #include <cctype>
 #include <cstdio>
@@ -26,27 +27,6 @@ namespace {
 constexpr int64_t kMicrosPerSecond = 1'000'000;
 constexpr int64_t kSecondsPerDay = 86'400;
 
-// Howard Hinnant's civil_from_days (public domain), the inverse of days_from_civil.
-
-void civil_from_days(int64_t z, int64_t& y, unsigned& m, unsigned& d) {
-  z += 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const unsigned doe = static_cast<unsigned>(z - era * 146097);
-  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  y = static_cast<int64_t>(yoe) + era * 400;
-  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const unsigned mp = (5 * doy + 2) / 153;
-  d = doy - (153 * mp + 2) / 5 + 1;
-  m = mp < 10 ? mp + 3 : mp - 9;
-  y += m <= 2;
-}
-
-int64_t floor_div(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-
 bool read_digits(const std::string& s, size_t& pos, size_t count, int& out) {
   if (pos + count > s.size()) return false;
   int value = 0;
@@ -64,13 +44,6 @@ bool expect(const std::string& s, size_t& pos, char c) {
   if (pos >= s.size() || s[pos] != c) return false;
   ++pos;
   return true;
-}
-
-bool is_leap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
-
-unsigned days_in_month(int64_t y, unsigned m) {
-  static constexpr unsigned kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-  return (m == 2 && is_leap(y)) ? 29 : kDays[m - 1];
 }
 
 }  // namespace
@@ -142,16 +115,6 @@ std::optional<TimeUs> parse_iso_time(const std::string& text) {
   const int64_t days = days_from_civil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
   const int64_t seconds = days * kSecondsPerDay + hour * 3600 + minute * 60 + second - offset_seconds;
   return seconds * kMicrosPerSecond + micros;
-}
-
-// Howard Hinnant's days_from_civil (public domain algorithm).
-int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<int64_t>(doe) - 719468;
 }
 
 }  // namespace attrib

@@ -70,10 +70,6 @@ struct JobFacts {
   std::map<int, std::string> ranks; // rank -> node, when known
 };
 
-// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil):
-// the one calendar conversion every timestamp parser here shares.
-int64_t days_from_civil(int64_t year, unsigned month, unsigned day);
-
 // ISO 8601 UTC with microseconds: 2026-11-30T10:03:12.123456Z
 std::string format_time(TimeUs t);
 // Parses the ISO 8601 forms used in job.json and the verdict ("...Z", optional fraction,

@@ -265,10 +265,10 @@ json to_json(const Verdict& verdict) {
 Result<Verdict> verdict_from_json(const json& j) {
   try {
     const std::string root = "verdict";
-    if (!j.is_object()) return Error{"VERDICT_E_JSON", "verdict: expected an object"};
+    if (!j.is_object()) return Error{kVerdictJson, "verdict: expected an object"};
     const std::string schema = Reader::string(j, "schema", root);
     if (schema != kSchema) {
-      return Error{"VERDICT_E_SCHEMA", "verdict.schema: unsupported schema: " + schema};
+      return Error{kVerdictSchema, "verdict.schema: unsupported schema: " + schema};
     }
     Verdict v;
     v.job_id = Reader::string(j, "job_id", root);
@@ -365,9 +365,9 @@ Result<Verdict> verdict_from_json(const json& j) {
     v.comment = Reader::string(j, "comment", root);
     return v;
   } catch (const Reader::Failure& failure) {
-    return Error{"VERDICT_E_FIELD", failure.message};
+    return Error{kVerdictField, failure.message};
   } catch (const json::exception& e) {
-    return Error{"VERDICT_E_JSON", std::string("verdict: ") + e.what()};
+    return Error{kVerdictJson, std::string("verdict: ") + e.what()};
   }
 }
 

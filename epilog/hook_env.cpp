@@ -91,7 +91,7 @@ Result<v1::JobEnded> job_ended_from_env(const Environment& env, TimeUs now) {
     if (name.rfind(kSpankPrefix, 0) == 0) (*message.mutable_spank_options())[name.substr(kSpankPrefix.size())] = value;
 
   if (message.job_id().empty())
-    return Error{"EPILOG_E_ENV", "no SLURM_JOB_ID or JOBID in the environment: not run by Slurm as a hook"};
+    return Error{kEpilogEnv, "no SLURM_JOB_ID or JOBID in the environment: not run by Slurm as a hook"};
   return message;
 }
 

@@ -19,7 +19,7 @@ using json = nlohmann::json;
 
 constexpr const char* kJobStateKind = "slurm.job_state";
 
-Error export_error(const std::string& message) { return Error{"BUNDLE_E_EXPORT", message}; }
+Error export_error(const std::string& message) { return Error{kBundleExport, message}; }
 
 // A node name becomes a directory name: nothing that could leave the bundle.
 bool safe_component(const std::string& name) {

@@ -28,7 +28,7 @@ constexpr TimeUs kSecondUs = 1000000;
 constexpr TimeUs kBootAgreementUs = 10 * kSecondUs;
 
 Error job_error(const std::string& field, const std::string& message) {
-  return Error{"BUNDLE_E_JOB", "job.json: " + field + ": " + message};
+  return Error{kBundleJob, "job.json: " + field + ": " + message};
 }
 
 Result<int64_t> parse_utc_offset(const std::string& text) {
@@ -69,12 +69,12 @@ Result<std::string> string_field(const json& j, const char* name, const std::str
 
 Status read_job_json(const fs::path& file, Bundle& bundle) {
   std::ifstream in(file, std::ios::binary);
-  if (!in) return Error{"BUNDLE_E_IO", file.string() + ": cannot read (every bundle needs job.json)"};
+  if (!in) return Error{kBundleIo, file.string() + ": cannot read (every bundle needs job.json)"};
   json j;
   try {
     j = json::parse(in);
   } catch (const json::parse_error& e) {
-    return Error{"BUNDLE_E_JOB", "job.json: not JSON: " + std::string(e.what())};
+    return Error{kBundleJob, "job.json: not JSON: " + std::string(e.what())};
   }
   if (!j.is_object()) return job_error("(top)", "expected a JSON object");
 
@@ -184,7 +184,7 @@ std::string source_family(const std::string& source) { return source.rfind("app"
 template <typename Visit>
 Status for_each_line(const fs::path& path, Visit&& visit) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{"BUNDLE_E_IO", path.string() + ": cannot read"};
+  if (!in) return Error{kBundleIo, path.string() + ": cannot read"};
   std::string line;
   uint64_t number = 0;
   while (std::getline(in, line)) {
@@ -192,7 +192,7 @@ Status for_each_line(const fs::path& path, Visit&& visit) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (Status s = visit(number, line); !s) return s;
   }
-  if (in.bad()) return Error{"BUNDLE_E_IO", path.string() + ": read error"};
+  if (in.bad()) return Error{kBundleIo, path.string() + ": read error"};
   return ok_status();
 }
 
@@ -256,7 +256,7 @@ bool bundle_source_trusted(const std::string& source) { return source_family(sou
 
 Result<Bundle> open_bundle(const fs::path& dir, const BundleOptions& options) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return Error{"BUNDLE_E_IO", dir.string() + ": not a directory"};
+  if (!fs::is_directory(dir, ec)) return Error{kBundleIo, dir.string() + ": not a directory"};
   Bundle bundle;
   bundle.dir = dir;
   if (Status s = read_job_json(dir / "job.json", bundle); !s) return s.error();
@@ -277,7 +277,7 @@ Result<Bundle> open_bundle(const fs::path& dir, const BundleOptions& options) {
       const std::string fname = file.path().filename().string();
       if (fname.empty() || fname[0] == '.') continue;
       if (!file.is_regular_file())
-        return Error{"BUNDLE_E_HOST", file.path().string() + ": a host directory holds only <source>.log or "
+        return Error{kBundleHost, file.path().string() + ": a host directory holds only <source>.log or "
                                                              "<source>.jsonl files"};
       BundleFile f;
       f.host = name;
@@ -285,19 +285,19 @@ Result<Bundle> open_bundle(const fs::path& dir, const BundleOptions& options) {
       const std::string ext = file.path().extension().string();
       if (ext == ".jsonl") f.journal_json = true;
       else if (ext != ".log")
-        return Error{"BUNDLE_E_SOURCE", file.path().string() + ": not a <source>.log or <source>.jsonl file"};
+        return Error{kBundleSource, file.path().string() + ": not a <source>.log or <source>.jsonl file"};
       f.source = file.path().stem().string();
       if (!detail::is_known_source(f.source))
-        return Error{"BUNDLE_E_SOURCE", file.path().string() + ": unknown source '" + f.source +
+        return Error{kBundleSource, file.path().string() + ": unknown source '" + f.source +
                                             "' (kernel, syslog, fabricmanager, slurm, prometheus, app, app.rank<N>)"};
       if (!sources.insert(f.source).second)
-        return Error{"BUNDLE_E_SOURCE", file.path().string() + ": source '" + f.source + "' of host " + name +
+        return Error{kBundleSource, file.path().string() + ": source '" + f.source + "' of host " + name +
                                             " appears twice (.log and .jsonl)"};
       bundle.files.push_back(std::move(f));
     }
-    if (inner) return Error{"BUNDLE_E_IO", entry.path().string() + ": " + inner.message()};
+    if (inner) return Error{kBundleIo, entry.path().string() + ": " + inner.message()};
   }
-  if (ec) return Error{"BUNDLE_E_IO", dir.string() + ": " + ec.message()};
+  if (ec) return Error{kBundleIo, dir.string() + ": " + ec.message()};
   std::sort(bundle.hosts.begin(), bundle.hosts.end());
   std::sort(bundle.files.begin(), bundle.files.end(),
             [](const BundleFile& a, const BundleFile& b) { return std::tie(a.host, a.source) < std::tie(b.host, b.source); });
@@ -419,7 +419,7 @@ void count_events(std::vector<Coverage>& coverage, const std::vector<Event>& eve
 }
 
 Result<Verdict> replay_bundle(const Bundle& bundle, std::shared_ptr<const RulePack> pack) {
-  if (!pack) return Error{"BUNDLE_E_PACK", "no rule pack loaded"};
+  if (!pack) return Error{kBundlePack, "no rule pack loaded"};
   Extractor extractor(pack);
   auto coverage = read_bundle_lines(bundle, [&](const LogLine& line) { extractor.feed(line); });
   if (!coverage) return coverage.error();

@@ -27,7 +27,7 @@ size_t column_index(const std::vector<std::string>& header, const std::string& n
   for (size_t i = 0; i < header.size(); ++i) {
     if (header[i] == name) return i;
   }
-  fail(kErrCatalog, {display_name, 1}, "catalogs." + def.name, "no column named '" + name + "'");
+  fail(kRuleCatalog, {display_name, 1}, "catalogs." + def.name, "no column named '" + name + "'");
 }
 
 std::string format_name(const std::string& format, const std::vector<std::string>& header,
@@ -41,7 +41,7 @@ std::string format_name(const std::string& format, const std::vector<std::string
       break;
     }
     const size_t close = format.find('}', open);
-    if (close == std::string::npos) fail(kErrCatalog, where, "name_format", "unbalanced braces");
+    if (close == std::string::npos) fail(kRuleCatalog, where, "name_format", "unbalanced braces");
     out += format.substr(pos, open - pos);
     // {a|b}: the first of the columns with a non-empty cell.
     std::stringstream alternatives(format.substr(open + 1, close - open - 1));
@@ -49,7 +49,7 @@ std::string format_name(const std::string& format, const std::vector<std::string
     std::string value;
     while (std::getline(alternatives, column, '|')) {
       const auto it = std::find(header.begin(), header.end(), column);
-      if (it == header.end()) fail(kErrCatalog, where, "name_format", "no column named '" + column + "'");
+      if (it == header.end()) fail(kRuleCatalog, where, "name_format", "no column named '" + column + "'");
       value = cells[static_cast<size_t>(it - header.begin())];
       if (!value.empty()) break;
     }
@@ -109,11 +109,11 @@ void check_match_cell(const CatalogMatch& spec, const std::string& cell, const S
   if (cell.empty()) return;
   if (spec.type == "bits") {
     if (cell.size() > 64 || cell.find_first_not_of("01-") != std::string::npos) {
-      fail(kErrCatalog, where, column, "expected a 0/1/- bit mask, found '" + cell + "'");
+      fail(kRuleCatalog, where, column, "expected a 0/1/- bit mask, found '" + cell + "'");
     }
   } else if (spec.type == "hex") {
     for (const auto& alt : split(cell, '/')) {
-      if (!parse_hex(alt)) fail(kErrCatalog, where, column, "expected hex values, found '" + cell + "'");
+      if (!parse_hex(alt)) fail(kRuleCatalog, where, column, "expected hex values, found '" + cell + "'");
     }
   }
 }
@@ -238,7 +238,7 @@ CatalogTable load_catalog(const CatalogDef& def, const std::string& text, const 
     }
     const SourceLocation where{display_name, line_number};
     if (cells.size() != header.size()) {
-      fail(kErrCatalog, where, "", "expected " + std::to_string(header.size()) + " columns, found " +
+      fail(kRuleCatalog, where, "", "expected " + std::to_string(header.size()) + " columns, found " +
                                        std::to_string(cells.size()));
     }
     CatalogEntry entry;
@@ -249,19 +249,19 @@ CatalogTable load_catalog(const CatalogDef& def, const std::string& text, const 
     if (!def.severity_map.empty()) {
       auto mapped = def.severity_map.find(entry.severity);
       if (mapped == def.severity_map.end()) {
-        fail(kErrCatalog, where, def.severity_column,
+        fail(kRuleCatalog, where, def.severity_column,
              "severity '" + entry.severity + "' has no entry in catalogs." + def.name + ".severity_map");
       }
       entry.severity = mapped->second;
     }
-    if (entry.key.empty()) fail(kErrCatalog, where, def.key_column, "empty key");
-    if (entry.name.empty()) fail(kErrCatalog, where, def.name_column, "row has no name");
+    if (entry.key.empty()) fail(kRuleCatalog, where, def.key_column, "empty key");
+    if (entry.name.empty()) fail(kRuleCatalog, where, def.name_column, "row has no name");
     if (!is_severity(entry.severity)) {
-      fail(kErrCatalog, where, def.severity_column, "unknown severity '" + entry.severity + "'");
+      fail(kRuleCatalog, where, def.severity_column, "unknown severity '" + entry.severity + "'");
     }
     auto domain = def.domain_map.find(entry.domain_hint);
     if (domain == def.domain_map.end()) {
-      fail(kErrCatalog, where, def.domain_column,
+      fail(kRuleCatalog, where, def.domain_column,
            "domain hint '" + entry.domain_hint + "' has no entry in catalogs." + def.name + ".domain_map");
     }
     entry.domain = domain->second;
@@ -271,7 +271,7 @@ CatalogTable load_catalog(const CatalogDef& def, const std::string& text, const 
     if (entry.action.empty() && !def.action_column.empty()) {
       auto action = def.action_map.find(cells[action_col]);
       if (action == def.action_map.end()) {
-        fail(kErrCatalog, where, def.action_column,
+        fail(kRuleCatalog, where, def.action_column,
              "action '" + cells[action_col] + "' has no entry in catalogs." + def.name + ".action_map");
       }
       entry.action = action->second;
@@ -279,7 +279,7 @@ CatalogTable load_catalog(const CatalogDef& def, const std::string& text, const 
     if (entry.action.empty()) {
       auto action = def.action_by_severity.find(entry.severity);
       if (action == def.action_by_severity.end()) {
-        fail(kErrCatalog, where, def.severity_column,
+        fail(kRuleCatalog, where, def.severity_column,
              "severity '" + entry.severity + "' has no entry in catalogs." + def.name + ".action_by_severity");
       }
       entry.action = action->second;
@@ -316,13 +316,13 @@ CatalogTable load_catalog(const CatalogDef& def, const std::string& text, const 
         }
         const std::string& action_cell = cells[secondary_col];
         if (action_cell.empty() && has_when) {
-          fail(kErrCatalog, where, spec.column, "the row has secondary-action cells but no secondary action");
+          fail(kRuleCatalog, where, spec.column, "the row has secondary-action cells but no secondary action");
         }
         if (!action_cell.empty()) {
-          if (!has_when) fail(kErrCatalog, where, spec.column, "secondary action '" + action_cell + "' but no cell says when");
+          if (!has_when) fail(kRuleCatalog, where, spec.column, "secondary action '" + action_cell + "' but no cell says when");
           auto action = def.action_map.find(action_cell);
           if (action == def.action_map.end()) {
-            fail(kErrCatalog, where, spec.column,
+            fail(kRuleCatalog, where, spec.column,
                  "action '" + action_cell + "' has no entry in catalogs." + def.name + ".action_map");
           }
           CatalogEntry secondary = entry;
@@ -333,9 +333,9 @@ CatalogTable load_catalog(const CatalogDef& def, const std::string& text, const 
       }
       table.rows.push_back(std::move(row));
     }
-    if (!table.entries.emplace(entry.key, entry).second) fail(kErrCatalog, where, def.key_column, "duplicate key " + entry.key);
+    if (!table.entries.emplace(entry.key, entry).second) fail(kRuleCatalog, where, def.key_column, "duplicate key " + entry.key);
   }
-  if (header.empty()) fail(kErrCatalog, {display_name, 0}, "", "empty catalog");
+  if (header.empty()) fail(kRuleCatalog, {display_name, 0}, "", "empty catalog");
   return table;
 }
 

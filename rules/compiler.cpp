@@ -28,7 +28,7 @@ std::vector<Def> merge_by_id(const std::vector<std::vector<Def>>& shipped, const
   for (const auto& file : shipped) {
     for (const auto& def : file) {
       if (index.count(def.id)) {
-        fail(kErrDuplicate, def.where, std::string(section) + "." + def.id,
+        fail(kRuleDuplicate, def.where, std::string(section) + "." + def.id,
              "duplicate rule id (first defined at " + merged[index[def.id]].where.file + ":" +
                  std::to_string(merged[index[def.id]].where.line) + ")");
       }
@@ -39,16 +39,16 @@ std::vector<Def> merge_by_id(const std::vector<std::vector<Def>>& shipped, const
   std::set<std::string> site_ids;
   for (const auto& file : site) {
     for (const auto& def : file) {
-      if (!site_ids.insert(def.id).second) fail(kErrDuplicate, def.where, std::string(section) + "." + def.id, "duplicate rule id in site rules");
+      if (!site_ids.insert(def.id).second) fail(kRuleDuplicate, def.where, std::string(section) + "." + def.id, "duplicate rule id in site rules");
       auto it = index.find(def.id);
       if (it != index.end()) {
         if (!def.override_shipped) {
-          fail(kErrOverride, def.where, std::string(section) + "." + def.id,
+          fail(kRuleOverride, def.where, std::string(section) + "." + def.id,
                "site rule has the id of a shipped rule; set `override: true` to replace it");
         }
         merged[it->second] = def;
       } else {
-        if (def.override_shipped) fail(kErrOverride, def.where, std::string(section) + "." + def.id, "`override: true` but no shipped rule has this id");
+        if (def.override_shipped) fail(kRuleOverride, def.where, std::string(section) + "." + def.id, "`override: true` but no shipped rule has this id");
         index[def.id] = merged.size();
         merged.push_back(def);
       }
@@ -61,7 +61,7 @@ std::unique_ptr<re2::RE2> compile_regex(const std::string& pattern, const Source
   re2::RE2::Options options;
   options.set_log_errors(false);
   auto regex = std::make_unique<re2::RE2>(pattern, options);
-  if (!regex->ok()) fail(kErrRegex, where, field, regex->error());
+  if (!regex->ok()) fail(kRuleRegex, where, field, regex->error());
   return regex;
 }
 
@@ -71,7 +71,7 @@ std::vector<CompiledField> typed_groups(const re2::RE2& regex, const std::map<st
   std::vector<CompiledField> out;
   for (const auto& [name, group] : regex.NamedCapturingGroups()) {
     auto it = declared.find(name);
-    if (it == declared.end()) fail(kErrRegex, where, field, "named group '" + name + "' has no type under fields");
+    if (it == declared.end()) fail(kRuleRegex, where, field, "named group '" + name + "' has no type under fields");
     out.push_back({name, it->second, group});
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.group < b.group; });
@@ -102,7 +102,7 @@ CompiledExtractionRule compile_extraction(const ExtractionRuleDef& def) {
     if (!def.block->key.empty()) {
       const std::string& key = def.block->key;
       if (!has_field(rule.fields, key) || !has_field(block.end_fields, key)) {
-        fail(kErrField, def.block->where, where + ".block.key",
+        fail(kRuleField, def.block->where, where + ".block.key",
              "'" + key + "' must be a named group of both regex and block.end");
       }
     }
@@ -111,10 +111,10 @@ CompiledExtractionRule compile_extraction(const ExtractionRuleDef& def) {
   for (const auto& f : def.fields) {
     const bool captured = has_field(rule.fields, f.name) || (rule.block && has_field(rule.block->end_fields, f.name));
     if (!captured) {
-      fail(kErrField, def.where, where + ".fields." + f.name,
+      fail(kRuleField, def.where, where + ".fields." + f.name,
            std::string("no named group (?P<") + f.name + ">...) in regex" + (def.block ? " or block.end" : ""));
     }
-    if (def.constants.contains(f.name)) fail(kErrField, def.where, where + ".set." + f.name, "also a captured field");
+    if (def.constants.contains(f.name)) fail(kRuleField, def.where, where + ".set." + f.name, "also a captured field");
   }
   return rule;
 }
@@ -147,25 +147,25 @@ std::optional<nlohmann::json> example_fields(const CompiledExtractionRule& rule,
 void check_examples(const CompiledExtractionRule& rule) {
   const std::string where = "extract." + rule.def.id + ".examples";
   if (rule.def.match_examples.empty()) {
-    fail(kErrExample, rule.def.where, where + ".match", "every extraction rule needs at least one matching example");
+    fail(kRuleExample, rule.def.where, where + ".match", "every extraction rule needs at least one matching example");
   }
   const char* what = rule.block ? "lines do not make a block: " : "line does not match: ";
   for (const auto& example : rule.def.match_examples) {
     auto fields = example_fields(rule, example.line);
-    if (!fields) fail(kErrExample, example.where, where + ".match", what + example.line);
+    if (!fields) fail(kRuleExample, example.where, where + ".match", what + example.line);
     for (const auto& [name, expected] : example.fields.items()) {
       if (!fields->contains(name)) {
-        fail(kErrExample, example.where, where + ".match", "field '" + name + "' was not captured from: " + example.line);
+        fail(kRuleExample, example.where, where + ".match", "field '" + name + "' was not captured from: " + example.line);
       }
       if (!json_values_equal((*fields)[name], expected)) {
-        fail(kErrExample, example.where, where + ".match",
+        fail(kRuleExample, example.where, where + ".match",
              "field '" + name + "' is " + (*fields)[name].dump() + ", expected " + expected.dump());
       }
     }
   }
   for (const auto& example : rule.def.no_match_examples) {
     if (example_fields(rule, example.line)) {
-      fail(kErrExample, example.where, where + ".no_match",
+      fail(kRuleExample, example.where, where + ".no_match",
            std::string(rule.block ? "lines make a block but must not: " : "line matches but must not: ") + example.line);
     }
   }
@@ -190,16 +190,16 @@ KindFields collect_kind_fields(const std::vector<CompiledExtractionRule>& rules)
 
 void check_pattern(const EventPattern& pattern, const KindFields& kinds, const std::string& field) {
   auto it = kinds.find(pattern.kind);
-  if (it == kinds.end()) fail(kErrRef, pattern.location, field, "no extraction rule produces kind '" + pattern.kind + "'");
+  if (it == kinds.end()) fail(kRuleRef, pattern.location, field, "no extraction rule produces kind '" + pattern.kind + "'");
   for (const auto& condition : pattern.where) {
     if (!it->second.count(condition.field)) {
-      fail(kErrRef, pattern.location, field + ".where." + condition.field,
+      fail(kRuleRef, pattern.location, field + ".where." + condition.field,
            "kind '" + pattern.kind + "' has no field '" + condition.field + "'");
     }
   }
   for (const auto& name : pattern.present) {
     if (!it->second.count(name)) {
-      fail(kErrRef, pattern.location, field + ".present", "kind '" + pattern.kind + "' has no field '" + name + "'");
+      fail(kRuleRef, pattern.location, field + ".present", "kind '" + pattern.kind + "' has no field '" + name + "'");
     }
   }
 }
@@ -212,25 +212,25 @@ CompiledCorrelationRule compile_correlation(const CorrelationRuleDef& def, const
     check_pattern(def.explains[i], kinds, where + ".explains[" + std::to_string(i) + "]");
   }
   if (def.catalog) {
-    if (!catalogs.count(def.catalog->table)) fail(kErrRef, def.root.location, where + ".root.catalog.table", "no catalog named '" + def.catalog->table + "'");
+    if (!catalogs.count(def.catalog->table)) fail(kRuleRef, def.root.location, where + ".root.catalog.table", "no catalog named '" + def.catalog->table + "'");
     if (!kinds.at(def.root.kind).count(def.catalog->key_field)) {
-      fail(kErrRef, def.root.location, where + ".root.catalog.key", "kind '" + def.root.kind + "' has no field '" + def.catalog->key_field + "'");
+      fail(kRuleRef, def.root.location, where + ".root.catalog.key", "kind '" + def.root.kind + "' has no field '" + def.catalog->key_field + "'");
     }
     for (const auto& s : def.catalog->severities) {
-      if (!is_severity(s)) fail(kErrField, def.root.location, where + ".root.catalog.severities", "unknown severity '" + s + "'");
-      if (s == "benign") fail(kErrField, def.root.location, where + ".root.catalog.severities", "benign reports are never root causes");
+      if (!is_severity(s)) fail(kRuleField, def.root.location, where + ".root.catalog.severities", "unknown severity '" + s + "'");
+      if (s == "benign") fail(kRuleField, def.root.location, where + ".root.catalog.severities", "benign reports are never root causes");
     }
   }
 
   if (def.distinct) {
     const auto& fields = kinds.at(def.root.kind);
     if (!fields.count(def.distinct->field)) {
-      fail(kErrRef, def.distinct->where, where + ".root.distinct.field",
+      fail(kRuleRef, def.distinct->where, where + ".root.distinct.field",
            "kind '" + def.root.kind + "' has no field '" + def.distinct->field + "'");
     }
     // same_gpu groups events by their PCI bus id: a kind without one could never qualify.
     if (def.distinct->scope == Scope::SameGpu && !fields.count("pci")) {
-      fail(kErrRef, def.distinct->where, where + ".root.distinct.scope",
+      fail(kRuleRef, def.distinct->where, where + ".root.distinct.scope",
            "scope same_gpu needs a 'pci' field, which kind '" + def.root.kind + "' does not have");
     }
   }
@@ -239,7 +239,7 @@ CompiledCorrelationRule compile_correlation(const CorrelationRuleDef& def, const
   rule.def = def;
   const bool needs_trust = def.catalog.has_value() || domain_requires_trust(def.domain);
   if (needs_trust && def.root_trusted_given && !def.root_trusted) {
-    fail(kErrTrust, def.root.location, where + ".root.trusted",
+    fail(kRuleTrust, def.root.location, where + ".root.trusted",
          "a " + (def.catalog ? std::string("catalog-driven") : def.domain) + " root cause needs evidence from a trusted source");
   }
   rule.requires_trusted = def.root_trusted_given ? def.root_trusted : needs_trust;
@@ -253,7 +253,7 @@ CompiledCorrelationRule compile_correlation(const CorrelationRuleDef& def, const
     for (const char* c : {"distinct.count", "distinct.values"}) allowed.insert(c);
   }
   for (const auto& name : template_placeholders(def.summary, def.summary_where, where + ".summary")) {
-    if (!allowed.count(name)) fail(kErrTemplate, def.summary_where, where + ".summary", "unknown placeholder {" + name + "}");
+    if (!allowed.count(name)) fail(kRuleTemplate, def.summary_where, where + ".summary", "unknown placeholder {" + name + "}");
   }
   return rule;
 }
@@ -267,11 +267,11 @@ std::vector<std::string> template_placeholders(const std::string& text, const So
   while (pos < text.size()) {
     const size_t open = text.find_first_of("{}", pos);
     if (open == std::string::npos) break;
-    if (text[open] == '}') fail(kErrTemplate, where, field, "unbalanced '}'");
+    if (text[open] == '}') fail(kRuleTemplate, where, field, "unbalanced '}'");
     const size_t close = text.find('}', open);
-    if (close == std::string::npos) fail(kErrTemplate, where, field, "unbalanced '{'");
+    if (close == std::string::npos) fail(kRuleTemplate, where, field, "unbalanced '{'");
     const std::string name = text.substr(open + 1, close - open - 1);
-    if (name.empty() || name.find('{') != std::string::npos) fail(kErrTemplate, where, field, "bad placeholder");
+    if (name.empty() || name.find('{') != std::string::npos) fail(kRuleTemplate, where, field, "bad placeholder");
     out.push_back(name);
     pos = close + 1;
   }

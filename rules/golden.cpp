@@ -29,7 +29,7 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 Error expected_error(const fs::path& file, const std::string& message) {
-  return Error{"GOLDEN_E_EXPECTED", file.string() + ": " + message};
+  return Error{kGoldenExpected, file.string() + ": " + message};
 }
 
 std::string join(const std::set<std::string>& items) {

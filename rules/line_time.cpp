@@ -2,6 +2,7 @@
 // every line of a bundle (storms of a million lines) before any rule does, and each shape
 // is fixed-width enough that a cursor is simpler to get exactly right than a pattern.
 #include "rules/line_time.h"
+#include "core/calendar.h"
 #include "core/types.h"
 
 #include <array>
@@ -69,25 +70,16 @@ struct Cursor {
 
 bool is_word(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
-int month_number(std::string_view name) {
-  static constexpr std::array<std::string_view, 12> kMonths = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
-                                                               "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
-  for (size_t k = 0; k < kMonths.size(); ++k)
-    if (kMonths[k] == name) return static_cast<int>(k) + 1;
-  return 0;
-}
-
 bool month(Cursor& c, int& out) {
   if (c.i + 3 > c.s.size()) return false;
-  out = month_number(c.s.substr(c.i, 3));
+  out = month_from_abbrev(c.s.substr(c.i, 3));
   if (out == 0) return false;
   c.i += 3;
   return true;
 }
 
 bool weekday(Cursor& c) {
-  static constexpr std::array<std::string_view, 7> kDays = {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
-  for (auto d : kDays)
+  for (auto d : kWeekdayAbbrevs)
     if (c.lit(d)) return true;
   return false;
 }
@@ -157,19 +149,6 @@ bool iso(Cursor& c, Clock& k) {
   return true;
 }
 
-// days_from_civil: attrib/rules/types.h.
-
-int year_of(TimeUs t) {
-  int64_t z = (t >= 0 ? t : t - (86400 * kSecondUs - 1)) / (86400 * kSecondUs) + 719468;
-  const int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const unsigned doe = static_cast<unsigned>(z - era * 146097);
-  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const unsigned mp = (5 * doy + 2) / 153;
-  const unsigned m = mp < 10 ? mp + 3 : mp - 9;
-  return static_cast<int>(static_cast<int64_t>(yoe) + era * 400 + (m <= 2));
-}
-
 TimeUs to_utc(const Clock& k, const TimeContext& context) {
   const int64_t offset = k.zone_s.value_or(context.utc_offset_s);
   return civil_to_us(k.year, k.month, k.day, k.hour, k.minute, k.second, k.micros) - offset * kSecondUs;
@@ -179,7 +158,7 @@ TimeUs to_utc(const Clock& k, const TimeContext& context) {
 // a job that starts on Dec 31 and logs "Jan  1 00:00:03" is in the next year.
 std::optional<TimeUs> resolve_year(Clock k, const TimeContext& context) {
   if (!context.reference) return std::nullopt;
-  const int base = year_of(*context.reference);
+  const int base = utc_year(*context.reference);
   std::optional<TimeUs> best;
   for (int year : {base - 1, base, base + 1}) {
     k.year = year;
@@ -460,8 +439,8 @@ std::optional<uint64_t> number_field(const nlohmann::json& j, const char* name, 
 
 Result<JournalEntry> parse_journal_json(std::string_view line) {
   nlohmann::json j = nlohmann::json::parse(line.begin(), line.end(), nullptr, false);
-  if (j.is_discarded()) return Error{"BUNDLE_E_JSON", "not a JSON object (journalctl -o json line expected)"};
-  if (!j.is_object()) return Error{"BUNDLE_E_JSON", "not a JSON object (journalctl -o json line expected)"};
+  if (j.is_discarded()) return Error{kBundleJson, "not a JSON object (journalctl -o json line expected)"};
+  if (!j.is_object()) return Error{kBundleJson, "not a JSON object (journalctl -o json line expected)"};
   JournalEntry e;
   if (auto m = text_field(j, "MESSAGE")) {
     e.message = *m;
@@ -470,7 +449,7 @@ Result<JournalEntry> parse_journal_json(std::string_view line) {
   bool bad = false;
   const auto numeric = [&](const char* name) -> Result<std::optional<uint64_t>> {
     auto v = number_field(j, name, bad);
-    if (bad) return Error{"BUNDLE_E_JSON", std::string(name) + " is not a decimal number"};
+    if (bad) return Error{kBundleJson, std::string(name) + " is not a decimal number"};
     return v;
   };
   auto realtime = numeric("__REALTIME_TIMESTAMP");
@@ -485,7 +464,7 @@ Result<JournalEntry> parse_journal_json(std::string_view line) {
   if (*monotonic) e.monotonic = static_cast<TimeUs>(**monotonic);
   e.seq = *seq;
   if (*count) {
-    if (**count == 0) return Error{"BUNDLE_E_JSON", "ATTRIB_COUNT must be at least 1"};
+    if (**count == 0) return Error{kBundleJson, "ATTRIB_COUNT must be at least 1"};
     e.count = **count;
   }
   e.hostname = text_field(j, "_HOSTNAME");

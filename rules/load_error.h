@@ -11,17 +11,6 @@
 namespace attrib::rules::detail {
 
 // Stable error codes (documented in docs/rules.md).
-inline constexpr const char* kErrIo = "RULE_E_IO";              // file missing or unreadable
-inline constexpr const char* kErrYaml = "RULE_E_YAML";          // not YAML, or wrong node shape
-inline constexpr const char* kErrField = "RULE_E_FIELD";        // missing, unknown or invalid key/value
-inline constexpr const char* kErrRegex = "RULE_E_REGEX";        // regex does not compile or captures disagree
-inline constexpr const char* kErrExample = "RULE_E_EXAMPLE";    // an inline example fails
-inline constexpr const char* kErrRef = "RULE_E_REF";            // reference to an unknown kind/catalog
-inline constexpr const char* kErrDuplicate = "RULE_E_DUPLICATE";// two rules with one id
-inline constexpr const char* kErrOverride = "RULE_E_OVERRIDE";  // site rule shadows a rule implicitly
-inline constexpr const char* kErrTrust = "RULE_E_TRUST";        // hardware root without trusted evidence
-inline constexpr const char* kErrTemplate = "RULE_E_TEMPLATE";  // summary names an unknown placeholder
-inline constexpr const char* kErrCatalog = "RULE_E_CATALOG";    // data table malformed or unmappable
 
 struct LoadFailure : std::runtime_error {
   explicit LoadFailure(Error e) : std::runtime_error(e.message), error(std::move(e)) {}

@@ -11,15 +11,13 @@ namespace attrib::rules {
 namespace {
 
 using detail::fail;
-using detail::kErrField;
-using detail::kErrIo;
 
 // Pack-relative paths only: a manifest must not reach outside its own directory.
 std::filesystem::path pack_relative(const std::filesystem::path& pack_dir, const std::string& name,
                                     const detail::SourceLocation& where, const std::string& field) {
   const std::filesystem::path relative(name);
   if (relative.is_absolute() || name.find("..") != std::string::npos) {
-    fail(kErrField, where, field, "must be a path inside the pack directory: " + name);
+    fail(kRuleField, where, field, "must be a path inside the pack directory: " + name);
   }
   return pack_dir / relative;
 }
@@ -55,20 +53,20 @@ std::unique_ptr<RulePack> load(const LoadOptions& options, bool candidate_scan) 
     const std::string text = detail::read_text_file(path, path.string());
     hash_file(hash, catalog.file, text);
     files.push_back(path.string());
-    if (definitions.catalogs.count(catalog.name)) fail(kErrField, catalog.where, "catalogs." + catalog.name, "duplicate catalog name");
+    if (definitions.catalogs.count(catalog.name)) fail(kRuleField, catalog.where, "catalogs." + catalog.name, "duplicate catalog name");
     definitions.catalogs[catalog.name] = detail::load_catalog(catalog, text, path.string());
   }
 
   for (const auto& dir : options.site_dirs) {
     std::error_code ec;
-    if (!std::filesystem::is_directory(dir, ec)) fail(kErrIo, {dir.string(), 0}, "", "site rule directory does not exist");
+    if (!std::filesystem::is_directory(dir, ec)) fail(kRuleIo, {dir.string(), 0}, "", "site rule directory does not exist");
     std::vector<std::filesystem::path> site_files;
     for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
       if (entry.is_regular_file() && (entry.path().extension() == ".yaml" || entry.path().extension() == ".yml")) {
         site_files.push_back(entry.path());
       }
     }
-    if (ec) fail(kErrIo, {dir.string(), 0}, "", "cannot list directory: " + ec.message());
+    if (ec) fail(kRuleIo, {dir.string(), 0}, "", "cannot list directory: " + ec.message());
     std::sort(site_files.begin(), site_files.end());
     for (const auto& path : site_files) {
       const auto file = detail::read_yaml_file(path, path.string());
@@ -91,9 +89,9 @@ Result<std::shared_ptr<const RulePack>> load_pack(const LoadOptions& options, bo
     return failure.error;
   } catch (const YAML::Exception& e) {
     // Shape errors the reader did not anticipate still name the position yaml-cpp knows.
-    return Error{detail::kErrYaml, "line " + std::to_string(e.mark.line + 1) + ": " + e.msg};
+    return Error{kRuleYaml, "line " + std::to_string(e.mark.line + 1) + ": " + e.msg};
   } catch (const std::filesystem::filesystem_error& e) {
-    return Error{detail::kErrIo, e.what()};
+    return Error{kRuleIo, e.what()};
   }
 }
 

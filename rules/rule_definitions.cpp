@@ -28,7 +28,7 @@ FieldType parse_field_type(const MapView& fields, const std::string& name) {
   if (type == "int") return FieldType::Int;
   if (type == "string") return FieldType::String;
   if (type == "hex") return FieldType::Hex;
-  fail(kErrField, fields.where(name), fields.field(name), "field type must be int, string or hex");
+  fail(kRuleField, fields.where(name), fields.field(name), "field type must be int, string or hex");
 }
 
 std::string context_index(const std::string& base, size_t i) { return base + "[" + std::to_string(i) + "]"; }
@@ -46,13 +46,13 @@ std::vector<FieldCondition> parse_conditions(const std::string& file, const YAML
       condition.any_of.push_back(scalar_to_json(value));
     } else if (value.IsSequence()) {
       for (const auto& item : flatten_sequence(value)) {
-        if (!item.IsScalar()) fail(kErrField, where.where(condition.field), where.field(condition.field), "expected scalars");
+        if (!item.IsScalar()) fail(kRuleField, where.where(condition.field), where.field(condition.field), "expected scalars");
         condition.any_of.push_back(scalar_to_json(item));
       }
     } else {
-      fail(kErrField, where.where(condition.field), where.field(condition.field), "expected a value or a list of values");
+      fail(kRuleField, where.where(condition.field), where.field(condition.field), "expected a value or a list of values");
     }
-    if (condition.any_of.empty()) fail(kErrField, where.where(condition.field), where.field(condition.field), "empty list");
+    if (condition.any_of.empty()) fail(kRuleField, where.where(condition.field), where.field(condition.field), "empty list");
     out.push_back(std::move(condition));
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.field < b.field; });
@@ -64,14 +64,14 @@ Scope parse_scope(const MapView& map) {
   if (scope == "job") return Scope::Job;
   if (scope == "same_node") return Scope::SameNode;
   if (scope == "same_gpu") return Scope::SameGpu;
-  fail(kErrField, map.where("scope"), map.field("scope"), "scope must be job, same_node or same_gpu");
+  fail(kRuleField, map.where("scope"), map.field("scope"), "scope must be job, same_node or same_gpu");
 }
 
 void check_source_list(const MapView& map, const std::vector<std::string>& sources) {
-  if (sources.empty()) fail(kErrField, map.where(), map.field("sources"), "at least one source is required");
+  if (sources.empty()) fail(kRuleField, map.where(), map.field("sources"), "at least one source is required");
   for (const auto& s : sources) {
     if (!is_known_source(s)) {
-      fail(kErrField, map.where("sources"), map.field("sources"),
+      fail(kRuleField, map.where("sources"), map.field("sources"),
            "unknown source '" + s + "' (kernel, syslog, fabricmanager, slurm, spank, prometheus, app, app.rank<N>)");
     }
   }
@@ -82,7 +82,7 @@ void check_source_list(const MapView& map, const std::vector<std::string>& sourc
 constexpr int64_t kMaxBlockLines = 10000;
 
 BlockDef parse_block(const std::string& file, const MapView& rule) {
-  if (!rule.get("block").IsMap()) fail(kErrField, rule.where("block"), rule.field("block"), "expected a map {end, max_lines, key}");
+  if (!rule.get("block").IsMap()) fail(kRuleField, rule.where("block"), rule.field("block"), "expected a map {end, max_lines, key}");
   MapView map(file, rule.get("block"), rule.field("block"), rule.where().line);
   map.allow_only({"end", "abort", "max_lines", "key"});
   BlockDef block;
@@ -93,7 +93,7 @@ BlockDef parse_block(const std::string& file, const MapView& rule) {
   block.abort_where = map.where("abort");
   block.max_lines = map.optional_int("max_lines").value_or(block.max_lines);
   if (block.max_lines < 2 || block.max_lines > kMaxBlockLines) {
-    fail(kErrField, map.where("max_lines"), map.field("max_lines"), "must be 2.." + std::to_string(kMaxBlockLines));
+    fail(kRuleField, map.where("max_lines"), map.field("max_lines"), "must be 2.." + std::to_string(kMaxBlockLines));
   }
   block.key = map.optional_string("key").value_or("");
   return block;
@@ -112,7 +112,7 @@ ExtractionRuleDef parse_extraction_rule(const std::string& file, const YAML::Nod
   check_source_list(map, rule.sources);
   rule.prefilter = map.string_list("prefilter");
   for (const auto& literal : rule.prefilter) {
-    if (literal.empty()) fail(kErrField, map.where("prefilter"), map.field("prefilter"), "empty literal");
+    if (literal.empty()) fail(kRuleField, map.where("prefilter"), map.field("prefilter"), "empty literal");
   }
   rule.regex = map.required_string("regex");
   rule.regex_where = map.where("regex");
@@ -129,7 +129,7 @@ ExtractionRuleDef parse_extraction_rule(const std::string& file, const YAML::Nod
   if (map.has("set")) {
     MapView constants(file, map.get("set"), map.field("set"), rule.where.line);
     for (const auto& entry : map.get("set")) {
-      if (!entry.second.IsScalar()) fail(kErrField, constants.where(entry.first.Scalar()), constants.field(entry.first.Scalar()), "expected a scalar");
+      if (!entry.second.IsScalar()) fail(kRuleField, constants.where(entry.first.Scalar()), constants.field(entry.first.Scalar()), "expected a scalar");
       rule.constants[entry.first.Scalar()] = scalar_to_json(entry.second);
     }
   }
@@ -139,7 +139,7 @@ ExtractionRuleDef parse_extraction_rule(const std::string& file, const YAML::Nod
     examples.allow_only({"match", "no_match"});
     const YAML::Node match = examples.get("match");
     if (match) {
-      if (!match.IsSequence()) fail(kErrField, examples.where("match"), examples.field("match"), "expected a list");
+      if (!match.IsSequence()) fail(kRuleField, examples.where("match"), examples.field("match"), "expected a list");
       size_t i = 0;
       for (const auto& item : match) {
         const std::string item_context = context_index(examples.field("match"), i++);
@@ -154,7 +154,7 @@ ExtractionRuleDef parse_extraction_rule(const std::string& file, const YAML::Nod
           if (entry.has("fields")) {
             MapView expected(file, entry.get("fields"), entry.field("fields"), example.where.line);
             for (const auto& f : entry.get("fields")) {
-              if (!f.second.IsScalar()) fail(kErrField, expected.where(f.first.Scalar()), expected.field(f.first.Scalar()), "expected a scalar");
+              if (!f.second.IsScalar()) fail(kRuleField, expected.where(f.first.Scalar()), expected.field(f.first.Scalar()), "expected a scalar");
               example.fields[f.first.Scalar()] = scalar_to_json(f.second);
             }
           }
@@ -164,9 +164,9 @@ ExtractionRuleDef parse_extraction_rule(const std::string& file, const YAML::Nod
     }
     const YAML::Node no_match = examples.get("no_match");
     if (no_match) {
-      if (!no_match.IsSequence()) fail(kErrField, examples.where("no_match"), examples.field("no_match"), "expected a list");
+      if (!no_match.IsSequence()) fail(kRuleField, examples.where("no_match"), examples.field("no_match"), "expected a list");
       for (const auto& item : no_match) {
-        if (!item.IsScalar()) fail(kErrField, location_of(file, item), examples.field("no_match"), "expected strings");
+        if (!item.IsScalar()) fail(kRuleField, location_of(file, item), examples.field("no_match"), "expected strings");
         rule.no_match_examples.push_back({item.Scalar(), location_of(file, item, examples.where("no_match").line)});
       }
     }
@@ -201,7 +201,7 @@ constexpr int64_t kMaxDistinct = 1000;
 
 DistinctCondition parse_distinct(const std::string& file, const MapView& root) {
   if (!root.get("distinct").IsMap()) {
-    fail(kErrField, root.where("distinct"), root.field("distinct"), "expected a map {field, at_least, scope, ignore}");
+    fail(kRuleField, root.where("distinct"), root.field("distinct"), "expected a map {field, at_least, scope, ignore}");
   }
   MapView map(file, root.get("distinct"), root.field("distinct"), root.where().line);
   map.allow_only({"field", "at_least", "scope", "ignore"});
@@ -210,7 +210,7 @@ DistinctCondition parse_distinct(const std::string& file, const MapView& root) {
   distinct.field = map.required_string("field");
   distinct.at_least = map.optional_int("at_least").value_or(distinct.at_least);
   if (distinct.at_least < 2 || distinct.at_least > kMaxDistinct) {
-    fail(kErrField, map.where("at_least"), map.field("at_least"), "must be 2.." + std::to_string(kMaxDistinct));
+    fail(kRuleField, map.where("at_least"), map.field("at_least"), "must be 2.." + std::to_string(kMaxDistinct));
   }
   distinct.scope = parse_scope(map);
   distinct.ignore = map.string_list("ignore");
@@ -225,8 +225,8 @@ CorrelationRuleDef parse_correlation_rule(const std::string& file, const YAML::N
   rule.id = map.required_string("id");
   rule.description = map.optional_string("description").value_or("");
   const auto precedence = map.optional_int("precedence");
-  if (!precedence) fail(kErrField, map.where(), map.field("precedence"), "missing required key");
-  if (*precedence < 0 || *precedence > 1000) fail(kErrField, map.where("precedence"), map.field("precedence"), "must be 0..1000");
+  if (!precedence) fail(kRuleField, map.where(), map.field("precedence"), "missing required key");
+  if (*precedence < 0 || *precedence > 1000) fail(kRuleField, map.where("precedence"), map.field("precedence"), "must be 0..1000");
   rule.precedence = static_cast<int>(*precedence);
   rule.domain = map.required_string("domain");
   rule.action = map.required_string("action");
@@ -234,7 +234,7 @@ CorrelationRuleDef parse_correlation_rule(const std::string& file, const YAML::N
   rule.summary_where = map.where("summary");
   rule.override_shipped = map.optional_bool("override").value_or(false);
 
-  if (!map.has("root")) fail(kErrField, map.where(), map.field("root"), "missing required key");
+  if (!map.has("root")) fail(kRuleField, map.where(), map.field("root"), "missing required key");
   rule.root = parse_pattern(file, map.get("root"), map.field("root"), rule.where.line, false);
   if (map.get("root").IsMap()) {
     MapView root(file, map.get("root"), map.field("root"), rule.where.line);
@@ -249,10 +249,10 @@ CorrelationRuleDef parse_correlation_rule(const std::string& file, const YAML::N
       condition.table = catalog.required_string("table");
       condition.key_field = catalog.required_string("key");
       condition.severities = catalog.string_list("severities");
-      if (condition.severities.empty()) fail(kErrField, catalog.where(), catalog.field("severities"), "at least one severity is required");
+      if (condition.severities.empty()) fail(kRuleField, catalog.where(), catalog.field("severities"), "at least one severity is required");
       condition.actions = catalog.string_list("actions");
       for (const auto& action : condition.actions) {
-        if (!is_action(action)) fail(kErrField, catalog.where("actions"), catalog.field("actions"), "unknown action '" + action + "'");
+        if (!is_action(action)) fail(kRuleField, catalog.where("actions"), catalog.field("actions"), "unknown action '" + action + "'");
       }
       rule.catalog = std::move(condition);
     }
@@ -260,23 +260,23 @@ CorrelationRuleDef parse_correlation_rule(const std::string& file, const YAML::N
   }
   const bool from_catalog = rule.catalog.has_value();
   if (rule.domain == "catalog" || rule.action == "catalog") {
-    if (!from_catalog) fail(kErrField, map.where("domain"), map.field("domain"), "'catalog' needs root.catalog");
+    if (!from_catalog) fail(kRuleField, map.where("domain"), map.field("domain"), "'catalog' needs root.catalog");
   }
   if (rule.domain != "catalog" && rule.domain != "UNATTRIBUTED" && !is_root_domain(rule.domain)) {
-    fail(kErrField, map.where("domain"), map.field("domain"), "unknown domain '" + rule.domain + "'");
+    fail(kRuleField, map.where("domain"), map.field("domain"), "unknown domain '" + rule.domain + "'");
   }
   // UNATTRIBUTED makes a locator rule (docs/rules.md): it names where, never a cause,
   // so it recommends nothing.
   if (rule.domain == "UNATTRIBUTED" && rule.action != "NONE") {
-    fail(kErrField, map.where("action"), map.field("action"), "a locator rule (domain UNATTRIBUTED) must have action NONE");
+    fail(kRuleField, map.where("action"), map.field("action"), "a locator rule (domain UNATTRIBUTED) must have action NONE");
   }
   if (rule.action != "catalog" && !is_action(rule.action)) {
-    fail(kErrField, map.where("action"), map.field("action"), "unknown action '" + rule.action + "'");
+    fail(kRuleField, map.where("action"), map.field("action"), "unknown action '" + rule.action + "'");
   }
 
   if (map.has("explains")) {
     const YAML::Node explains = map.get("explains");
-    if (!explains.IsSequence()) fail(kErrField, map.where("explains"), map.field("explains"), "expected a list");
+    if (!explains.IsSequence()) fail(kRuleField, map.where("explains"), map.field("explains"), "expected a list");
     size_t i = 0;
     for (const auto& item : flatten_sequence(explains)) {
       rule.explains.push_back(parse_pattern(file, item, context_index(map.field("explains"), i++),
@@ -290,7 +290,7 @@ ActionOverride parse_override(const std::string& file, const YAML::Node& node, c
   MapView map(file, node, context);
   map.allow_only({"domain", "severity", "action"});
   ActionOverride o{map.required_string("domain"), map.required_string("severity"), map.required_string("action")};
-  if (!is_action(o.action)) fail(kErrField, map.where("action"), map.field("action"), "unknown action '" + o.action + "'");
+  if (!is_action(o.action)) fail(kRuleField, map.where("action"), map.field("action"), "unknown action '" + o.action + "'");
   return o;
 }
 
@@ -311,11 +311,11 @@ CatalogMatch parse_catalog_match(const std::string& file, const YAML::Node& node
   m.allow_only({"columns", "field", "type"});
   CatalogMatch spec;
   spec.columns = m.string_list("columns");
-  if (spec.columns.empty()) fail(kErrField, m.where(), m.field("columns"), "at least one column is required");
+  if (spec.columns.empty()) fail(kRuleField, m.where(), m.field("columns"), "at least one column is required");
   spec.field = m.required_string("field");
   spec.type = m.required_string("type");
   if (spec.type != "bits" && spec.type != "hex" && spec.type != "name") {
-    fail(kErrField, m.where("type"), m.field("type"), "type must be bits, hex or name");
+    fail(kRuleField, m.where("type"), m.field("type"), "type must be bits, hex or name");
   }
   return spec;
 }
@@ -336,13 +336,13 @@ CatalogDef parse_catalog(const std::string& file, const YAML::Node& node, const 
   catalog.domain_map = parse_string_map(map, "domain_map");
   for (const auto& [hint, domain] : catalog.domain_map) {
     if (!is_root_domain(domain) && domain != "UNATTRIBUTED") {
-      fail(kErrField, map.where("domain_map"), map.field("domain_map." + hint), "unknown domain '" + domain + "'");
+      fail(kRuleField, map.where("domain_map"), map.field("domain_map." + hint), "unknown domain '" + domain + "'");
     }
   }
   catalog.action_by_severity = parse_string_map(map, "action_by_severity");
   for (const auto& [severity, action] : catalog.action_by_severity) {
     if (!is_action(action)) {
-      fail(kErrField, map.where("action_by_severity"), map.field("action_by_severity." + severity),
+      fail(kRuleField, map.where("action_by_severity"), map.field("action_by_severity." + severity),
            "unknown action '" + action + "'");
     }
   }
@@ -356,36 +356,36 @@ CatalogDef parse_catalog(const std::string& file, const YAML::Node& node, const 
   for (const auto& [cell, severity] : catalog.severity_map) {
     static const std::set<std::string> kSeverities = {"fatal", "job-fatal", "degraded", "benign"};
     if (!kSeverities.count(severity)) {
-      fail(kErrField, map.where("severity_map"), map.field("severity_map." + cell), "unknown severity '" + severity + "'");
+      fail(kRuleField, map.where("severity_map"), map.field("severity_map." + cell), "unknown severity '" + severity + "'");
     }
   }
   catalog.action_column = map.optional_string("action_column").value_or("");
   catalog.action_map = parse_string_map(map, "action_map");
   for (const auto& [cell, action] : catalog.action_map) {
-    if (!is_action(action)) fail(kErrField, map.where("action_map"), map.field("action_map." + cell), "unknown action '" + action + "'");
+    if (!is_action(action)) fail(kRuleField, map.where("action_map"), map.field("action_map." + cell), "unknown action '" + action + "'");
   }
   if (!catalog.action_column.empty() && catalog.action_map.empty()) {
-    fail(kErrField, map.where("action_column"), map.field("action_column"), "action_column needs an action_map");
+    fail(kRuleField, map.where("action_column"), map.field("action_column"), "action_column needs an action_map");
   }
   catalog.name_format = map.optional_string("name_format").value_or("");
   if (map.has("secondary_action")) {
     if (catalog.match.empty() && !map.has("match")) {
-      fail(kErrField, map.where("secondary_action"), map.field("secondary_action"), "only decode tables (with match) have a secondary action");
+      fail(kRuleField, map.where("secondary_action"), map.field("secondary_action"), "only decode tables (with match) have a secondary action");
     }
     if (!map.get("secondary_action").IsMap()) {
-      fail(kErrField, map.where("secondary_action"), map.field("secondary_action"), "expected a map {column, when}");
+      fail(kRuleField, map.where("secondary_action"), map.field("secondary_action"), "expected a map {column, when}");
     }
     MapView secondary(file, map.get("secondary_action"), map.field("secondary_action"), map.where().line);
     secondary.allow_only({"column", "when"});
     CatalogSecondaryAction spec;
     spec.column = secondary.required_string("column");
-    if (!secondary.has("when")) fail(kErrField, secondary.where(), secondary.field("when"), "missing required key");
+    if (!secondary.has("when")) fail(kRuleField, secondary.where(), secondary.field("when"), "missing required key");
     spec.when = parse_catalog_match(file, secondary.get("when"), secondary.field("when"));
     if (spec.when.type == "name") {
-      fail(kErrField, secondary.where("when"), secondary.field("when.type"), "type must be bits or hex");
+      fail(kRuleField, secondary.where("when"), secondary.field("when.type"), "type must be bits or hex");
     }
     if (catalog.action_map.empty()) {
-      fail(kErrField, secondary.where("column"), secondary.field("column"), "a secondary action needs an action_map");
+      fail(kRuleField, secondary.where("column"), secondary.field("column"), "a secondary action needs an action_map");
     }
     catalog.secondary_action = std::move(spec);
   }
@@ -435,10 +435,10 @@ PackManifest parse_manifest(const YamlFile& file) {
   manifest.name = map.required_string("name");
   manifest.version = map.required_string("version");
   manifest.clock_skew_ms = map.optional_int("clock_skew_ms").value_or(5000);
-  if (manifest.clock_skew_ms < 0) fail(kErrField, map.where("clock_skew_ms"), "clock_skew_ms", "must be >= 0");
-  if (!map.has("rule_files")) fail(kErrField, map.where(), "rule_files", "missing required key");
+  if (manifest.clock_skew_ms < 0) fail(kRuleField, map.where("clock_skew_ms"), "clock_skew_ms", "must be >= 0");
+  if (!map.has("rule_files")) fail(kRuleField, map.where(), "rule_files", "missing required key");
   for (const auto& item : flatten_sequence(map.get("rule_files"))) {
-    if (!item.IsScalar()) fail(kErrField, location_of(file.display_name, item), "rule_files", "expected file names");
+    if (!item.IsScalar()) fail(kRuleField, location_of(file.display_name, item), "rule_files", "expected file names");
     manifest.rule_files.push_back({item.Scalar(), location_of(file.display_name, item)});
   }
   if (map.has("catalogs")) {
@@ -457,7 +457,7 @@ RuleFileDefs parse_rule_file(const YamlFile& file) {
   RuleFileDefs defs;
   if (map.has("extract")) {
     const YAML::Node list = map.get("extract");
-    if (!list.IsSequence()) fail(kErrYaml, map.where("extract"), "extract", "expected a list of rules");
+    if (!list.IsSequence()) fail(kRuleYaml, map.where("extract"), "extract", "expected a list of rules");
     size_t i = 0;
     for (const auto& item : list) {
       defs.extraction.push_back(parse_extraction_rule(file.display_name, item, context_index("extract", i++)));
@@ -465,7 +465,7 @@ RuleFileDefs parse_rule_file(const YamlFile& file) {
   }
   if (map.has("correlate")) {
     const YAML::Node list = map.get("correlate");
-    if (!list.IsSequence()) fail(kErrYaml, map.where("correlate"), "correlate", "expected a list of rules");
+    if (!list.IsSequence()) fail(kRuleYaml, map.where("correlate"), "correlate", "expected a list of rules");
     size_t i = 0;
     for (const auto& item : list) {
       defs.correlation.push_back(parse_correlation_rule(file.display_name, item, context_index("correlate", i++)));

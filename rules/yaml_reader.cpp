@@ -8,10 +8,10 @@ namespace attrib::rules::detail {
 
 std::string read_text_file(const std::filesystem::path& path, const std::string& display_name) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) fail(kErrIo, {display_name, 0}, "", "cannot open file");
+  if (!in) fail(kRuleIo, {display_name, 0}, "", "cannot open file");
   std::ostringstream buffer;
   buffer << in.rdbuf();
-  if (in.bad()) fail(kErrIo, {display_name, 0}, "", "cannot read file");
+  if (in.bad()) fail(kRuleIo, {display_name, 0}, "", "cannot read file");
   return buffer.str();
 }
 
@@ -22,9 +22,9 @@ YamlFile read_yaml_file(const std::filesystem::path& path, const std::string& di
   try {
     file.root = YAML::Load(file.text);
   } catch (const YAML::ParserException& e) {
-    fail(kErrYaml, {display_name, e.mark.line + 1}, "", e.msg);
+    fail(kRuleYaml, {display_name, e.mark.line + 1}, "", e.msg);
   }
-  if (!file.root.IsMap()) fail(kErrYaml, {display_name, 1}, "", "expected a mapping at the top level");
+  if (!file.root.IsMap()) fail(kRuleYaml, {display_name, 1}, "", "expected a mapping at the top level");
   return file;
 }
 
@@ -38,7 +38,7 @@ SourceLocation location_of(const std::string& file, const YAML::Node& node, int 
 
 MapView::MapView(std::string file, YAML::Node node, std::string context, int fallback_line)
     : file_(std::move(file)), node_(std::move(node)), context_(std::move(context)), fallback_line_(fallback_line) {
-  if (!node_.IsMap()) fail(kErrYaml, where(), context_, "expected a mapping");
+  if (!node_.IsMap()) fail(kRuleYaml, where(), context_, "expected a mapping");
 }
 
 bool MapView::has(const std::string& key) const { return static_cast<bool>(node_[key]); }
@@ -56,15 +56,15 @@ std::string MapView::field(const std::string& key) const {
 
 std::string MapView::required_string(const std::string& key) const {
   auto value = optional_string(key);
-  if (!value) fail(kErrField, where(), field(key), "missing required key");
-  if (value->empty()) fail(kErrField, where(key), field(key), "must not be empty");
+  if (!value) fail(kRuleField, where(), field(key), "missing required key");
+  if (value->empty()) fail(kRuleField, where(key), field(key), "must not be empty");
   return *value;
 }
 
 std::optional<std::string> MapView::optional_string(const std::string& key) const {
   const YAML::Node value = node_[key];
   if (!value) return std::nullopt;
-  if (!value.IsScalar()) fail(kErrField, where(key), field(key), "expected a string");
+  if (!value.IsScalar()) fail(kRuleField, where(key), field(key), "expected a string");
   return value.Scalar();
 }
 
@@ -75,7 +75,7 @@ std::optional<int64_t> MapView::optional_int(const std::string& key) const {
     if (value.IsScalar()) return value.as<int64_t>();
   } catch (const YAML::Exception&) {
   }
-  fail(kErrField, where(key), field(key), "expected an integer");
+  fail(kRuleField, where(key), field(key), "expected an integer");
 }
 
 std::optional<bool> MapView::optional_bool(const std::string& key) const {
@@ -85,7 +85,7 @@ std::optional<bool> MapView::optional_bool(const std::string& key) const {
     if (value.IsScalar()) return value.as<bool>();
   } catch (const YAML::Exception&) {
   }
-  fail(kErrField, where(key), field(key), "expected true or false");
+  fail(kRuleField, where(key), field(key), "expected true or false");
 }
 
 std::vector<std::string> MapView::string_list(const std::string& key) const {
@@ -96,9 +96,9 @@ std::vector<std::string> MapView::string_list(const std::string& key) const {
     out.push_back(value.Scalar());
     return out;
   }
-  if (!value.IsSequence()) fail(kErrField, where(key), field(key), "expected a string or a list of strings");
+  if (!value.IsSequence()) fail(kRuleField, where(key), field(key), "expected a string or a list of strings");
   for (const auto& item : flatten_sequence(value)) {
-    if (!item.IsScalar()) fail(kErrField, location_of(file_, item, where(key).line), field(key), "expected strings");
+    if (!item.IsScalar()) fail(kRuleField, location_of(file_, item, where(key).line), field(key), "expected strings");
     out.push_back(item.Scalar());
   }
   return out;
@@ -110,7 +110,7 @@ void MapView::allow_only(const std::vector<std::string>& allowed) const {
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
       std::string list;
       for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-      fail(kErrField, location_of(file_, entry.first, where().line), field(key),
+      fail(kRuleField, location_of(file_, entry.first, where().line), field(key),
            "unknown key (allowed: " + list + ")");
     }
   }

@@ -12,7 +12,6 @@
 
 namespace attrib::slurm {
 
-inline constexpr const char* kAccountingNotFound = "SLURMDB_E_NOT_FOUND";
 
 struct JobRecordFacts {
   JobFacts facts;        // state, exit code/signal, start/end, nodes, attempt
@@ -23,7 +22,7 @@ struct JobRecordFacts {
 class Accounting {
  public:
   virtual ~Accounting() = default;
-  // Error code kAccountingNotFound when slurmdbd does not (yet) know the job.
+  // Error code kSlurmdbNotFound when slurmdbd does not (yet) know the job.
   virtual Result<JobRecordFacts> read_job(const std::string& cluster, const std::string& job_id) = 0;
   virtual Status write_comment(const std::string& cluster, const std::string& job_id,
                                const std::string& comment) = 0;

@@ -28,10 +28,10 @@ class SlurmDrainer final : public NodeDrainer {
     node_info_msg_t* info = nullptr;
     std::string name = node;
     if (slurm_load_node_single(&info, name.data(), SHOW_ALL) != SLURM_SUCCESS)
-      return Error{"DRAIN_E_SLURMCTLD", slurm_error("cannot read node " + node + " from slurmctld")};
+      return Error{kDrainSlurmctld, slurm_error("cannot read node " + node + " from slurmctld")};
     std::unique_ptr<node_info_msg_t, void (*)(node_info_msg_t*)> owned(info, slurm_free_node_info_msg);
     if (info == nullptr || info->record_count == 0)
-      return Error{"DRAIN_E_NO_NODE", "slurmctld knows no node " + node};
+      return Error{kDrainNoNode, "slurmctld knows no node " + node};
     const node_info_t& record = info->node_array[0];
     NodeDrainState state;
     state.drained = (record.node_state & NODE_STATE_DRAIN) != 0;
@@ -50,7 +50,7 @@ class SlurmDrainer final : public NodeDrainer {
     message.reason = text.data();
     message.reason_uid = static_cast<uint32_t>(getuid());  // shown by sinfo -R as the USER
     if (slurm_update_node(&message) != SLURM_SUCCESS)
-      return Error{"DRAIN_E_SLURMCTLD", slurm_error("slurm_update_node " + node)};
+      return Error{kDrainSlurmctld, slurm_error("slurm_update_node " + node)};
     return ok_status();
   }
 

@@ -4,10 +4,8 @@
 
 namespace attrib::slurm {
 
-using slurm::kSlurmdbNotFound;
 using slurm::SlurmdbdConnection;
 
-static_assert(std::string_view(kAccountingNotFound) == kSlurmdbNotFound);
 
 SlurmdbdAccounting::SlurmdbdAccounting() = default;
 SlurmdbdAccounting::~SlurmdbdAccounting() = default;

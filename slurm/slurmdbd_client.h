@@ -24,10 +24,6 @@
 namespace attrib::slurm {
 
 // Error codes (attrib::Error::code) returned by this client.
-inline constexpr const char* kSlurmdbNotFound = "SLURMDB_E_NOT_FOUND";      // no record for that job
-inline constexpr const char* kSlurmdbConnection = "SLURMDB_E_CONNECTION";  // slurmdbd unreachable / refused
-inline constexpr const char* kSlurmdbQuery = "SLURMDB_E_QUERY";            // a request failed
-inline constexpr const char* kSlurmdbBadJobId = "SLURMDB_E_BAD_JOB_ID";    // not "N", "N_T" or "N+O"
 
 // A job id as Slurm prints it: "4242", an array task "4242_7" (array job id 4242,
 // task 7) or a heterogeneous job component "4242+1" (het job 4242, offset 1).

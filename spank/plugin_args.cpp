@@ -6,7 +6,7 @@ namespace attrib::spank {
 namespace {
 
 Error arg_error(const std::string& arg, const std::string& why) {
-  return Error{"SPANK_E_ARG", "plugstack argument '" + arg + "': " + why +
+  return Error{kSpankArg, "plugstack argument '" + arg + "': " + why +
                                   " (known keys: spool_dir=PATH, allow_opt_out=yes|no, "
                                   "nccl_trace_buffer_size=N)"};
 }

@@ -1,4 +1,5 @@
 #include "spank/record_file.h"
+#include "core/unique_fd.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -11,34 +12,13 @@ namespace attrib::spank {
 namespace {
 
 Error io_error(const std::string& what, const std::string& path) {
-  return Error{"SPANK_E_IO", what + " " + path + ": " + std::strerror(errno)};
+  return Error{kSpankIo, what + " " + path + ": " + std::strerror(errno)};
 }
-
-// Closes the descriptor on every path out of write_atomically.
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) : fd_(fd) {}
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  int get() const { return fd_; }
-  // Closes now and reports the result (close can report a deferred write error).
-  bool close() {
-    const int fd = fd_;
-    fd_ = -1;
-    return ::close(fd) == 0;
-  }
-
- private:
-  int fd_;
-};
 
 }  // namespace
 
 Status ensure_directory(const std::string& path, mode_t mode) {
-  if (path.empty()) return Error{"SPANK_E_IO", "empty directory path"};
+  if (path.empty()) return Error{kSpankIo, "empty directory path"};
   for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
     const std::string prefix = slash == std::string::npos ? path : path.substr(0, slash);
     if (::mkdir(prefix.c_str(), mode) != 0 && errno != EEXIST) return io_error("cannot create", prefix);
@@ -46,14 +26,14 @@ Status ensure_directory(const std::string& path, mode_t mode) {
   }
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return io_error("cannot stat", path);
-  if (!S_ISDIR(st.st_mode)) return Error{"SPANK_E_IO", path + " is not a directory"};
+  if (!S_ISDIR(st.st_mode)) return Error{kSpankIo, path + " is not a directory"};
   return ok_status();
 }
 
 Status write_atomically(const std::string& dir, const std::string& name, const std::string& content) {
   const std::string final_path = dir + "/" + name;
   const std::string temp_path = dir + "/." + name + ".tmp." + std::to_string(::getpid());
-  FileDescriptor fd(::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
+  UniqueFd fd(::open(temp_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644));
   if (fd.get() < 0) return io_error("cannot create", temp_path);
   size_t written = 0;
   while (written < content.size()) {

@@ -122,7 +122,7 @@ json offenders_json(const fleet::OffenderReport& report) {
 }  // namespace
 
 Result<std::unique_ptr<DashboardServer>> DashboardServer::start(const DashboardOptions& options) {
-  if (!options.authenticator) return Error{"DASH_E_CONFIG", "dashboard started without an authenticator"};
+  if (!options.authenticator) return Error{kDashConfig, "dashboard started without an authenticator"};
   auto queries = store::DashboardQueries::open(options.database);
   if (!queries) return queries.error();
   std::unique_ptr<DashboardServer> out(new DashboardServer(options, std::move(*queries)));
@@ -195,7 +195,7 @@ void DashboardServer::routes(httplib::Server& server) {
     auto caller = authenticator.verify_dashboard_login(request.get_param_value("cred"));
     if (!caller) {
       spdlog::warn("dashboard login from {} rejected: {}", request.remote_addr, caller.error().message);
-      response.status = caller.error().code == common::kAuthMunged ? 503 : 401;
+      response.status = caller.error().code == kAuthMunged ? 503 : 401;
       response.set_content(login_page("That login link was not accepted: " + caller.error().message + "."),
                            "text/html; charset=utf-8");
       return;
@@ -297,7 +297,7 @@ void DashboardServer::routes(httplib::Server& server) {
     if (!viewer) return;
     auto detail = queries_->job(request.matches[1].str(), request.matches[2].str(), *viewer);
     if (!detail) {
-      if (detail.error().code == store::kForbidden) return send_error(response, 403, "forbidden", detail.error().message);
+      if (detail.error().code == kDashForbidden) return send_error(response, 403, "forbidden", detail.error().message);
       return send_error(response, 500, detail.error().code, detail.error().message);
     }
     if (!detail->has_value())

@@ -9,7 +9,7 @@ namespace attrib::dashboard {
 Result<std::string> SessionStore::open(const common::Caller& caller, TimeUs now) {
   unsigned char bytes[16];
   if (getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes))
-    return Error{"DASH_E_RANDOM", "no randomness for a session token"};
+    return Error{kDashRandom, "no randomness for a session token"};
   static const char* hex = "0123456789abcdef";
   std::string token;
   for (unsigned char b : bytes) {

@@ -1,4 +1,5 @@
 #include "attributiond/head/attribution_service.h"
+#include "common/grpc_status.h"
 #include "core/clock.h"
 
 #include <chrono>
@@ -8,7 +9,7 @@
 namespace attrib::head {
 
 Result<bool> accept_job(store::JobStore& store, v1::JobEnded request, const std::string& default_cluster, TimeUs now) {
-  if (request.job_id().empty()) return Error{"SUBMIT_E_INVALID", "JobEnded without job_id"};
+  if (request.job_id().empty()) return Error{kSubmitInvalid, "JobEnded without job_id"};
   if (request.cluster().empty()) request.set_cluster(default_cluster);
   std::string cluster = request.cluster();
   return store.enqueue(request, cluster, now);
@@ -32,10 +33,8 @@ grpc::Status AttributionService::SubmitJobEnded(grpc::ServerContext* context, co
     return denied;
   auto queued = accept_job(store_, *request, default_cluster_, wall_clock_us());
   if (!queued) {
-    if (queued.error().code == "SUBMIT_E_INVALID")
-      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, queued.error().message);
     spdlog::error("job {}: cannot queue: {}", request->job_id(), queued.error().message);
-    return grpc::Status(grpc::StatusCode::UNAVAILABLE, "cannot queue job: " + queued.error().message);
+    return common::to_grpc_status(Error{queued.error().code, "cannot queue job: " + queued.error().message});
   }
   response->set_accepted(true);
   response->set_duplicate(!*queued);
@@ -58,10 +57,10 @@ grpc::Status AttributionService::GetVerdict(grpc::ServerContext* context, const 
   }
   std::string cluster = request->cluster().empty() ? default_cluster_ : request->cluster();
   auto record = store_.lookup({cluster, request->job_id()});
-  if (!record) return grpc::Status(grpc::StatusCode::INTERNAL, record.error().message);
+  if (!record) return common::to_grpc_status(record.error());
   if (!record->has_value())
-    return grpc::Status(grpc::StatusCode::NOT_FOUND,
-                        "no job " + request->job_id() + " on cluster " + cluster + " in the attrib archive");
+    return common::to_grpc_status(
+        Error{kVerdictNotFound, "no job " + request->job_id() + " on cluster " + cluster + " in the attrib archive"});
   const store::JobRecord& job = **record;
   // Verdicts name nodes, hardware and other users' evidence: ordinary users see their own.
   // A job whose owner is unknown (no uid from the hook) is for admins only.
@@ -69,9 +68,9 @@ grpc::Status AttributionService::GetVerdict(grpc::ServerContext* context, const 
       !auth_->is_admin(*caller) && (!owner || caller->uid != *owner)) {
     spdlog::info("GetVerdict for job {} denied to uid {} (job uid {})", request->job_id(), caller->uid,
                  owner ? std::to_string(*owner) : std::string("unknown"));
-    return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+    return common::to_grpc_status(Error{kVerdictForbidden,
                         "job " + request->job_id() + " is not yours: uid " + std::to_string(caller->uid) +
-                            " may read only its own jobs' verdicts (admins: root, the SlurmUser, auth.admin_group)");
+                            " may read only its own jobs' verdicts (admins: root, the SlurmUser, auth.admin_group)"});
   }
   response->set_status(job.status);
   response->set_last_error(job.last_error);

@@ -5,6 +5,7 @@
 
 #include "core/clock.h"
 #include "attributiond/head/attribution_service.h"
+#include "common/grpc_status.h"
 #include "attributiond/fleet/fleet_report.h"
 
 namespace attrib::head {
@@ -26,16 +27,16 @@ grpc::Status AttributionService::GetNodeHistory(grpc::ServerContext* context, co
   }
   if (!auth_->is_admin(*caller)) {
     spdlog::info("GetNodeHistory for node {} denied to uid {}", request->node(), caller->uid);
-    return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+    return common::to_grpc_status(Error{kAuthDenied,
                         "node history is for admins (root, the SlurmUser, auth.admin_group): it names every "
-                        "user's jobs; uid " + std::to_string(caller->uid) + " is not one");
+                        "user's jobs; uid " + std::to_string(caller->uid) + " is not one"});
   }
-  if (request->node().empty()) return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "no node named");
+  if (request->node().empty()) return common::to_grpc_status(Error{kRequestInvalid, "no node named"});
   std::string cluster = request->cluster().empty() ? default_cluster_ : request->cluster();
   auto report = store_.with_db([&](store::Database& db) {
     return fleet::node_history_report(db, request->node(), request->since_us(), fleet_, wall_clock_us(), cluster);
   });
-  if (!report) return grpc::Status(grpc::StatusCode::INTERNAL, report.error().message);
+  if (!report) return common::to_grpc_status(report.error());
   response->set_json(report->dump());
   return grpc::Status::OK;
 }
@@ -53,7 +54,7 @@ grpc::Status AttributionService::ListVerdicts(grpc::ServerContext* context, cons
   auto report = store_.with_db([&](store::Database& db) {
     return fleet::verdict_list_report(db, request->since_us(), request->domain(), owner, cluster);
   });
-  if (!report) return grpc::Status(grpc::StatusCode::INTERNAL, report.error().message);
+  if (!report) return common::to_grpc_status(report.error());
   response->set_json(report->dump());
   return grpc::Status::OK;
 }

@@ -1,4 +1,5 @@
 #include "attributiond/node/node_collect_service.h"
+#include "common/grpc_status.h"
 
 #include <chrono>
 
@@ -50,10 +51,10 @@ grpc::Status NodeCollectService::serve(const v1::CollectRequest& request, v1::Co
   // A misrouted request (wrong address in the head's table) must not pass off this
   // node's logs as another node's.
   if (request.node() != node_name_)
-    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                        "this agent serves node " + node_name_ + ", not " + request.node());
+    return common::to_grpc_status(Error{kCollectWrongNode,
+                        "this agent serves node " + node_name_ + ", not " + request.node()});
   if (request.window_end_us() < request.window_start_us())
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "window ends before it starts");
+    return common::to_grpc_status(Error{kRequestInvalid, "window ends before it starts"});
   collectors::CollectRequest collect{.job_id = request.job_id(),
                                      .node = request.node(),
                                      .window_start = request.window_start_us(),

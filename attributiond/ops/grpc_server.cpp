@@ -12,7 +12,7 @@ Status prepare_listen_address(const std::string& address) {
   std::filesystem::path path = address.substr(kUnix.size());
   std::error_code ec;
   std::filesystem::create_directories(path.parent_path(), ec);
-  if (ec) return Error{"LISTEN_E_DIR", "cannot create " + path.parent_path().string() + ": " + ec.message()};
+  if (ec) return Error{kListenDir, "cannot create " + path.parent_path().string() + ": " + ec.message()};
   std::filesystem::remove(path, ec);
   return ok_status();
 }
@@ -30,7 +30,7 @@ Result<std::unique_ptr<grpc::Server>> start_grpc_server(const std::vector<std::s
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   for (size_t i = 0; i < ports.size(); ++i)
-    if (!server || ports[i] == 0) return Error{"LISTEN_E_BIND", "cannot listen on " + listen[i]};
+    if (!server || ports[i] == 0) return Error{kListenBind, "cannot listen on " + listen[i]};
   return server;
 }
 

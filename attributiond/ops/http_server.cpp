@@ -29,7 +29,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(const std::string& address
   std::string host;
   int port = 0;
   if (!split_host_port(address, host, port))
-    return Error{"LISTEN_E_ADDRESS", options.what + " address '" + address + "' is not host:port"};
+    return Error{kListenAddress, options.what + " address '" + address + "' is not host:port"};
   std::unique_ptr<HttpServer> out(new HttpServer());
   auto& server = *out->server_;
   const int threads = options.threads;
@@ -47,10 +47,10 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(const std::string& address
   routes(server);
   if (port == 0) {
     out->port_ = server.bind_to_any_port(host);
-    if (out->port_ <= 0) return Error{"LISTEN_E_BIND", "cannot listen on " + address + " (" + options.what + ")"};
+    if (out->port_ <= 0) return Error{kListenBind, "cannot listen on " + address + " (" + options.what + ")"};
   } else {
     if (!server.bind_to_port(host, port))
-      return Error{"LISTEN_E_BIND", "cannot listen on " + address + " (" + options.what + ")"};
+      return Error{kListenBind, "cannot listen on " + address + " (" + options.what + ")"};
     out->port_ = port;
   }
   HttpServer* self = out.get();

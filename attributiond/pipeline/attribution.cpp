@@ -44,7 +44,7 @@ Status write_and_verify_comment(slurm::Accounting& accounting, const store::JobK
   auto after = accounting.read_job(key.first, key.second);
   if (!after) return after.error();
   if (after->comment != merged)
-    return Error{"COMMENT_E_VERIFY", "slurmdbd kept '" + after->comment + "' instead of the verdict comment"};
+    return Error{kCommentVerify, "slurmdbd kept '" + after->comment + "' instead of the verdict comment"};
   return ok_status();
 }
 
@@ -189,7 +189,7 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
       std::string why = read ? "accounting record not final yet" : read.error().message;
       // Not final or not known yet is slurmdbd's normal lag, polled quickly; any other
       // error (slurmdbd down) is a failure, retried after the backoff.
-      if (!read && read.error().code != slurm::kAccountingNotFound)
+      if (!read && read.error().code != kSlurmdbNotFound)
         return retry_after_failure(context, job, now, "scope", why);
       if (context.metrics != nullptr) context.metrics->attribution_retries.labels({"accounting_pending"}).inc();
       return reschedule(context.store, job, now + context.config.scope_poll_interval_ms * 1000, why);

@@ -77,7 +77,7 @@ bool user_matches(const std::string& wanted, const v1::JobEnded& request) {
 template <typename Visit>
 Status for_each_visible(store::Database& db, const VerdictFilter& filter, const Viewer& viewer, Visit visit) {
   auto stmt = db.prepare(kSelectFiltered);
-  if (!stmt.ok()) return Error{"DB_E_PREPARE", stmt.error()};
+  if (!stmt.ok()) return Error{kDbPrepare, stmt.error()};
   stmt.bind(1, filter.domain).bind(2, filter.state).bind(3, filter.node);
   stmt.bind(4, filter.since_us.value_or(std::numeric_limits<int64_t>::min()));
   stmt.bind(5, filter.until_us.value_or(std::numeric_limits<int64_t>::max()));
@@ -88,7 +88,7 @@ Status for_each_visible(store::Database& db, const VerdictFilter& filter, const 
     if (!may_view(viewer, request.uid(), request.user())) continue;
     if (!visit(stmt, request)) return ok_status();
   }
-  if (!stmt.error().empty()) return Error{"DB_E_STEP", stmt.error()};
+  if (!stmt.error().empty()) return Error{kDbStep, stmt.error()};
   return ok_status();
 }
 
@@ -125,14 +125,14 @@ Result<VerdictPage> DashboardQueries::verdicts(const VerdictFilter& filter, cons
 Result<std::vector<CountBucket>> DashboardQueries::counts(const VerdictFilter& filter, int64_t bucket_s,
                                                           const Viewer& viewer) {
   if (!filter.since_us || !filter.until_us || *filter.until_us < *filter.since_us)
-    return Error{"DASH_E_RANGE", "counts need since <= until"};
-  if (bucket_s <= 0) return Error{"DASH_E_RANGE", "bucket must be positive"};
+    return Error{kDashRange, "counts need since <= until"};
+  if (bucket_s <= 0) return Error{kDashRange, "bucket must be positive"};
   const int64_t bucket_us = bucket_s * 1000000;
   // Buckets on multiples of their width since the epoch (UTC midnights for days), so two
   // pages asking for overlapping ranges draw the same bars.
   const TimeUs first = *filter.since_us - (*filter.since_us % bucket_us + bucket_us) % bucket_us;
   const int64_t buckets = (*filter.until_us - first) / bucket_us + 1;
-  if (buckets > 2000) return Error{"DASH_E_RANGE", "too many buckets: widen the bucket or narrow the range"};
+  if (buckets > 2000) return Error{kDashRange, "too many buckets: widen the bucket or narrow the range"};
   std::vector<CountBucket> out(static_cast<size_t>(buckets));
   for (int64_t i = 0; i < buckets; ++i) out[static_cast<size_t>(i)].start_us = first + i * bucket_us;
   std::lock_guard guard(mutex_);
@@ -149,17 +149,17 @@ Result<std::optional<JobDetail>> DashboardQueries::job(const std::string& cluste
                                                        const Viewer& viewer) {
   std::lock_guard guard(mutex_);
   auto stmt = db_.prepare(kSelectJob);
-  if (!stmt.ok()) return Error{"DB_E_PREPARE", stmt.error()};
+  if (!stmt.ok()) return Error{kDbPrepare, stmt.error()};
   stmt.bind(1, cluster).bind(2, job_id);
   if (!stmt.step()) {
-    if (!stmt.error().empty()) return Error{"DB_E_STEP", stmt.error()};
+    if (!stmt.error().empty()) return Error{kDbStep, stmt.error()};
     return std::optional<JobDetail>();
   }
   v1::JobEnded request;
   if (!request.ParseFromString(stmt.text_at(5)))
-    return Error{"DB_E_DECODE", "stored request of job " + job_id + " is corrupt"};
+    return Error{kDbDecode, "stored request of job " + job_id + " is corrupt"};
   if (!may_view(viewer, request.uid(), request.user()))
-    return Error{kForbidden, "job " + job_id + " is not yours: you may see only your own jobs"};
+    return Error{kDashForbidden, "job " + job_id + " is not yours: you may see only your own jobs"};
   JobDetail detail;
   detail.summary = read_summary(stmt, request);
   detail.verdict_json = stmt.text_at(13);

@@ -65,7 +65,6 @@ struct JobDetail {
 };
 
 // DASH_E_FORBIDDEN: the job exists but is not the viewer's.
-inline constexpr const char* kForbidden = "DASH_E_FORBIDDEN";
 
 class DashboardQueries {
  public:
@@ -75,7 +74,7 @@ class DashboardQueries {
   // Jobs per domain in buckets of bucket_s over [since, until] (both required), every
   // bucket present, oldest first; the filter's other fields apply too.
   Result<std::vector<CountBucket>> counts(const VerdictFilter& filter, int64_t bucket_s, const Viewer& viewer);
-  // nullopt: no archived verdict for that job; kForbidden: another user's job.
+  // nullopt: no archived verdict for that job; kDashForbidden: another user's job.
   Result<std::optional<JobDetail>> job(const std::string& cluster, const std::string& job_id, const Viewer& viewer);
 
   // The connection, for readers that take one (fleet_queries.h); hold lock() meanwhile.

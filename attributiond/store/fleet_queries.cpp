@@ -24,10 +24,10 @@ BlameRow blame_row(const Statement& stmt) {
 }
 
 Result<std::vector<BlameRow>> read_blame(Statement& stmt) {
-  if (!stmt.ok()) return Error{"DB_E_PREPARE", stmt.error()};
+  if (!stmt.ok()) return Error{kDbPrepare, stmt.error()};
   std::vector<BlameRow> rows;
   while (stmt.step()) rows.push_back(blame_row(stmt));
-  if (!stmt.error().empty()) return Error{"DB_E_STEP", stmt.error()};
+  if (!stmt.error().empty()) return Error{kDbStep, stmt.error()};
   return rows;
 }
 
@@ -63,7 +63,7 @@ Result<std::vector<VerdictRow>> verdicts_since(Database& db, TimeUs since_us, co
       "trusted FROM history WHERE time_us >= ? AND (CASE WHEN ? = '' THEN domain != 'NONE' ELSE domain = ? END) "
       "ORDER BY time_us, job_id");
   stmt.bind(1, since_us).bind(2, domain).bind(3, domain);
-  if (!stmt.ok()) return Error{"DB_E_PREPARE", stmt.error()};
+  if (!stmt.ok()) return Error{kDbPrepare, stmt.error()};
   std::vector<VerdictRow> rows;
   while (stmt.step()) {
     VerdictRow row;
@@ -82,7 +82,7 @@ Result<std::vector<VerdictRow>> verdicts_since(Database& db, TimeUs since_us, co
     row.trusted = stmt.int_at(12) != 0;
     rows.push_back(std::move(row));
   }
-  if (!stmt.error().empty()) return Error{"DB_E_STEP", stmt.error()};
+  if (!stmt.error().empty()) return Error{kDbStep, stmt.error()};
   return rows;
 }
 
@@ -90,10 +90,10 @@ Result<std::vector<DomainCount>> domain_counts(Database& db, TimeUs since_us) {
   auto stmt = db.prepare(
       "SELECT domain, count(*) FROM history WHERE time_us >= ? GROUP BY domain ORDER BY count(*) DESC, domain");
   stmt.bind(1, since_us);
-  if (!stmt.ok()) return Error{"DB_E_PREPARE", stmt.error()};
+  if (!stmt.ok()) return Error{kDbPrepare, stmt.error()};
   std::vector<DomainCount> counts;
   while (stmt.step()) counts.push_back({stmt.text_at(0), stmt.int_at(1)});
-  if (!stmt.error().empty()) return Error{"DB_E_STEP", stmt.error()};
+  if (!stmt.error().empty()) return Error{kDbStep, stmt.error()};
   return counts;
 }
 
@@ -103,7 +103,7 @@ Result<std::vector<RemediationRecord>> remediation_history(Database& db, const s
       "SELECT id, time_us, cluster, node, job_id, rule, action, reason, detail FROM remediation "
       "WHERE time_us >= ? AND (? = '' OR node = ?) ORDER BY time_us, id");
   stmt.bind(1, since_us).bind(2, node).bind(3, node);
-  if (!stmt.ok()) return Error{"DB_E_PREPARE", stmt.error()};
+  if (!stmt.ok()) return Error{kDbPrepare, stmt.error()};
   std::vector<RemediationRecord> records;
   while (stmt.step()) {
     RemediationRecord r;
@@ -118,7 +118,7 @@ Result<std::vector<RemediationRecord>> remediation_history(Database& db, const s
     r.detail = stmt.text_at(8);
     records.push_back(std::move(r));
   }
-  if (!stmt.error().empty()) return Error{"DB_E_STEP", stmt.error()};
+  if (!stmt.error().empty()) return Error{kDbStep, stmt.error()};
   return records;
 }
 
@@ -127,14 +127,14 @@ Result<bool> remediation_decided(Database& db, const std::string& cluster, const
   auto stmt = db.prepare(
       "SELECT count(*) FROM remediation WHERE cluster = ? AND job_id = ? AND node = ? AND action != 'failed'");
   stmt.bind(1, cluster).bind(2, job_id).bind(3, node);
-  if (!stmt.step()) return Error{"DB_E_STEP", stmt.error()};
+  if (!stmt.step()) return Error{kDbStep, stmt.error()};
   return stmt.int_at(0) > 0;
 }
 
 Result<int64_t> remediation_count_since(Database& db, const std::string& action, TimeUs since_us) {
   auto stmt = db.prepare("SELECT count(*) FROM remediation WHERE action = ? AND time_us > ?");
   stmt.bind(1, action).bind(2, since_us);
-  if (!stmt.step()) return Error{"DB_E_STEP", stmt.error()};
+  if (!stmt.step()) return Error{kDbStep, stmt.error()};
   return stmt.int_at(0);
 }
 

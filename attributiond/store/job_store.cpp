@@ -92,7 +92,7 @@ CREATE INDEX remediation_time ON remediation (time_us, action);
 )sql",
 };
 
-Error db_error(const store::Statement& stmt) { return Error{"DB_E_STEP", stmt.error()}; }
+Error db_error(const store::Statement& stmt) { return Error{kDbStep, stmt.error()}; }
 
 // The GPU a verdict blames on its root cause node: the only affected GPU there, or the
 // one the root cause event names (its raw "0000:3b:00" prefixes the normalised form).
@@ -168,13 +168,13 @@ Result<std::unique_ptr<JobStore>> JobStore::open(const std::string& path) {
   auto db = store::Database::open(path);
   if (!db) return db.error();
   if (auto s = db->migrate(kMigrations); !s) return s.error();
-  if (auto s = backfill_history(*db); !s) return Error{"DB_E_MIGRATE", "history backfill: " + s.error().message};
+  if (auto s = backfill_history(*db); !s) return Error{kDbMigrate, "history backfill: " + s.error().message};
   return std::unique_ptr<JobStore>(new JobStore(std::move(*db)));
 }
 
 Result<bool> JobStore::enqueue(const v1::JobEnded& request, const std::string& cluster, TimeUs now) {
   std::string bytes;
-  if (!request.SerializeToString(&bytes)) return Error{"QUEUE_E_ENCODE", "cannot encode JobEnded"};
+  if (!request.SerializeToString(&bytes)) return Error{kQueueEncode, "cannot encode JobEnded"};
   std::lock_guard lock(mutex_);
   auto stmt = db_.prepare(
       "INSERT OR IGNORE INTO jobs (cluster, job_id, status, request, received_us, next_attempt_us) "
@@ -216,7 +216,7 @@ Result<std::optional<QueuedJob>> JobStore::next_due(TimeUs now, const std::set<J
     QueuedJob job;
     job.key = key;
     if (!job.request.ParseFromString(stmt.text_at(2)))
-      return Error{"QUEUE_E_DECODE", "queued request for job " + key.second + " is corrupt"};
+      return Error{kQueueDecode, "queued request for job " + key.second + " is corrupt"};
     job.attempts = static_cast<int>(stmt.int_at(3));
     job.received = stmt.int_at(4);
     if (!stmt.is_null(5)) job.verdict_json = stmt.text_at(5);

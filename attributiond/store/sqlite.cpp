@@ -49,10 +49,10 @@ bool Statement::step() {
 }
 
 Status Statement::run() {
-  if (stmt_ == nullptr) return Error{"DB_E_PREPARE", error_};
+  if (stmt_ == nullptr) return Error{kDbPrepare, error_};
   while (step()) {
   }
-  if (!error_.empty()) return Error{"DB_E_STEP", error_};
+  if (!error_.empty()) return Error{kDbStep, error_};
   return ok_status();
 }
 
@@ -73,7 +73,7 @@ Result<Database> Database::open(const std::string& path) {
                            SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
   Database db(raw);  // owns raw even on failure
   if (rc != SQLITE_OK) {
-    return Error{"DB_E_OPEN", "cannot open SQLite database " + path + ": " +
+    return Error{kDbOpen, "cannot open SQLite database " + path + ": " +
                                   (raw ? sqlite3_errmsg(raw) : "out of memory")};
   }
   sqlite3_busy_timeout(raw, 5000);
@@ -89,7 +89,7 @@ Result<Database> Database::open_read_only(const std::string& path) {
   int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, nullptr);
   Database db(raw);  // owns raw even on failure
   if (rc != SQLITE_OK) {
-    return Error{"DB_E_OPEN", "cannot open SQLite database " + path + " read-only: " +
+    return Error{kDbOpen, "cannot open SQLite database " + path + " read-only: " +
                                   (raw ? sqlite3_errmsg(raw) : "out of memory")};
   }
   sqlite3_busy_timeout(raw, 5000);
@@ -109,22 +109,22 @@ Status Database::exec(std::string_view sql) {
   if (sqlite3_exec(db_, text.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
     std::string error = message ? message : "unknown error";
     sqlite3_free(message);
-    return Error{"DB_E_EXEC", error};
+    return Error{kDbExec, error};
   }
   return ok_status();
 }
 
 Status Database::migrate(const std::vector<std::string>& migrations) {
   auto version_stmt = prepare("PRAGMA user_version");
-  if (!version_stmt.ok() || !version_stmt.step()) return Error{"DB_E_MIGRATE", "cannot read user_version"};
+  if (!version_stmt.ok() || !version_stmt.step()) return Error{kDbMigrate, "cannot read user_version"};
   int64_t version = version_stmt.int_at(0);
   if (version > static_cast<int64_t>(migrations.size()))
-    return Error{"DB_E_MIGRATE", "database schema version " + std::to_string(version) +
+    return Error{kDbMigrate, "database schema version " + std::to_string(version) +
                                      " is newer than this attributiond (" +
                                      std::to_string(migrations.size()) + ")"};
   for (size_t i = static_cast<size_t>(version); i < migrations.size(); ++i) {
     Transaction tx(*this);
-    if (auto s = exec(migrations[i]); !s) return Error{"DB_E_MIGRATE", "migration " + std::to_string(i + 1) + ": " + s.error().message};
+    if (auto s = exec(migrations[i]); !s) return Error{kDbMigrate, "migration " + std::to_string(i + 1) + ": " + s.error().message};
     if (auto s = exec("PRAGMA user_version=" + std::to_string(i + 1)); !s) return s;
     if (auto s = tx.commit(); !s) return s;
   }
@@ -140,7 +140,7 @@ Transaction::~Transaction() {
 }
 
 Status Transaction::commit() {
-  if (!began_) return Error{"DB_E_TX", "transaction did not begin: " + db_.last_error()};
+  if (!began_) return Error{kDbTransaction, "transaction did not begin: " + db_.last_error()};
   done_ = true;
   return db_.exec("COMMIT");
 }

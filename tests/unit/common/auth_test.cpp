@@ -40,7 +40,7 @@ constexpr uid_t kNobody = 65534;
 class NoAccounting : public slurm::Accounting {
  public:
   Result<slurm::JobRecordFacts> read_job(const std::string&, const std::string&) override {
-    return Error{slurm::kAccountingNotFound, "no such job"};
+    return Error{kSlurmdbNotFound, "no such job"};
   }
   Status write_comment(const std::string&, const std::string&, const std::string&) override { return ok_status(); }
 };
@@ -329,7 +329,7 @@ TEST_F(AuthTest, UnknownSlurmUserStopsTheDaemonAtStart) {
   head::HeadDaemon daemon(config_, std::move(*store), *pack, {}, [] { return std::make_unique<NoAccounting>(); });
   auto started = daemon.start();
   ASSERT_FALSE(started);
-  EXPECT_EQ(started.error().code, common::kAuthConfig);
+  EXPECT_EQ(started.error().code, kAuthConfig);
 }
 
 // The real attrib-show, run as an ordinary user: another user's job is refused with a
@@ -418,7 +418,7 @@ TEST_F(AuthTest, ClientWithoutMungedGetsAClearError) {
   grpc::ClientContext context;
   auto attached = common::attach_credential(context, auth, common::kGetVerdict, request);
   ASSERT_FALSE(attached);
-  EXPECT_EQ(attached.error().code, common::kAuthMunged);
+  EXPECT_EQ(attached.error().code, kAuthMunged);
   EXPECT_NE(attached.error().message.find("no-munged.sock"), std::string::npos) << attached.error().message;
 }
 

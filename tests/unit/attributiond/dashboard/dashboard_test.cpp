@@ -179,7 +179,7 @@ TEST_F(DashboardTest, OrdinaryUserSeesOnlyTheirOwnJobs) {
   EXPECT_NE((*own)->verdict_json.find("gpu.fallen_off_bus"), std::string::npos);
   auto other = queries->job("lab", "5002", alice);
   ASSERT_FALSE(other);
-  EXPECT_EQ(other.error().code, store::kForbidden);
+  EXPECT_EQ(other.error().code, kDashForbidden);
   auto missing = queries->job("lab", "404", alice);
   ASSERT_TRUE(missing);
   EXPECT_FALSE(missing->has_value());

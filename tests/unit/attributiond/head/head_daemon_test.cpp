@@ -43,7 +43,7 @@ class MemoryAccounting : public slurm::Accounting {
   Result<slurm::JobRecordFacts> read_job(const std::string&, const std::string& job_id) override {
     std::lock_guard lock(state_->mutex);
     auto it = state_->records.find(job_id);
-    if (it == state_->records.end()) return Error{slurm::kAccountingNotFound, "no such job"};
+    if (it == state_->records.end()) return Error{kSlurmdbNotFound, "no such job"};
     slurm::JobRecordFacts record = it->second;
     record.final = ++state_->reads[job_id] > state_->lag_reads;
     return record;

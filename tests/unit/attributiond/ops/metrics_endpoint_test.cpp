@@ -43,7 +43,7 @@ class FinalAccounting : public slurm::Accounting {
   Result<slurm::JobRecordFacts> read_job(const std::string&, const std::string& job_id) override {
     std::lock_guard lock(*mutex_);
     auto it = jobs_->find(job_id);
-    if (it == jobs_->end()) return Error{slurm::kAccountingNotFound, "no such job"};
+    if (it == jobs_->end()) return Error{kSlurmdbNotFound, "no such job"};
     slurm::JobRecordFacts record = it->second;
     record.final = true;
     return record;
