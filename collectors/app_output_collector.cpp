@@ -8,7 +8,6 @@
 #include <string_view>
 #include <utility>
 
-#include "collectors/option_reader.h"
 #include "core/calendar.h"
 #include "collectors/source_files.h"
 
@@ -159,49 +158,32 @@ AppLinePrefix parse_app_line(const std::string& line, const std::map<int, std::s
   return out;
 }
 
-const std::vector<OptionSpec>& AppOutputCollector::option_specs() {
-  static const std::vector<OptionSpec> specs = {
-      {"paths", "[]",
-       "Explicit path templates of the job's output files, with {job_id} and {node} (the node "
-       "collected for), e.g. [/shared/slurm/{job_id}.out]. Globs are refused. Read in addition to the "
-       "output paths the head passes with the request (from slurmctld or the SPANK step records)."},
-      {"timezone_offset_minutes", "0",
-       "The nodes' UTC offset in minutes (east positive) for glog and ISO times without a zone."},
-      {"max_bytes_per_file", "67108864",
-       "Only the last this many bytes of each file are read (the failure is at the end); coverage "
-       "is partial when a file was cut."},
+const OptionTable<AppOutputOptions>& AppOutputCollector::option_table() {
+  static const OptionTable<AppOutputOptions> table = {
+      option("paths", &AppOutputOptions::paths, "[]",
+             "Explicit path templates of the job's output files, with {job_id} and {node} (the node "
+             "collected for), e.g. [/shared/slurm/{job_id}.out]. Globs are refused. Read in addition to the "
+             "output paths the head passes with the request (from slurmctld or the SPANK step records).",
+             {}, [](const std::vector<std::string>& paths) -> OptionProblem {
+               for (const std::string& path : paths)
+                 if (auto problem = path_template_problem(path, {"job_id", "node"})) return problem;
+               return std::nullopt;
+             }),
+      option("timezone_offset_minutes", &AppOutputOptions::timezone_offset_minutes, "0",
+             "The nodes' UTC offset in minutes (east positive) for glog and ISO times without a zone.",
+             {.min = -kMaxOffsetMinutes, .max = kMaxOffsetMinutes}),
+      option("max_bytes_per_file", &AppOutputOptions::max_bytes_per_file, "67108864",
+             "Only the last this many bytes of each file are read (the failure is at the end); coverage "
+             "is partial when a file was cut.",
+             {.min = 4096}),
   };
-  return specs;
+  return table;
 }
 
 Result<std::unique_ptr<Collector>> AppOutputCollector::create(const YAML::Node& options) {
-  OptionReader reader(kName, option_specs(), options);
-  if (Status s = reader.check_keys(); !s) return s.error();
-  auto paths = reader.string_list("paths");
-  if (!paths) return paths.error();
-  auto offset = reader.integer("timezone_offset_minutes");
-  if (!offset) return offset.error();
-  auto max_bytes = reader.integer("max_bytes_per_file");
-  if (!max_bytes) return max_bytes.error();
-  const auto line_of = [&](const char* key) { return option_line(options, key); };
-  for (const std::string& path : *paths) {
-    if (Status s = check_path_template("option 'paths' of collector 'app_output'" + line_of("paths"), path,
-                                       {"job_id", "node"});
-        !s) {
-      return s.error();
-    }
-  }
-  if (*offset < -kMaxOffsetMinutes || *offset > kMaxOffsetMinutes) {
-    return Error{kConfigValue, "option 'timezone_offset_minutes' of collector 'app_output'" +
-                                   line_of("timezone_offset_minutes") + " must be between -1440 and 1440, got " +
-                                   std::to_string(*offset)};
-  }
-  if (*max_bytes < 4096) {
-    return Error{kConfigValue, "option 'max_bytes_per_file' of collector 'app_output'" + line_of("max_bytes_per_file") +
-                                   " must be at least 4096, got " + std::to_string(*max_bytes)};
-  }
-  return std::unique_ptr<Collector>(std::make_unique<AppOutputCollector>(
-      AppOutputOptions{*paths, static_cast<int>(*offset), static_cast<uint64_t>(*max_bytes)}));
+  auto parsed = read_collector_options(kName, option_table(), options);
+  if (!parsed) return parsed.error();
+  return std::unique_ptr<Collector>(std::make_unique<AppOutputCollector>(std::move(*parsed)));
 }
 
 AppOutputCollector::AppOutputCollector(AppOutputOptions options) : options_(std::move(options)) {}

@@ -41,7 +41,8 @@ class AppOutputCollector final : public Collector {
  public:
   static constexpr const char* kName = "app_output";
 
-  static const std::vector<OptionSpec>& option_specs();
+  static const OptionTable<AppOutputOptions>& option_table();
+  // Reads `options` with option_table() and builds the collector.
   static Result<std::unique_ptr<Collector>> create(const YAML::Node& options);
 
   explicit AppOutputCollector(AppOutputOptions options);

@@ -1,4 +1,4 @@
-// The one small interface every evidence source implements, and its option table.
+// The one small interface every evidence source implements, and how it reads its options.
 //
 // A collector reads one source for one node over one time window and streams the
 // raw lines into a sink. It never throws a job away: whatever goes wrong becomes a
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/option_table.h"
 #include "core/result.h"
 #include "core/types.h"
 
@@ -39,12 +40,15 @@ class Collector {
   virtual std::vector<Coverage> collect(const CollectRequest& request, const LineSink& sink) = 0;
 };
 
-// One documented configuration key of a collector. The same table drives config
-// validation (unknown keys are an error) and the generated configuration reference.
-struct OptionSpec {
-  std::string key;
-  std::string default_value;  // as written in YAML; empty when required / none
-  std::string help;
-};
+// Reads a collector's YAML options with its table (core/option_table.h): unknown keys,
+// wrong types and bad values are errors naming the line, the key and the collector.
+template <typename Options>
+Result<Options> read_collector_options(const char* collector, const OptionTable<Options>& table,
+                                       const YAML::Node& yaml) {
+  Options options;
+  if (Status s = read_options(table, yaml, OptionScope{"", std::string("collector '") + collector + "'"}, options); !s)
+    return s.error();
+  return options;
+}
 
 }  // namespace attrib::collectors

@@ -5,7 +5,6 @@
 #include <optional>
 #include <string_view>
 
-#include "collectors/option_reader.h"
 #include "core/calendar.h"
 #include "collectors/source_files.h"
 
@@ -65,37 +64,24 @@ std::optional<Header> parse_header(std::string_view line) {
 
 }  // namespace
 
-const std::vector<OptionSpec>& FabricManagerCollector::option_specs() {
-  static const std::vector<OptionSpec> specs = {
-      {"path", "/var/log/fabricmanager.log",
-       "Fabric Manager's log file (LOG_FILE_NAME in fabricmanager.cfg). Its rotated <path>.1 is read "
-       "first when present. May contain {node} (the Slurm node name) for a head reading copies."},
-      {"timezone_offset_minutes", "0",
-       "The node's UTC offset in minutes (east positive, e.g. 60 for CET): Fabric Manager writes "
-       "local time without a zone."},
+const OptionTable<FabricManagerOptions>& FabricManagerCollector::option_table() {
+  static const OptionTable<FabricManagerOptions> table = {
+      option("path", &FabricManagerOptions::path, "/var/log/fabricmanager.log",
+             "Fabric Manager's log file (LOG_FILE_NAME in fabricmanager.cfg). Its rotated <path>.1 is read "
+             "first when present. May contain {node} (the Slurm node name) for a head reading copies.",
+             {}, [](const std::string& path) { return path_template_problem(path, {"node"}); }),
+      option("timezone_offset_minutes", &FabricManagerOptions::timezone_offset_minutes, "0",
+             "The node's UTC offset in minutes (east positive, e.g. 60 for CET): Fabric Manager writes "
+             "local time without a zone.",
+             {.min = -kMaxOffsetMinutes, .max = kMaxOffsetMinutes}),
   };
-  return specs;
+  return table;
 }
 
 Result<std::unique_ptr<Collector>> FabricManagerCollector::create(const YAML::Node& options) {
-  OptionReader reader(kName, option_specs(), options);
-  if (Status s = reader.check_keys(); !s) return s.error();
-  auto path = reader.string("path");
-  if (!path) return path.error();
-  auto offset = reader.integer("timezone_offset_minutes");
-  if (!offset) return offset.error();
-  const auto line_of = [&](const char* key) { return option_line(options, key); };
-  if (Status s = check_path_template("option 'path' of collector 'fabricmanager'" + line_of("path"), *path, {"node"});
-      !s) {
-    return s.error();
-  }
-  if (*offset < -kMaxOffsetMinutes || *offset > kMaxOffsetMinutes) {
-    return Error{kConfigValue, "option 'timezone_offset_minutes' of collector 'fabricmanager'" +
-                                   line_of("timezone_offset_minutes") + " must be between -1440 and 1440, got " +
-                                   std::to_string(*offset)};
-  }
-  return std::unique_ptr<Collector>(
-      std::make_unique<FabricManagerCollector>(FabricManagerOptions{*path, static_cast<int>(*offset)}));
+  auto parsed = read_collector_options(kName, option_table(), options);
+  if (!parsed) return parsed.error();
+  return std::unique_ptr<Collector>(std::make_unique<FabricManagerCollector>(std::move(*parsed)));
 }
 
 FabricManagerCollector::FabricManagerCollector(FabricManagerOptions options) : options_(std::move(options)) {}

@@ -23,7 +23,8 @@ class FabricManagerCollector final : public Collector {
  public:
   static constexpr const char* kName = "fabricmanager";
 
-  static const std::vector<OptionSpec>& option_specs();
+  static const OptionTable<FabricManagerOptions>& option_table();
+  // Reads `options` with option_table() and builds the collector.
   static Result<std::unique_ptr<Collector>> create(const YAML::Node& options);
 
   explicit FabricManagerCollector(FabricManagerOptions options);

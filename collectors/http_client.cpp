@@ -122,4 +122,12 @@ Result<HttpResponse> http_get(const std::string& url, const std::map<std::string
   return response;
 }
 
+std::string body_excerpt(const std::string& body) {
+  std::string out = body.substr(0, 300);
+  for (char& c : out)
+    if (c == '\n' || c == '\r') c = ' ';
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out + (body.size() > 300 ? "..." : "");
+}
+
 }  // namespace attrib::collectors

@@ -36,4 +36,7 @@ std::string join_url(const std::string& base, const std::string& path);
 // node name is always one literal inside a PromQL/LogQL double-quoted string.
 std::string substitute_node(const std::string& text, const std::string& node);
 
+// The first 300 bytes of an answer's body on one line, for error messages.
+std::string body_excerpt(const std::string& body);
+
 }  // namespace attrib::collectors

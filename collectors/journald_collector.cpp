@@ -11,7 +11,6 @@
 
 #include <systemd/sd-journal.h>
 
-#include "collectors/option_reader.h"
 
 namespace attrib::collectors {
 namespace {
@@ -71,44 +70,31 @@ struct Classified {
 
 }  // namespace
 
-const std::vector<OptionSpec>& JournaldCollector::option_specs() {
-  static const std::vector<OptionSpec> specs = {
-      {"directory", "\"\"",
-       "Journal directory to read (every *.journal file in it, e.g. a central "
-       "systemd-journal-remote directory). Empty: the local system journal."},
-      {"match_hostname", "false",
-       "true: keep only entries whose _HOSTNAME equals the Slurm node name (a directory "
-       "holding many hosts). false: every entry belongs to the node (a node agent reading "
-       "its own journal)."},
-      {"identifiers", "[nv-fabricmanager, nvidia-persistenced]",
-       "SYSLOG_IDENTIFIER values collected besides the kernel transport. nv-fabricmanager "
-       "maps to source fabricmanager, the others to syslog; both are trusted only when "
-       "_UID is 0."},
-      {"app_identifiers", "[]",
-       "SYSLOG_IDENTIFIER values whose entries are application output (source app, never "
-       "trusted). Collected in addition to identifiers; an identifier in both lists counts "
-       "as application output."},
+const OptionTable<JournaldOptions>& JournaldCollector::option_table() {
+  static const OptionTable<JournaldOptions> table = {
+      option("directory", &JournaldOptions::directory, "\"\"",
+             "Journal directory to read (every *.journal file in it, e.g. a central "
+             "systemd-journal-remote directory). Empty: the local system journal."),
+      option("match_hostname", &JournaldOptions::match_hostname, "false",
+             "true: keep only entries whose _HOSTNAME equals the Slurm node name (a directory "
+             "holding many hosts). false: every entry belongs to the node (a node agent reading "
+             "its own journal)."),
+      option("identifiers", &JournaldOptions::identifiers, "[nv-fabricmanager, nvidia-persistenced]",
+             "SYSLOG_IDENTIFIER values collected besides the kernel transport. nv-fabricmanager "
+             "maps to source fabricmanager, the others to syslog; both are trusted only when "
+             "_UID is 0."),
+      option("app_identifiers", &JournaldOptions::app_identifiers, "[]",
+             "SYSLOG_IDENTIFIER values whose entries are application output (source app, never "
+             "trusted). Collected in addition to identifiers; an identifier in both lists counts "
+             "as application output."),
   };
-  return specs;
+  return table;
 }
 
 Result<std::unique_ptr<Collector>> JournaldCollector::create(const YAML::Node& options) {
-  OptionReader reader(kName, option_specs(), options);
-  if (Status s = reader.check_keys(); !s) return s.error();
-  JournaldOptions parsed;
-  auto directory = reader.string("directory");
-  if (!directory) return directory.error();
-  auto match_hostname = reader.boolean("match_hostname");
-  if (!match_hostname) return match_hostname.error();
-  auto identifiers = reader.string_list("identifiers");
-  if (!identifiers) return identifiers.error();
-  auto app_identifiers = reader.string_list("app_identifiers");
-  if (!app_identifiers) return app_identifiers.error();
-  parsed.directory = *directory;
-  parsed.match_hostname = *match_hostname;
-  parsed.identifiers = *identifiers;
-  parsed.app_identifiers = *app_identifiers;
-  return std::unique_ptr<Collector>(std::make_unique<JournaldCollector>(std::move(parsed)));
+  auto parsed = read_collector_options(kName, option_table(), options);
+  if (!parsed) return parsed.error();
+  return std::unique_ptr<Collector>(std::make_unique<JournaldCollector>(std::move(*parsed)));
 }
 
 JournaldCollector::JournaldCollector(JournaldOptions options) : options_(std::move(options)) {}

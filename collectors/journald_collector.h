@@ -25,8 +25,8 @@ class JournaldCollector final : public Collector {
   static constexpr const char* kName = "journald";
 
   // The documented option table (drives validation and the configuration reference).
-  static const std::vector<OptionSpec>& option_specs();
-  // Validates `options` against option_specs() and builds the collector.
+  static const OptionTable<JournaldOptions>& option_table();
+  // Reads `options` with option_table() and builds the collector.
   static Result<std::unique_ptr<Collector>> create(const YAML::Node& options);
 
   explicit JournaldCollector(JournaldOptions options);

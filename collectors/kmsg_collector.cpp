@@ -7,7 +7,6 @@
 #include <optional>
 #include <string_view>
 
-#include "collectors/option_reader.h"
 #include "collectors/source_files.h"
 
 namespace attrib::collectors {
@@ -94,41 +93,33 @@ Result<TimeUs> boot_time_from_file(const std::string& path) {
 
 }  // namespace
 
-const std::vector<OptionSpec>& KmsgCollector::option_specs() {
-  static const std::vector<OptionSpec> specs = {
-      {"path", "/dev/kmsg",
-       "Where to read kmsg records (prio,seq,usec,flags;message): the device, or a file or FIFO holding "
-       "them. May contain {node} (the Slurm node name), e.g. /var/log/kmsg/{node}.kmsg on a head "
-       "reading copies. Reads never block: a FIFO or device is read until no more data is ready."},
-      {"boot_time", "auto",
-       "How boot-relative record times become wall clock: auto (this machine's btime from /proc/stat; "
-       "only right when the records are this machine's), a number of epoch seconds, or an absolute "
-       "path (may contain {node}) of a file holding that number or a 'btime N' line, e.g. a copy of "
-       "the node's /proc/stat."},
+const OptionTable<KmsgOptions>& KmsgCollector::option_table() {
+  static const OptionTable<KmsgOptions> table = {
+      option("path", &KmsgOptions::path, "/dev/kmsg",
+             "Where to read kmsg records (prio,seq,usec,flags;message): the device, or a file or FIFO holding "
+             "them. May contain {node} (the Slurm node name), e.g. /var/log/kmsg/{node}.kmsg on a head "
+             "reading copies. Reads never block: a FIFO or device is read until no more data is ready.",
+             {}, [](const std::string& path) { return path_template_problem(path, {"node"}); }),
+      option("boot_time", &KmsgOptions::boot_time, "auto",
+             "How boot-relative record times become wall clock: auto (this machine's btime from /proc/stat; "
+             "only right when the records are this machine's), a number of epoch seconds, or an absolute "
+             "path (may contain {node}) of a file holding that number or a 'btime N' line, e.g. a copy of "
+             "the node's /proc/stat.",
+             {}, [](const std::string& boot_time) -> OptionProblem {
+               if (boot_time == kAuto || parse_boot_seconds(boot_time)) return std::nullopt;
+               if (boot_time.empty() || boot_time[0] != '/')
+                 return Error{kConfigValue, "must be auto, a number of epoch seconds, or an absolute path; got '" +
+                                                boot_time + "'"};
+               return path_template_problem(boot_time, {"node"});
+             }),
   };
-  return specs;
+  return table;
 }
 
 Result<std::unique_ptr<Collector>> KmsgCollector::create(const YAML::Node& options) {
-  OptionReader reader(kName, option_specs(), options);
-  if (Status s = reader.check_keys(); !s) return s.error();
-  auto path = reader.string("path");
-  if (!path) return path.error();
-  auto boot_time = reader.string("boot_time");
-  if (!boot_time) return boot_time.error();
-  const std::string line = option_line(options, "path");
-  if (Status s = check_path_template("option 'path' of collector 'kmsg'" + line, *path, {"node"}); !s) {
-    return s.error();
-  }
-  if (*boot_time != kAuto && !parse_boot_seconds(*boot_time)) {
-    const std::string where = "option 'boot_time' of collector 'kmsg'" + option_line(options, "boot_time");
-    if (boot_time->empty() || (*boot_time)[0] != '/') {
-      return Error{kConfigValue, where + " must be auto, a number of epoch seconds, or an absolute path; got '" +
-                                     *boot_time + "'"};
-    }
-    if (Status s = check_path_template(where, *boot_time, {"node"}); !s) return s.error();
-  }
-  return std::unique_ptr<Collector>(std::make_unique<KmsgCollector>(KmsgOptions{*path, *boot_time}));
+  auto parsed = read_collector_options(kName, option_table(), options);
+  if (!parsed) return parsed.error();
+  return std::unique_ptr<Collector>(std::make_unique<KmsgCollector>(std::move(*parsed)));
 }
 
 KmsgCollector::KmsgCollector(KmsgOptions options) : options_(std::move(options)) {}

@@ -24,7 +24,8 @@ class KmsgCollector final : public Collector {
  public:
   static constexpr const char* kName = "kmsg";
 
-  static const std::vector<OptionSpec>& option_specs();
+  static const OptionTable<KmsgOptions>& option_table();
+  // Reads `options` with option_table() and builds the collector.
   static Result<std::unique_ptr<Collector>> create(const YAML::Node& options);
 
   explicit KmsgCollector(KmsgOptions options);

@@ -8,7 +8,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "collectors/option_reader.h"
 #include "collectors/http_client.h"
 
 namespace attrib::collectors {
@@ -22,46 +21,11 @@ const std::vector<std::string> kSources = {"kernel", "syslog", "fabricmanager", 
 
 bool is_source(const std::string& name) { return std::find(kSources.begin(), kSources.end(), name) != kSources.end(); }
 
-std::string excerpt(const std::string& body) {
-  std::string out = body.substr(0, 300);
-  for (char& c : out) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  while (!out.empty() && out.back() == ' ') out.pop_back();
-  return out + (body.size() > 300 ? "..." : "");
-}
-
 std::optional<int64_t> parse_ns(const std::string& text) {
   int64_t value = 0;
   const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
   return value;
-}
-
-Error config_error(const YAML::Node& at, const std::string& what) {
-  return Error{kConfigType, "option 'source_map' of collector 'loki'" + yaml_line_suffix(at) + " " + what};
-}
-
-// `source_map` is a mapping, which OptionReader does not read; same codes, same default rule.
-Result<std::map<std::string, std::string>> read_source_map(const YAML::Node& options, const std::string& fallback) {
-  // A missing key gives an invalid ("zombie") node in yaml-cpp; only a defined one is kept.
-  YAML::Node node;
-  if (options.IsMap()) {
-    const YAML::Node found = options["source_map"];
-    if (found.IsDefined()) node.reset(found);
-  }
-  if (node.IsNull()) node.reset(YAML::Load(fallback));
-  if (!node.IsMap()) return config_error(node, "must be a mapping of label value to source");
-  std::map<std::string, std::string> map;
-  for (const auto& entry : node) {
-    if (!entry.first.IsScalar() || !entry.second.IsScalar()) return config_error(entry.first, "must map strings to strings");
-    if (!is_source(entry.second.Scalar())) {
-      return config_error(entry.second, "maps '" + entry.first.Scalar() + "' to '" + entry.second.Scalar() +
-                                            "'; sources: kernel, syslog, fabricmanager, app");
-    }
-    map[entry.first.Scalar()] = entry.second.Scalar();
-  }
-  return map;
 }
 
 // Identity of an entry for de-duplication at a page boundary.
@@ -74,11 +38,11 @@ Result<std::vector<LokiEntry>> parse_loki_streams(const std::string& body) {
   try {
     doc = json::parse(body);
   } catch (const json::exception&) {
-    return Error{kLokiFormat, "answer is not JSON: " + excerpt(body)};
+    return Error{kLokiFormat, "answer is not JSON: " + body_excerpt(body)};
   }
   if (!doc.is_object()) return Error{kLokiFormat, "answer is not a JSON object"};
   if (doc.value("status", "") != "success") {
-    return Error{kLokiError, "status " + doc.value("status", std::string("(none)")) + ": " + excerpt(body)};
+    return Error{kLokiError, "status " + doc.value("status", std::string("(none)")) + ": " + body_excerpt(body)};
   }
   const json* data = doc.contains("data") ? &doc["data"] : nullptr;
   if (data == nullptr || !data->is_object() || !data->contains("result") || !(*data)["result"].is_array()) {
@@ -114,64 +78,41 @@ Result<std::vector<LokiEntry>> parse_loki_streams(const std::string& body) {
   return entries;
 }
 
-const std::vector<OptionSpec>& LokiCollector::option_specs() {
-  static const std::vector<OptionSpec> specs = {
-      {"url", "http://localhost:3100", "Base URL of Loki, e.g. http://loki:3100."},
-      {"query", "'{host=\"{node}\"}'",
-       "LogQL log query; {node} is replaced by the Slurm node name (quoted for a LogQL string)."},
-      {"limit", "100", "Entries per query_range page (1-5000; Loki's default maximum is 5000)."},
-      {"max_lines", "100000", "Most lines read per node; more makes the coverage partial."},
-      {"timeout_ms", "10000", "Deadline of each HTTP request (one page), connect included."},
-      {"source_label", "source", "Stream label whose value selects the attrib source through source_map."},
-      {"source_map", "{kernel: kernel, syslog: syslog, fabricmanager: fabricmanager, app: app}",
-       "Label value -> source (kernel, syslog, fabricmanager or app). Only kernel is trusted: map to it "
-       "only a label your log agent derives from the kernel transport."},
-      {"default_source", "app", "Source of streams whose label is missing or not in source_map (untrusted)."},
+const OptionTable<LokiOptions>& LokiCollector::option_table() {
+  static const OptionTable<LokiOptions> table = {
+      option("url", &LokiOptions::url, "http://localhost:3100", "Base URL of Loki, e.g. http://loki:3100.",
+             {.non_empty = true}),
+      option("query", &LokiOptions::query, "'{host=\"{node}\"}'",
+             "LogQL log query; {node} is replaced by the Slurm node name (quoted for a LogQL string).",
+             {.non_empty = true}),
+      option("limit", &LokiOptions::limit, "100", "Entries per query_range page (Loki's default maximum is 5000).",
+             {.min = 1, .max = kMaxPage}),
+      option("max_lines", &LokiOptions::max_lines, "100000", "Most lines read per node; more makes the coverage partial.",
+             {.min = 1}),
+      option("timeout_ms", &LokiOptions::timeout_ms, "10000", "Deadline of each HTTP request (one page), connect included.",
+             {.min = 1}),
+      option("source_label", &LokiOptions::source_label, "source",
+             "Stream label whose value selects the attrib source through source_map.", {.non_empty = true}),
+      option("source_map", &LokiOptions::source_map, "{kernel: kernel, syslog: syslog, fabricmanager: fabricmanager, app: app}",
+             "Label value -> source (kernel, syslog, fabricmanager or app). Only kernel is trusted: map to it "
+             "only a label your log agent derives from the kernel transport.",
+             {}, [](const std::map<std::string, std::string>& map) -> OptionProblem {
+               for (const auto& [label, source] : map)
+                 if (!is_source(source))
+                   return Error{kConfigValue, "maps '" + label + "' to '" + source +
+                                                  "'; sources: kernel, syslog, fabricmanager, app"};
+               return std::nullopt;
+             }),
+      option("default_source", &LokiOptions::default_source, "app",
+             "Source of streams whose label is missing or not in source_map (untrusted).", {.choices = kSources}),
   };
-  return specs;
+  return table;
 }
 
 Result<std::unique_ptr<Collector>> LokiCollector::create(const YAML::Node& options) {
-  OptionReader reader(kName, option_specs(), options);
-  if (Status s = reader.check_keys(); !s) return s.error();
-  LokiOptions parsed;
-  auto url = reader.string("url");
-  if (!url) return url.error();
-  auto query = reader.string("query");
-  if (!query) return query.error();
-  auto limit = reader.integer("limit");
-  if (!limit) return limit.error();
-  auto max_lines = reader.integer("max_lines");
-  if (!max_lines) return max_lines.error();
-  auto timeout = reader.integer("timeout_ms");
-  if (!timeout) return timeout.error();
-  auto label = reader.string("source_label");
-  if (!label) return label.error();
-  auto fallback = reader.string("default_source");
-  if (!fallback) return fallback.error();
-  const auto& specs = option_specs();
-  const auto map_spec = std::find_if(specs.begin(), specs.end(), [](const OptionSpec& s) { return s.key == "source_map"; });
-  auto source_map = read_source_map(options, map_spec->default_value);
-  if (!source_map) return source_map.error();
-
-  auto invalid = [](const std::string& what) { return Error{kConfigType, "collector 'loki': " + what}; };
-  if (url->empty()) return invalid("option 'url' must not be empty");
-  if (query->empty()) return invalid("option 'query' must not be empty");
-  if (*limit < 1 || *limit > kMaxPage) return invalid("option 'limit' must be 1-5000");
-  if (*max_lines < 1) return invalid("option 'max_lines' must be >= 1");
-  if (*timeout <= 0) return invalid("option 'timeout_ms' must be > 0");
-  if (label->empty()) return invalid("option 'source_label' must not be empty");
-  if (!is_source(*fallback)) return invalid("option 'default_source' must be kernel, syslog, fabricmanager or app");
-
-  parsed.url = *url;
-  parsed.query = *query;
-  parsed.limit = *limit;
-  parsed.max_lines = *max_lines;
-  parsed.timeout_ms = *timeout;
-  parsed.source_label = *label;
-  parsed.source_map = std::move(*source_map);
-  parsed.default_source = *fallback;
-  return std::unique_ptr<Collector>(std::make_unique<LokiCollector>(std::move(parsed)));
+  auto parsed = read_collector_options(kName, option_table(), options);
+  if (!parsed) return parsed.error();
+  return std::unique_ptr<Collector>(std::make_unique<LokiCollector>(std::move(*parsed)));
 }
 
 LokiCollector::LokiCollector(LokiOptions options) : options_(std::move(options)) {}
@@ -221,7 +162,7 @@ std::vector<Coverage> LokiCollector::collect(const CollectRequest& request, cons
     }
     if (response->status != 200) {
       return report(CoverageStatus::Failed,
-                    "Loki answered HTTP " + std::to_string(response->status) + ": " + excerpt(response->body) + progress);
+                    "Loki answered HTTP " + std::to_string(response->status) + ": " + body_excerpt(response->body) + progress);
     }
     auto entries = parse_loki_streams(response->body);
     if (!entries) return report(CoverageStatus::Failed, entries.error().message + progress);

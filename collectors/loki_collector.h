@@ -42,7 +42,8 @@ class LokiCollector final : public Collector {
  public:
   static constexpr const char* kName = "loki";
 
-  static const std::vector<OptionSpec>& option_specs();
+  static const OptionTable<LokiOptions>& option_table();
+  // Reads `options` with option_table() and builds the collector.
   static Result<std::unique_ptr<Collector>> create(const YAML::Node& options);
 
   explicit LokiCollector(LokiOptions options);

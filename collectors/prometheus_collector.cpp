@@ -9,7 +9,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "collectors/option_reader.h"
 #include "collectors/http_client.h"
 
 namespace attrib::collectors {
@@ -32,47 +31,34 @@ std::string seconds_text(TimeUs t) {
   return buffer;
 }
 
-std::string excerpt(const std::string& body) {
-  std::string out = body.substr(0, 300);
-  for (char& c : out) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  return out + (body.size() > 300 ? "..." : "");
-}
-
-// `queries` is a list of {name, promql} mappings; OptionReader reads scalars and
-// string lists only, so this one option is read here, with the same error codes.
-Result<std::vector<PrometheusQuery>> read_queries(const YAML::Node& options, const std::string& fallback) {
-  // A missing key gives an invalid ("zombie") node in yaml-cpp; only a defined one is kept.
-  YAML::Node node;
-  if (options.IsMap()) {
-    const YAML::Node found = options["queries"];
-    if (found.IsDefined()) node.reset(found);
-  }
-  auto type_error = [](const YAML::Node& at, const std::string& what) {
-    return Error{kConfigType, "option 'queries' of collector 'prometheus'" + yaml_line_suffix(at) + " " + what};
-  };
-  if (node.IsNull()) node.reset(YAML::Load(fallback));  // the table's default
-  if (!node.IsSequence() || node.size() == 0) return type_error(node, "must be a non-empty list of {name, promql}");
-  std::vector<PrometheusQuery> queries;
-  for (const YAML::Node& item : node) {
-    if (!item.IsMap()) return type_error(item, "must hold mappings {name, promql}");
-    PrometheusQuery query;
-    for (const auto& entry : item) {
-      const std::string key = entry.first.Scalar();
-      if (key != "name" && key != "promql") {
-        return Error{kConfigUnknownKey, "unknown key '" + key + "' in option 'queries' of collector 'prometheus'" +
-                                            yaml_line_suffix(entry.first) + "; known keys: name, promql"};
+// `queries` is a list of {name, promql} mappings: its own option, not a field type.
+Option<PrometheusOptions> queries_option() {
+  Option<PrometheusOptions> out;
+  out.doc = OptionDoc{"queries", "list of {name, promql}", "[{name: xid, promql: 'DCGM_FI_DEV_XID_ERRORS{Hostname=\"{node}\"}'}]",
+                      "List of {name, promql}. {node} in promql is replaced by the Slurm node name (quoted for a "
+                      "PromQL string). The default reads the DCGM exporter's last-Xid gauge.",
+                      {}};
+  out.set = [](PrometheusOptions& options, const YAML::Node& node) -> OptionProblem {
+    if (!node.IsSequence() || node.size() == 0) return Error{kConfigType, "must be a non-empty list of {name, promql}"};
+    options.queries.clear();
+    for (const YAML::Node& item : node) {
+      const std::string at = "item at line " + std::to_string(item.Mark().line + 1);
+      if (!item.IsMap()) return Error{kConfigType, at + " must be a mapping {name, promql}"};
+      PrometheusQuery query;
+      for (const auto& entry : item) {
+        const std::string key = entry.first.Scalar();
+        if (key != "name" && key != "promql")
+          return Error{kConfigUnknownKey, at + ": unknown key '" + key + "'; known keys: name, promql"};
+        if (!entry.second.IsScalar() || entry.second.Scalar().empty())
+          return Error{kConfigType, at + ": key '" + key + "' must be a non-empty string"};
+        (key == "name" ? query.name : query.promql) = entry.second.Scalar();
       }
-      if (!entry.second.IsScalar() || entry.second.Scalar().empty()) {
-        return type_error(entry.second, "key '" + key + "' must be a non-empty string");
-      }
-      (key == "name" ? query.name : query.promql) = entry.second.Scalar();
+      if (query.name.empty() || query.promql.empty()) return Error{kConfigType, at + " needs both name and promql"};
+      options.queries.push_back(std::move(query));
     }
-    if (query.name.empty() || query.promql.empty()) return type_error(item, "needs both name and promql");
-    queries.push_back(std::move(query));
-  }
-  return queries;
+    return std::nullopt;
+  };
+  return out;
 }
 
 // One synthetic line waiting to be put in time order.
@@ -96,13 +82,13 @@ Result<PromRangeAnswer> parse_prometheus_range(const std::string& body) {
   try {
     doc = json::parse(body);
   } catch (const json::exception&) {
-    return Error{kPromFormat, "answer is not JSON: " + excerpt(body)};
+    return Error{kPromFormat, "answer is not JSON: " + body_excerpt(body)};
   }
   if (!doc.is_object()) return Error{kPromFormat, "answer is not a JSON object"};
   const std::string status = doc.value("status", "");
   if (status != "success") {
     const std::string type = doc.contains("errorType") && doc["errorType"].is_string() ? doc["errorType"].get<std::string>() : "";
-    const std::string error = doc.contains("error") && doc["error"].is_string() ? doc["error"].get<std::string>() : excerpt(body);
+    const std::string error = doc.contains("error") && doc["error"].is_string() ? doc["error"].get<std::string>() : body_excerpt(body);
     return Error{type == "timeout" ? kPromTimeout : kPromError, (type.empty() ? "" : type + ": ") + error};
   }
   PromRangeAnswer answer;
@@ -154,41 +140,24 @@ std::string prometheus_line(const PromSeries& series, const std::string& fallbac
   return line + "{" + labels + "} " + value;
 }
 
-const std::vector<OptionSpec>& PrometheusCollector::option_specs() {
-  static const std::vector<OptionSpec> specs = {
-      {"url", "http://localhost:9090", "Base URL of the Prometheus server, e.g. http://prometheus:9090."},
-      {"queries", "[{name: xid, promql: 'DCGM_FI_DEV_XID_ERRORS{Hostname=\"{node}\"}'}]",
-       "List of {name, promql}. {node} in promql is replaced by the Slurm node name (quoted for a "
-       "PromQL string). The default reads the DCGM exporter's last-Xid gauge."},
-      {"step_s", "15",
-       "Range-query resolution in seconds. A change is seen at the first evaluation step at or after it."},
-      {"timeout_ms", "10000", "Deadline of each HTTP request (connect included), also sent to Prometheus as timeout."},
+const OptionTable<PrometheusOptions>& PrometheusCollector::option_table() {
+  static const OptionTable<PrometheusOptions> table = {
+      option("url", &PrometheusOptions::url, "http://localhost:9090",
+             "Base URL of the Prometheus server, e.g. http://prometheus:9090.", {.non_empty = true}),
+      queries_option(),
+      option("step_s", &PrometheusOptions::step_s, "15",
+             "Range-query resolution in seconds. A change is seen at the first evaluation step at or after it.",
+             {.min = 1}),
+      option("timeout_ms", &PrometheusOptions::timeout_ms, "10000",
+             "Deadline of each HTTP request (connect included), also sent to Prometheus as timeout.", {.min = 1}),
   };
-  return specs;
+  return table;
 }
 
 Result<std::unique_ptr<Collector>> PrometheusCollector::create(const YAML::Node& options) {
-  OptionReader reader(kName, option_specs(), options);
-  if (Status s = reader.check_keys(); !s) return s.error();
-  PrometheusOptions parsed;
-  auto url = reader.string("url");
-  if (!url) return url.error();
-  if (url->empty()) return Error{kConfigType, "option 'url' of collector 'prometheus' must not be empty"};
-  const auto& specs = option_specs();
-  const auto queries_spec = std::find_if(specs.begin(), specs.end(), [](const OptionSpec& s) { return s.key == "queries"; });
-  auto queries = read_queries(options, queries_spec->default_value);
-  if (!queries) return queries.error();
-  auto step = reader.integer("step_s");
-  if (!step) return step.error();
-  auto timeout = reader.integer("timeout_ms");
-  if (!timeout) return timeout.error();
-  if (*step <= 0) return Error{kConfigType, "option 'step_s' of collector 'prometheus' must be > 0"};
-  if (*timeout <= 0) return Error{kConfigType, "option 'timeout_ms' of collector 'prometheus' must be > 0"};
-  parsed.url = *url;
-  parsed.queries = std::move(*queries);
-  parsed.step_s = *step;
-  parsed.timeout_ms = *timeout;
-  return std::unique_ptr<Collector>(std::make_unique<PrometheusCollector>(std::move(parsed)));
+  auto parsed = read_collector_options(kName, option_table(), options);
+  if (!parsed) return parsed.error();
+  return std::unique_ptr<Collector>(std::make_unique<PrometheusCollector>(std::move(*parsed)));
 }
 
 PrometheusCollector::PrometheusCollector(PrometheusOptions options) : options_(std::move(options)) {}

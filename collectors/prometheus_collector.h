@@ -51,7 +51,8 @@ class PrometheusCollector final : public Collector {
   static constexpr const char* kName = "prometheus";
   static constexpr const char* kSource = "prometheus";
 
-  static const std::vector<OptionSpec>& option_specs();
+  static const OptionTable<PrometheusOptions>& option_table();
+  // Reads `options` with option_table() and builds the collector.
   static Result<std::unique_ptr<Collector>> create(const YAML::Node& options);
 
   explicit PrometheusCollector(PrometheusOptions options);

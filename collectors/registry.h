@@ -20,7 +20,7 @@ using CollectorFactory = std::function<Result<std::unique_ptr<Collector>>(const 
 struct CollectorKind {
   std::string name;                  // the key used in the configuration, e.g. "journald"
   std::string summary;               // one sentence for --help and the reference
-  std::vector<OptionSpec> options;   // every accepted key, documented
+  std::vector<OptionDoc> options;    // every accepted key, documented (the collector's option table)
   // Validates `options` against the table (unknown key: CONFIG_E_UNKNOWN_KEY, wrong
   // type: CONFIG_E_TYPE, both naming the key and its YAML line) and builds the collector.
   CollectorFactory create;
@@ -35,8 +35,8 @@ const CollectorKind* find_collector_kind(std::string_view name);
 // Looks up `name` (unknown: CONFIG_E_UNKNOWN_COLLECTOR) and creates it from `options`.
 Result<std::unique_ptr<Collector>> create_collector(std::string_view name, const YAML::Node& options);
 
-// The option tables as Markdown: one "### <name>" section per kind with a
-// key | default | description table (used for the generated configuration reference).
+// The option tables as Markdown: one "### <name>" section per kind with its summary and
+// key | type | default | meaning table (used for the generated configuration reference).
 std::string options_reference_markdown();
 
 }  // namespace attrib::collectors

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 
-#include "collectors/option_reader.h"
 
 namespace attrib::collectors {
 
@@ -26,24 +25,23 @@ std::string format_job_line(const slurm::AccountingRecord& job) {
   return line;
 }
 
-const std::vector<OptionSpec>& SlurmAccountingCollector::option_specs() {
-  static const std::vector<OptionSpec> specs = {
-      {"cluster", "\"\"",
-       "Slurm cluster whose accounting is read. Empty: the cluster of the job being attributed. "
-       "slurmdbd is found through slurm.conf (SLURM_CONF)."},
+const OptionTable<SlurmAccountingOptions>& SlurmAccountingCollector::option_table() {
+  static const OptionTable<SlurmAccountingOptions> table = {
+      option("cluster", &SlurmAccountingOptions::cluster, "\"\"",
+             "Slurm cluster whose accounting is read. Empty: the cluster of the job being attributed. "
+             "slurmdbd is found through slurm.conf (SLURM_CONF)."),
   };
-  return specs;
+  return table;
 }
 
 Result<std::unique_ptr<Collector>> SlurmAccountingCollector::create(const YAML::Node& options) {
-  OptionReader reader(kName, option_specs(), options);
-  if (Status s = reader.check_keys(); !s) return s.error();
-  auto cluster = reader.string("cluster");
-  if (!cluster) return cluster.error();
-  return std::unique_ptr<Collector>(std::make_unique<SlurmAccountingCollector>(*cluster));
+  auto parsed = read_collector_options(kName, option_table(), options);
+  if (!parsed) return parsed.error();
+  return std::unique_ptr<Collector>(std::make_unique<SlurmAccountingCollector>(std::move(*parsed)));
 }
 
-SlurmAccountingCollector::SlurmAccountingCollector(std::string cluster) : cluster_(std::move(cluster)) {}
+SlurmAccountingCollector::SlurmAccountingCollector(SlurmAccountingOptions options)
+    : cluster_(std::move(options.cluster)) {}
 
 Result<slurm::AccountingRecord> SlurmAccountingCollector::job_record(const std::string& cluster,
                                                                      const std::string& job_id) {

@@ -23,14 +23,19 @@ namespace attrib::collectors {
 std::string format_step_line(const slurm::StepRecord& step);
 std::string format_job_line(const slurm::AccountingRecord& job);
 
+struct SlurmAccountingOptions {
+  std::string cluster;  // empty: the cluster the head's request names
+};
+
 class SlurmAccountingCollector final : public Collector {
  public:
   static constexpr const char* kName = "slurm_accounting";
 
-  static const std::vector<OptionSpec>& option_specs();
+  static const OptionTable<SlurmAccountingOptions>& option_table();
+  // Reads `options` with option_table() and builds the collector.
   static Result<std::unique_ptr<Collector>> create(const YAML::Node& options);
 
-  explicit SlurmAccountingCollector(std::string cluster);
+  explicit SlurmAccountingCollector(SlurmAccountingOptions options);
 
   std::string name() const override { return kName; }
   // Lines for the steps that ran on request.node; the job's own record goes with its

@@ -1,7 +1,6 @@
 #include "collectors/source_files.h"
 #include "core/unique_fd.h"
 
-#include "collectors/option_reader.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -18,39 +17,25 @@ std::string errno_message(int error) { return std::error_code(error, std::generi
 
 }  // namespace
 
-std::string option_line(const YAML::Node& options, const std::string& key) {
-  if (!options.IsDefined() || !options.IsMap()) return "";
-  for (const auto& entry : options) {
-    if (entry.first.IsScalar() && entry.first.Scalar() == key) return yaml_line_suffix(entry.first);
-  }
-  return "";
-}
-
-Status check_path_template(const std::string& what, const std::string& path_template,
-                           const std::vector<std::string>& allowed) {
-  if (path_template.empty() || path_template[0] != '/') {
-    return Error{kConfigValue, what + " '" + path_template + "' must be an absolute path"};
-  }
-  if (path_template.find_first_of("*?[") != std::string::npos) {
-    return Error{kConfigValue, what + " '" + path_template +
-                                   "' contains a glob character; give explicit paths with placeholders"};
-  }
+OptionProblem path_template_problem(const std::string& path_template, const std::vector<std::string>& allowed) {
+  const std::string quoted = "'" + path_template + "'";
+  if (path_template.empty() || path_template[0] != '/') return Error{kConfigValue, quoted + " must be an absolute path"};
+  if (path_template.find_first_of("*?[") != std::string::npos)
+    return Error{kConfigValue, quoted + " contains a glob character; give explicit paths with placeholders"};
   size_t pos = 0;
   while ((pos = path_template.find('{', pos)) != std::string::npos) {
     const size_t close = path_template.find('}', pos);
-    if (close == std::string::npos) {
-      return Error{kConfigValue, what + " '" + path_template + "' has an unclosed '{'"};
-    }
+    if (close == std::string::npos) return Error{kConfigValue, quoted + " has an unclosed '{'"};
     const std::string name = path_template.substr(pos + 1, close - pos - 1);
     if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
       std::string known;
       for (const std::string& a : allowed) known += (known.empty() ? "{" : ", {") + a + "}";
-      return Error{kConfigValue, what + " '" + path_template + "' uses unknown placeholder {" + name +
-                                     "}; allowed: " + (known.empty() ? "(none)" : known)};
+      return Error{kConfigValue, quoted + " uses unknown placeholder {" + name + "}; allowed: " +
+                                     (known.empty() ? "(none)" : known)};
     }
     pos = close + 1;
   }
-  return ok_status();
+  return std::nullopt;
 }
 
 Result<std::string> expand_path_template(const std::string& path_template,

@@ -12,8 +12,7 @@
 #include <string>
 #include <vector>
 
-#include <yaml-cpp/yaml.h>
-
+#include "core/option_table.h"
 #include "core/result.h"
 
 namespace attrib::collectors {
@@ -21,14 +20,9 @@ namespace attrib::collectors {
 // Stable error code of option values that have the right type but are not usable
 // (a glob in a path template, an unknown placeholder, a malformed number).
 
-// " (line N)" of `key` in an options mapping, "" when absent or built in code.
-// (Looking a missing key up with operator[] would yield an invalid node.)
-std::string option_line(const YAML::Node& options, const std::string& key);
-
-// Checks a path template: absolute, no glob characters, and only the placeholders
-// in `allowed` (written "{name}"). Returns a CONFIG_E_VALUE error naming `what`.
-Status check_path_template(const std::string& what, const std::string& path_template,
-                           const std::vector<std::string>& allowed);
+// What is wrong with a path template (CONFIG_E_VALUE), or nullopt: it must be absolute,
+// hold no glob characters, and use only the placeholders in `allowed` (written "{name}").
+OptionProblem path_template_problem(const std::string& path_template, const std::vector<std::string>& allowed);
 
 // Replaces each "{name}" by its value. A value that could escape the intended
 // directory ("", ".", "..", or containing '/' or a NUL) is refused.

@@ -10,7 +10,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "collectors/option_reader.h"
 
 namespace attrib::collectors {
 namespace {
@@ -51,25 +50,20 @@ std::string task_exit_line(const std::string& job, const std::string& step, int6
          " signal=" + std::to_string(signal);
 }
 
-const std::vector<OptionSpec>& SpankRecordsCollector::option_specs() {
-  static const std::vector<OptionSpec> specs = {
-      {"directory", "/var/spool/attrib/tasks",
-       "The spank_attrib.so spool of a node (its plugstack spool_dir). \"{node}\" is replaced by the Slurm "
-       "node name, for nodes that share one filesystem (plugstack spool_dir=.../%n)."},
+const OptionTable<SpankRecordsOptions>& SpankRecordsCollector::option_table() {
+  static const OptionTable<SpankRecordsOptions> table = {
+      option("directory", &SpankRecordsOptions::directory, "/var/spool/attrib/tasks",
+             "The spank_attrib.so spool of a node (its plugstack spool_dir). \"{node}\" is replaced by the Slurm "
+             "node name, for nodes that share one filesystem (plugstack spool_dir=.../%n).",
+             {.non_empty = true}),
   };
-  return specs;
+  return table;
 }
 
 Result<std::unique_ptr<Collector>> SpankRecordsCollector::create(const YAML::Node& options) {
-  OptionReader reader(kName, option_specs(), options);
-  if (Status s = reader.check_keys(); !s) return s.error();
-  auto directory = reader.string("directory");
-  if (!directory) return directory.error();
-  if (directory->empty()) {
-    return Error{kConfigType, std::string(kName) + ".directory: must not be empty" +
-                                  yaml_line_suffix(options["directory"])};
-  }
-  return std::unique_ptr<Collector>(std::make_unique<SpankRecordsCollector>(SpankRecordsOptions{*directory}));
+  auto parsed = read_collector_options(kName, option_table(), options);
+  if (!parsed) return parsed.error();
+  return std::unique_ptr<Collector>(std::make_unique<SpankRecordsCollector>(std::move(*parsed)));
 }
 
 SpankRecordsCollector::SpankRecordsCollector(SpankRecordsOptions options) : options_(std::move(options)) {}

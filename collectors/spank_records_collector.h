@@ -27,7 +27,8 @@ class SpankRecordsCollector final : public Collector {
   // coverage rows are told apart by (node, source).
   static constexpr const char* kSource = "spank";
 
-  static const std::vector<OptionSpec>& option_specs();
+  static const OptionTable<SpankRecordsOptions>& option_table();
+  // Reads `options` with option_table() and builds the collector.
   static Result<std::unique_ptr<Collector>> create(const YAML::Node& options);
 
   explicit SpankRecordsCollector(SpankRecordsOptions options);

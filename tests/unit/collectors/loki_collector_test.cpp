@@ -321,8 +321,8 @@ TEST(LokiOptions, ValidatedAgainstTheTable) {
   EXPECT_FALSE(create_collector("loki", YAML::Load("url: http://x\nquery: q\nlimit: 0\n")).ok());
   auto bad_map = create_collector("loki", YAML::Load("url: http://x\nquery: q\nsource_map: {k: kernal}\n"));
   ASSERT_FALSE(bad_map.ok());
-  EXPECT_EQ(bad_map.error().code, "CONFIG_E_TYPE");
-  EXPECT_NE(bad_map.error().message.find("(line 3)"), std::string::npos) << bad_map.error().message;
+  EXPECT_EQ(bad_map.error().code, "CONFIG_E_VALUE");
+  EXPECT_NE(bad_map.error().message.find("line 3"), std::string::npos) << bad_map.error().message;
   auto unknown = create_collector("loki", YAML::Load("url: http://x\nquery: q\ndirection: backward\n"));
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.error().code, "CONFIG_E_UNKNOWN_KEY");

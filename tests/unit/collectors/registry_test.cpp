@@ -3,7 +3,6 @@
 
 #include <gtest/gtest.h>
 
-#include "collectors/option_reader.h"
 #include "collectors/journald_collector.h"
 
 namespace attrib::collectors {
@@ -13,7 +12,7 @@ TEST(Registry, ListsJournaldWithItsOptionTable) {
   const CollectorKind* kind = find_collector_kind("journald");
   ASSERT_NE(kind, nullptr);
   std::vector<std::string> keys;
-  for (const OptionSpec& spec : kind->options) {
+  for (const OptionDoc& spec : kind->options) {
     keys.push_back(spec.key);
     EXPECT_FALSE(spec.help.empty()) << spec.key << " is undocumented";
   }
@@ -87,7 +86,7 @@ TEST(Registry, EveryTableDefaultIsAcceptedByItsParser) {
   // default that the parser rejects would only surface for users who omit the key.
   for (const CollectorKind& kind : collector_kinds()) {
     YAML::Node explicit_defaults(YAML::NodeType::Map);
-    for (const OptionSpec& spec : kind.options) {
+    for (const OptionDoc& spec : kind.options) {
       if (!spec.default_value.empty()) explicit_defaults[spec.key] = YAML::Load(spec.default_value);
     }
     auto created = kind.create(explicit_defaults);
@@ -98,21 +97,28 @@ TEST(Registry, EveryTableDefaultIsAcceptedByItsParser) {
 TEST(Registry, MarkdownReferenceHasARowPerOption) {
   const std::string markdown = options_reference_markdown();
   EXPECT_NE(markdown.find("### journald"), std::string::npos);
-  EXPECT_NE(markdown.find("| key | default | description |"), std::string::npos);
-  for (const OptionSpec& spec : find_collector_kind("journald")->options) {
-    EXPECT_NE(markdown.find("| `" + spec.key + "` | `" + spec.default_value + "` |"), std::string::npos)
+  EXPECT_NE(markdown.find("| key | type | default | meaning |"), std::string::npos);
+  for (const OptionDoc& spec : find_collector_kind("journald")->options) {
+    EXPECT_NE(markdown.find("| `" + spec.key + "` | " + spec.type + " | `" + spec.default_value + "` |"), std::string::npos)
         << spec.key << "\n" << markdown;
   }
 }
 
-TEST(OptionReader, ReadsIntegersAndRejectsText) {
-  const std::vector<OptionSpec> specs = {{"limit", "10", "a number"}};
-  EXPECT_EQ(*OptionReader("t", specs, YAML::Node()).integer("limit"), 10);
-  EXPECT_EQ(*OptionReader("t", specs, YAML::Load("limit: 42")).integer("limit"), 42);
-  auto bad = OptionReader("t", specs, YAML::Load("limit: lots")).integer("limit");
-  ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.error().code, "CONFIG_E_TYPE");
-  EXPECT_NE(bad.error().message.find("line 1"), std::string::npos) << bad.error().message;
+TEST(Registry, ValuesOutsideTheirLimitsNameKeyLineAndLimit) {
+  auto offset = create_collector("fabricmanager", YAML::Load("timezone_offset_minutes: 5000\n"));
+  ASSERT_FALSE(offset.ok());
+  EXPECT_EQ(offset.error().code, "CONFIG_E_VALUE");
+  EXPECT_EQ(offset.error().message,
+            "line 1: 'timezone_offset_minutes' of collector 'fabricmanager': must be between -1440 and 1440, got 5000");
+  auto glob = create_collector("kmsg", YAML::Load("path: /var/log/*.kmsg\n"));
+  ASSERT_FALSE(glob.ok());
+  EXPECT_EQ(glob.error().code, "CONFIG_E_VALUE");
+  EXPECT_NE(glob.error().message.find("glob"), std::string::npos) << glob.error().message;
+  auto source = create_collector("loki", YAML::Load("default_source: kernal\n"));
+  ASSERT_FALSE(source.ok());
+  EXPECT_NE(source.error().message.find("must be kernel, syslog, fabricmanager or app, not 'kernal'"),
+            std::string::npos)
+      << source.error().message;
 }
 
 }  // namespace

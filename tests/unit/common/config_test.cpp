@@ -29,7 +29,7 @@ TEST(Config, WrongTypeNamesKey) {
   auto c = parse_config("cluster: lab\nepilog:\n  deadline_ms: soon\n", "x.yaml");
   ASSERT_FALSE(c);
   EXPECT_EQ(c.error().code, "CONFIG_E_TYPE");
-  EXPECT_NE(c.error().message.find("x.yaml:3: epilog.deadline_ms"), std::string::npos) << c.error().message;
+  EXPECT_NE(c.error().message.find("x.yaml:3: 'epilog.deadline_ms'"), std::string::npos) << c.error().message;
 }
 
 TEST(Config, ClusterIsRequired) {
@@ -97,5 +97,5 @@ TEST(Config, AuthDefaultsToMungeAndRejectsUnknownModes) {
   EXPECT_EQ(set->auth.admin_group, "hpcadm");
   auto bad = parse_config("cluster: lab\nauth:\n  mode: trust\n", "a.yaml");
   ASSERT_FALSE(bad);
-  EXPECT_NE(bad.error().message.find("auth.mode must be munge or none"), std::string::npos) << bad.error().message;
+  EXPECT_NE(bad.error().message.find("'auth.mode': must be munge or none"), std::string::npos) << bad.error().message;
 }
