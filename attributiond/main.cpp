@@ -24,9 +24,8 @@ attrib::Result<std::vector<std::unique_ptr<attrib::collectors::Collector>>> make
   for (const auto& c : config.collectors) {
     auto collector = attrib::collectors::create_collector(c.kind, c.options);
     if (!collector)
-      return attrib::Error{collector.error().code,
-                           config.path + ":" + std::to_string(c.line) + ": collector '" + c.kind + "': " +
-                               collector.error().message};
+      return attrib::Error{collector.error().code, config.path + ":" + std::to_string(c.line) + ": collector '" +
+                                                       c.kind + "': " + collector.error().message};
     out.push_back(std::move(*collector));
   }
   return out;
@@ -41,8 +40,8 @@ int fail(const attrib::Error& error) {
 // fields (job, node, collector) and real priorities instead of text on a stream.
 void use_journal_when_stderr_is_journal() {
   if (!attrib::ops::stderr_is_journal()) return;
-  auto logger = std::make_shared<spdlog::logger>(
-      "attributiond", std::make_shared<attrib::ops::JournalSink>("attributiond"));
+  auto logger =
+      std::make_shared<spdlog::logger>("attributiond", std::make_shared<attrib::ops::JournalSink>("attributiond"));
   logger->set_level(spdlog::get_level());
   spdlog::set_default_logger(std::move(logger));
 }
@@ -72,7 +71,8 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
 
   if (reference) {
-    std::cout << attrib::common::config_reference_markdown() << "\n" << attrib::collectors::options_reference_markdown();
+    std::cout << attrib::common::config_reference_markdown() << "\n"
+              << attrib::collectors::options_reference_markdown();
     return 0;
   }
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%f %^%l%$ %v");
@@ -80,8 +80,8 @@ int main(int argc, char** argv) {
 
   auto config = attrib::common::load_config(config_path);
   if (!config) return fail(config.error());
-  auto pack = attrib::rules::load_rule_pack({config->rules_pack_dir, {config->rules_site_dirs.begin(),
-                                                                        config->rules_site_dirs.end()}});
+  auto pack = attrib::rules::load_rule_pack(
+      {config->rules_pack_dir, {config->rules_site_dirs.begin(), config->rules_site_dirs.end()}});
   if (!pack) return fail(pack.error());
   auto collectors = make_collectors(*config);
   if (!collectors) return fail(collectors.error());

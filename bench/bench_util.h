@@ -38,8 +38,7 @@ inline void print_machine() {
   std::string load;
   std::ifstream("/proc/loadavg") >> load;
   std::printf("machine: %ld cores online, %u usable (nproc), cpu \"%s\", load average %s\n",
-              ::sysconf(_SC_NPROCESSORS_ONLN), std::thread::hardware_concurrency(), cpu_model().c_str(),
-              load.c_str());
+              ::sysconf(_SC_NPROCESSORS_ONLN), std::thread::hardware_concurrency(), cpu_model().c_str(), load.c_str());
 }
 
 // A /proc/self/status field in KiB (VmRSS, VmHWM).
@@ -68,8 +67,8 @@ inline void figure(const std::string& name, double value, const std::string& uni
 // target: met when value <= limit (below) or >= limit (!below); the miss is given as a ratio.
 inline void target(const std::string& what, double value, double limit, bool below) {
   const bool met = below ? value <= limit : value >= limit;
-  std::printf("target %-36s %s (%.3f %s %.3f)\n", what.c_str(), met ? "MET" : "MISSED", value, below ? "<=" : ">=",
-              limit);
+  std::printf("target %-36s %s (%.3f %s %.3f)\n", what.c_str(), met ? "MET" : "MISSED", value,
+              below ? "<=" : ">=", limit);
   std::fflush(stdout);
 }
 

@@ -35,7 +35,8 @@ void write_recording(const fs::path& dir, int lines) {
   {
     std::ofstream job(dir / "bundle" / "job.json");
     job << R"({"job_id": "recorded", "cluster": "lab", "nodes": ["n1"], "state": "FAILED", "exit_code": 1, )"
-        << R"("start": "2026-12-01T00:00:00Z", "end": "2026-12-01T00:10:00Z"})" << "\n";
+        << R"("start": "2026-12-01T00:00:00Z", "end": "2026-12-01T00:10:00Z"})"
+        << "\n";
   }
   std::ofstream kernel(dir / "bundle" / "n1" / "kernel.log");
   std::ofstream kmsg(dir / "kmsg" / "n1.kmsg");
@@ -81,11 +82,16 @@ int main(int argc, char** argv) {
   std::string pack_dir = ATTRIB_BENCH_PACK_DIR;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string key = argv[i];
-    if (key == "--jobs") jobs = std::stoi(argv[i + 1]);
-    else if (key == "--lines") lines = std::stoi(argv[i + 1]);
-    else if (key == "--workers") workers = std::stoi(argv[i + 1]);
-    else if (key == "--clients") clients = std::stoi(argv[i + 1]);
-    else if (key == "--pack") pack_dir = argv[i + 1];
+    if (key == "--jobs")
+      jobs = std::stoi(argv[i + 1]);
+    else if (key == "--lines")
+      lines = std::stoi(argv[i + 1]);
+    else if (key == "--workers")
+      workers = std::stoi(argv[i + 1]);
+    else if (key == "--clients")
+      clients = std::stoi(argv[i + 1]);
+    else if (key == "--pack")
+      pack_dir = argv[i + 1];
     else {
       std::fprintf(stderr, "usage: attrib-bench-burst [--jobs N] [--lines N] [--workers N] [--clients N]\n");
       return 2;
@@ -187,8 +193,7 @@ int main(int argc, char** argv) {
   const double peak = bench::peak_rss_mib();
   daemon->stop();
 
-  std::printf("submitted %d job ends in %.2f s by %d clients (%d rejected); %d workers\n", jobs,
-              submit_end.load() - t0,
+  std::printf("submitted %d job ends in %.2f s by %d clients (%d rejected); %d workers\n", jobs, submit_end.load() - t0,
               clients, rejected.load(), workers);
   std::printf("queue depth over time (s: depth):");
   const size_t step = std::max<size_t>(1, depth.size() / 40);

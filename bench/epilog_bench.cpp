@@ -86,9 +86,12 @@ int main(int argc, char** argv) {
   std::string epilog = ATTRIB_BENCH_EPILOG, pack_dir = ATTRIB_BENCH_PACK_DIR;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string key = argv[i];
-    if (key == "--runs") runs = std::stoi(argv[i + 1]);
-    else if (key == "--epilog") epilog = argv[i + 1];
-    else if (key == "--pack") pack_dir = argv[i + 1];
+    if (key == "--runs")
+      runs = std::stoi(argv[i + 1]);
+    else if (key == "--epilog")
+      epilog = argv[i + 1];
+    else if (key == "--pack")
+      pack_dir = argv[i + 1];
     else {
       std::fprintf(stderr, "usage: attrib-bench-epilog [--runs N] [--epilog BIN] [--pack DIR]\n");
       return 2;

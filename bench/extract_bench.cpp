@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_util.h"
 #include "rules/engine.h"
 #include "rules/line_time.h"
-#include "bench/bench_util.h"
 
 using namespace attrib;
 namespace bench = attrib::bench;
@@ -145,10 +145,14 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (key == "--corpus") options.corpus = value();
-    else if (key == "--pack") options.pack = value();
-    else if (key == "--attrib-rules") options.attrib_rules = value();
-    else if (key == "--rg") options.rg = true;
+    if (key == "--corpus")
+      options.corpus = value();
+    else if (key == "--pack")
+      options.pack = value();
+    else if (key == "--attrib-rules")
+      options.attrib_rules = value();
+    else if (key == "--rg")
+      options.rg = true;
     else {
       std::fprintf(stderr, "usage: attrib-bench-extract --corpus FILE [--pack DIR] [--rg] [--attrib-rules BIN]\n");
       return 2;

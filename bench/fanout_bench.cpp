@@ -15,9 +15,9 @@
 #include <thread>
 #include <vector>
 
+#include "attributiond/node/node_collect_service.h"
 #include "bench/head_harness.h"
 #include "core/clock.h"
-#include "attributiond/node/node_collect_service.h"
 
 using namespace attrib;
 namespace bench = attrib::bench;
@@ -63,8 +63,9 @@ bool write_journal(const fs::path& file, int entries, TimeUs start, TimeUs end, 
     } else if (i % 5 == 2) {
       entry(t, true, "device veth" + std::to_string(1000000 + i) + " entered promiscuous mode");
     } else {
-      entry(t, true, "perf: interrupt took too long (" + std::to_string(2500 + i % 100) +
-                         " > 2495), lowering kernel.perf_event_max_sample_rate to 79750");
+      entry(t, true,
+            "perf: interrupt took too long (" + std::to_string(2500 + i % 100) +
+                " > 2495), lowering kernel.perf_event_max_sample_rate to 79750");
     }
   }
   if (!extra_message.empty()) entry(start + (end - start) / 2, true, extra_message);
@@ -83,11 +84,16 @@ int main(int argc, char** argv) {
   std::string pack_dir = ATTRIB_BENCH_PACK_DIR;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string key = argv[i];
-    if (key == "--nodes") nodes = std::stoi(argv[i + 1]);
-    else if (key == "--entries") entries = std::stoi(argv[i + 1]);
-    else if (key == "--concurrency") concurrency = std::stoi(argv[i + 1]);
-    else if (key == "--repeat") repeat = std::stoi(argv[i + 1]);
-    else if (key == "--pack") pack_dir = argv[i + 1];
+    if (key == "--nodes")
+      nodes = std::stoi(argv[i + 1]);
+    else if (key == "--entries")
+      entries = std::stoi(argv[i + 1]);
+    else if (key == "--concurrency")
+      concurrency = std::stoi(argv[i + 1]);
+    else if (key == "--repeat")
+      repeat = std::stoi(argv[i + 1]);
+    else if (key == "--pack")
+      pack_dir = argv[i + 1];
     else {
       std::fprintf(stderr, "usage: attrib-bench-fanout [--nodes N] [--entries N] [--concurrency N] [--repeat N]\n");
       return 2;
@@ -205,9 +211,10 @@ int main(int argc, char** argv) {
     lines += c.value("lines", 0ull);
     if (c.value("source", "") == "agent") ++agent_rows;
   }
-  std::printf("verdict: %s rule=%s affected=%s; coverage rows %zu, lines read %" PRIu64 " (%d nodes x %d entries + 1)\n",
-              v.value("domain", "").c_str(), v["root_cause"].is_object() ? v["root_cause"].value("rule", "").c_str() : "-",
-              v["affected_nodes"].dump().c_str(), v["coverage"].size(), lines, nodes, entries);
+  std::printf(
+      "verdict: %s rule=%s affected=%s; coverage rows %zu, lines read %" PRIu64 " (%d nodes x %d entries + 1)\n",
+      v.value("domain", "").c_str(), v["root_cause"].is_object() ? v["root_cause"].value("rule", "").c_str() : "-",
+      v["affected_nodes"].dump().c_str(), v["coverage"].size(), lines, nodes, entries);
   bench::figure("fanout.min_s", *std::min_element(seconds.begin(), seconds.end()), "s");
   bench::figure("fanout.median_s", bench::percentile(seconds, 50), "s");
   bench::figure("fanout.entries_per_s", static_cast<double>(lines) / bench::percentile(seconds, 50), "entries/s");

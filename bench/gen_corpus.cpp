@@ -137,8 +137,8 @@ class Writer {
                       rng_.below(1000), rng_.below(90000), pid, pid);
         break;
       case 1:
-        std::snprintf(msg, sizeof msg, "IPv4: martian source 10.%u.%u.%u from 10.%u.%u.%u, on dev ib0", a, b, a ^ 7,
-                      b, a, b ^ 3);
+        std::snprintf(msg, sizeof msg, "IPv4: martian source 10.%u.%u.%u from 10.%u.%u.%u, on dev ib0", a, b, a ^ 7, b,
+                      a, b ^ 3);
         break;
       case 2:
         std::snprintf(msg, sizeof msg,
@@ -163,8 +163,10 @@ class Writer {
                       1024 + rng_.below(60000));
         break;
       default:
-        std::snprintf(msg, sizeof msg, "python3[%u]: ptrace attach of \"/usr/bin/python3 train.py\"[%u] was attempted "
-                      "by \"gdb -p %u\"[%u]", pid, pid, pid, pid + 7);
+        std::snprintf(msg, sizeof msg,
+                      "python3[%u]: ptrace attach of \"/usr/bin/python3 train.py\"[%u] was attempted "
+                      "by \"gdb -p %u\"[%u]",
+                      pid, pid, pid, pid + 7);
         break;
     }
     prefix_kernel(text, msg);
@@ -183,8 +185,9 @@ class Writer {
       case 1:
         std::snprintf(ident, sizeof ident, "sshd[%u]", pid);
         syslog_head(head, sizeof head, ident);
-        std::snprintf(text, size, "%sAccepted publickey for %s from 10.%u.%u.%u port %u ssh2: ED25519 SHA256:%016" PRIx64,
-                      head, user, a, b, a ^ b, 30000 + rng_.below(30000), rng_.next());
+        std::snprintf(text, size,
+                      "%sAccepted publickey for %s from 10.%u.%u.%u port %u ssh2: ED25519 SHA256:%016" PRIx64, head,
+                      user, a, b, a ^ b, 30000 + rng_.below(30000), rng_.next());
         break;
       case 2:
         std::snprintf(ident, sizeof ident, "slurmd[%u]", 2211);
@@ -218,8 +221,9 @@ class Writer {
     const uint32_t tid = 4200 + rng_.below(50);
     switch (rng_.below(4)) {
       case 0:
-        std::snprintf(msg, sizeof msg, "[INFO] [tid %u] fabric manager received GPU attach request for GPU physical id %u",
-                      tid, rng_.below(8));
+        std::snprintf(msg, sizeof msg,
+                      "[INFO] [tid %u] fabric manager received GPU attach request for GPU physical id %u", tid,
+                      rng_.below(8));
         break;
       case 1:
         std::snprintf(msg, sizeof msg,
@@ -252,19 +256,22 @@ class Writer {
         break;
       case 1:
         std::snprintf(text, size,
-                      "gpu017:%u:%u [%u] NCCL INFO comm 0x%" PRIx64 " rank %u nRanks 64 nNodes 8 localRanks 8 "
+                      "gpu017:%u:%u [%u] NCCL INFO comm 0x%" PRIx64
+                      " rank %u nRanks 64 nNodes 8 localRanks 8 "
                       "localRank %u MNNVL 0 - %s",
-                      31000 + rank, 31100 + rank, rank, static_cast<uint64_t>(rng_.next() & 0xffffffffffull), rank, rank,
-                      kOps[rng_.below(4)]);
+                      31000 + rank, 31100 + rank, rank, static_cast<uint64_t>(rng_.next() & 0xffffffffffull), rank,
+                      rank, kOps[rng_.below(4)]);
         break;
       case 2:
         std::snprintf(text, size, "{'loss': %.4f, 'grad_norm': %.4f, 'learning_rate': %.3e, 'epoch': %.2f}",
                       2.0 + rng_.unit(), rng_.unit() * 4, 1e-4 * rng_.unit(), step / 1000.0);
         break;
       case 3:
-        std::snprintf(text, size, "2026-11-30 %02d:%02d:%02d,%03u - INFO - train.py:%u - step %u loss %.4f lr %.3e "
-                      "tokens/s %u", h, m, s, rng_.below(1000), 200 + rng_.below(300), step, 2.0 + rng_.unit(),
-                      1e-4 * rng_.unit(), 90000 + rng_.below(20000));
+        std::snprintf(text, size,
+                      "2026-11-30 %02d:%02d:%02d,%03u - INFO - train.py:%u - step %u loss %.4f lr %.3e "
+                      "tokens/s %u",
+                      h, m, s, rng_.below(1000), 200 + rng_.below(300), step, 2.0 + rng_.unit(), 1e-4 * rng_.unit(),
+                      90000 + rng_.below(20000));
         break;
       case 4:
         std::snprintf(text, size,
@@ -293,10 +300,14 @@ int main(int argc, char** argv) {
   std::string out_path;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string key = argv[i];
-    if (key == "--bytes") bytes = std::stoull(argv[i + 1]);
-    else if (key == "--seed") seed = std::stoull(argv[i + 1]);
-    else if (key == "--match-rate") match_rate = std::stod(argv[i + 1]);
-    else if (key == "--out") out_path = argv[i + 1];
+    if (key == "--bytes")
+      bytes = std::stoull(argv[i + 1]);
+    else if (key == "--seed")
+      seed = std::stoull(argv[i + 1]);
+    else if (key == "--match-rate")
+      match_rate = std::stod(argv[i + 1]);
+    else if (key == "--out")
+      out_path = argv[i + 1];
     else {
       std::fprintf(stderr, "usage: attrib-bench-gen --out FILE [--bytes N] [--seed S] [--match-rate R]\n");
       return 2;
@@ -322,7 +333,7 @@ int main(int argc, char** argv) {
     std::perror(out_path.c_str());
     return 1;
   }
-  std::printf("corpus %s: %" PRIu64 " bytes, %" PRIu64 " lines, seed %" PRIu64 ", match rate %.4f\n",
-              out_path.c_str(), written, lines, seed, match_rate);
+  std::printf("corpus %s: %" PRIu64 " bytes, %" PRIu64 " lines, seed %" PRIu64 ", match rate %.4f\n", out_path.c_str(),
+              written, lines, seed, match_rate);
   return 0;
 }

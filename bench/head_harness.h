@@ -15,11 +15,11 @@
 #include <grpcpp/grpcpp.h>
 #include <spdlog/spdlog.h>
 
+#include "attrib/v1/attrib.grpc.pb.h"
+#include "attributiond/head/head_daemon.h"
+#include "bench/bench_util.h"
 #include "collectors/registry.h"
 #include "rules/bundle.h"
-#include "attrib/v1/attrib.grpc.pb.h"
-#include "bench/bench_util.h"
-#include "attributiond/head/head_daemon.h"
 
 namespace attrib::bench {
 
@@ -91,8 +91,9 @@ inline std::unique_ptr<head::HeadDaemon> start_head(const common::Config& config
   if (!store) throw std::runtime_error("job store: " + store.error().message);
   auto pack = rules::load_rule_pack({config.rules_pack_dir, {}});
   if (!pack) throw std::runtime_error("rule pack: " + pack.error().message);
-  auto daemon = std::make_unique<head::HeadDaemon>(config, std::move(*store), *pack, std::move(list),
-                                                   [accounting] { return std::make_unique<BundleAccounting>(accounting); });
+  auto daemon = std::make_unique<head::HeadDaemon>(config, std::move(*store), *pack, std::move(list), [accounting] {
+    return std::make_unique<BundleAccounting>(accounting);
+  });
   if (auto started = daemon->start(); !started) throw std::runtime_error("head daemon: " + started.error().message);
   return daemon;
 }

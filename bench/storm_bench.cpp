@@ -11,10 +11,10 @@
 #include <cstdio>
 #include <string>
 
+#include "bench/bench_util.h"
+#include "core/verdict.h"
 #include "rules/bundle.h"
 #include "rules/engine.h"
-#include "core/verdict.h"
-#include "bench/bench_util.h"
 
 using namespace attrib;
 namespace bench = attrib::bench;
@@ -121,9 +121,12 @@ int main(int argc, char** argv) {
   std::string pack_dir = ATTRIB_BENCH_PACK_DIR;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string key = argv[i];
-    if (key == "--storm") storm = std::stoull(argv[i + 1]);
-    else if (key == "--background") background = std::stoull(argv[i + 1]);
-    else if (key == "--pack") pack_dir = argv[i + 1];
+    if (key == "--storm")
+      storm = std::stoull(argv[i + 1]);
+    else if (key == "--background")
+      background = std::stoull(argv[i + 1]);
+    else if (key == "--pack")
+      pack_dir = argv[i + 1];
     else {
       std::fprintf(stderr, "usage: attrib-bench-storm [--storm N] [--background N] [--pack DIR]\n");
       return 2;
@@ -143,7 +146,8 @@ int main(int argc, char** argv) {
   std::printf("un-stormed: %" PRIu64 " lines, %.3f s, verdict %s rule=%s symptoms=%zu\n", calm.lines, calm.seconds,
               calm.verdict.domain.c_str(), calm.verdict.root_cause ? calm.verdict.root_cause->rule.c_str() : "-",
               calm.verdict.symptoms.size());
-  std::printf("stormed:    %" PRIu64 " lines (%" PRIu64 " identical Xid + %" PRIu64 " identical NCCL timeout lines), %.3f s, verdict %s "
+  std::printf("stormed:    %" PRIu64 " lines (%" PRIu64 " identical Xid + %" PRIu64
+              " identical NCCL timeout lines), %.3f s, verdict %s "
               "rule=%s symptoms=%zu, dropped events %" PRIu64 "\n",
               stormed.lines, storm, storm, stormed.seconds, stormed.verdict.domain.c_str(),
               stormed.verdict.root_cause ? stormed.verdict.root_cause->rule.c_str() : "-",

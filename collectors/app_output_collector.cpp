@@ -1,5 +1,4 @@
 #include "collectors/app_output_collector.h"
-#include "collectors/coverage_report.h"
 
 #include <algorithm>
 #include <cctype>
@@ -8,8 +7,9 @@
 #include <string_view>
 #include <utility>
 
-#include "core/calendar.h"
+#include "collectors/coverage_report.h"
 #include "collectors/source_files.h"
+#include "core/calendar.h"
 
 namespace attrib::collectors {
 namespace {
@@ -164,7 +164,8 @@ const OptionTable<AppOutputOptions>& AppOutputCollector::option_table() {
              "Explicit path templates of the job's output files, with {job_id} and {node} (the node "
              "collected for), e.g. [/shared/slurm/{job_id}.out]. Globs are refused. Read in addition to the "
              "output paths the head passes with the request (from slurmctld or the SPANK step records).",
-             {}, [](const std::vector<std::string>& paths) -> OptionProblem {
+             {},
+             [](const std::vector<std::string>& paths) -> OptionProblem {
                for (const std::string& path : paths)
                  if (auto problem = path_template_problem(path, {"job_id", "node"})) return problem;
                return std::nullopt;

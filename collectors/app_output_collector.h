@@ -19,8 +19,8 @@
 namespace attrib::collectors {
 
 struct AppOutputOptions {
-  std::vector<std::string> paths;    // templates with {job_id} and {node}
-  int timezone_offset_minutes = 0;   // for glog / ISO times without a zone
+  std::vector<std::string> paths;   // templates with {job_id} and {node}
+  int timezone_offset_minutes = 0;  // for glog / ISO times without a zone
   uint64_t max_bytes_per_file = 64ull << 20;
 };
 

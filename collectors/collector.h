@@ -19,7 +19,7 @@ namespace attrib::collectors {
 
 struct CollectRequest {
   std::string job_id;
-  std::string node;   // Slurm node name
+  std::string node;  // Slurm node name
   TimeUs window_start = 0;
   TimeUs window_end = 0;
   // Optional job context for collectors of the job's own output (app_output):

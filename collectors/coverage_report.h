@@ -37,7 +37,7 @@ class CoverageReport {
 
   std::string node_;
   TimeUs window_start_, window_end_;
-  std::vector<Coverage> rows_;  // in the order their streams were first seen
+  std::vector<Coverage> rows_;                                   // in the order their streams were first seen
   std::map<std::pair<std::string, std::string>, size_t> index_;  // (node, source) -> row
 };
 

@@ -1,12 +1,12 @@
 #include "collectors/fabricmanager_collector.h"
-#include "collectors/coverage_report.h"
 
 #include <cctype>
 #include <optional>
 #include <string_view>
 
-#include "core/calendar.h"
+#include "collectors/coverage_report.h"
 #include "collectors/source_files.h"
+#include "core/calendar.h"
 
 namespace attrib::collectors {
 namespace {
@@ -50,9 +50,8 @@ std::optional<Header> parse_header(std::string_view line) {
   pos += 3;
   if (!expect(line, pos, ' ')) return std::nullopt;
   if (pos < line.size() && line[pos] == ' ') ++pos;
-  if (!read_int(line, pos, 1, 2, h.civil.day) || !expect(line, pos, ' ') ||
-      !read_int(line, pos, 4, 4, h.civil.year) || !expect(line, pos, ' ') ||
-      !read_int(line, pos, 2, 2, h.civil.hour) || !expect(line, pos, ':') ||
+  if (!read_int(line, pos, 1, 2, h.civil.day) || !expect(line, pos, ' ') || !read_int(line, pos, 4, 4, h.civil.year) ||
+      !expect(line, pos, ' ') || !read_int(line, pos, 2, 2, h.civil.hour) || !expect(line, pos, ':') ||
       !read_int(line, pos, 2, 2, h.civil.minute) || !expect(line, pos, ':') ||
       !read_int(line, pos, 2, 2, h.civil.second) || !expect(line, pos, ']')) {
     return std::nullopt;

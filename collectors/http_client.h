@@ -15,7 +15,7 @@ namespace attrib::collectors {
 // the caller decides what a 4xx/5xx means for its API.
 
 struct HttpResponse {
-  long status = 0;   // HTTP status code
+  long status = 0;  // HTTP status code
   std::string body;
 };
 

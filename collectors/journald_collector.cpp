@@ -1,5 +1,4 @@
 #include "collectors/journald_collector.h"
-#include "collectors/coverage_report.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -11,6 +10,7 @@
 
 #include <systemd/sd-journal.h>
 
+#include "collectors/coverage_report.h"
 
 namespace attrib::collectors {
 namespace {
@@ -113,8 +113,7 @@ std::vector<std::string> JournaldCollector::source_names() const {
   return sources;
 }
 
-std::vector<Coverage> JournaldCollector::collect(const CollectRequest& request,
-                                                 const LineSink& sink) {
+std::vector<Coverage> JournaldCollector::collect(const CollectRequest& request, const LineSink& sink) {
   const std::vector<std::string> sources = source_names();
   // Every source shares the journal's fate: one status and detail for all of them,
   // line counts per source.
@@ -209,8 +208,7 @@ std::vector<Coverage> JournaldCollector::collect(const CollectRequest& request,
       classified = {"kernel", true};
     } else if (identifier && contains(options_.app_identifiers, *identifier)) {
       classified = {"app", false};
-    } else if (identifier && *identifier == kFabricManagerIdentifier &&
-               contains(options_.identifiers, *identifier)) {
+    } else if (identifier && *identifier == kFabricManagerIdentifier && contains(options_.identifiers, *identifier)) {
       // Only the root-run daemon is Fabric Manager; anyone can `logger -t nv-fabricmanager`.
       classified = {"fabricmanager", root};
     } else if (identifier && contains(options_.identifiers, *identifier)) {

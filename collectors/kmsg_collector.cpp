@@ -1,5 +1,4 @@
 #include "collectors/kmsg_collector.h"
-#include "collectors/coverage_report.h"
 
 #include <algorithm>
 #include <charconv>
@@ -7,6 +6,7 @@
 #include <optional>
 #include <string_view>
 
+#include "collectors/coverage_report.h"
 #include "collectors/source_files.h"
 
 namespace attrib::collectors {
@@ -19,7 +19,7 @@ constexpr const char* kProcStat = "/proc/stat";
 struct KmsgRecord {
   uint64_t priority = 0;  // facility * 8 + level
   uint64_t seq = 0;
-  uint64_t usec = 0;      // since boot (the kernel's local clock)
+  uint64_t usec = 0;  // since boot (the kernel's local clock)
   std::string message;
 };
 
@@ -105,11 +105,12 @@ const OptionTable<KmsgOptions>& KmsgCollector::option_table() {
              "only right when the records are this machine's), a number of epoch seconds, or an absolute "
              "path (may contain {node}) of a file holding that number or a 'btime N' line, e.g. a copy of "
              "the node's /proc/stat.",
-             {}, [](const std::string& boot_time) -> OptionProblem {
+             {},
+             [](const std::string& boot_time) -> OptionProblem {
                if (boot_time == kAuto || parse_boot_seconds(boot_time)) return std::nullopt;
                if (boot_time.empty() || boot_time[0] != '/')
-                 return Error{kConfigValue, "must be auto, a number of epoch seconds, or an absolute path; got '" +
-                                                boot_time + "'"};
+                 return Error{kConfigValue,
+                              "must be auto, a number of epoch seconds, or an absolute path; got '" + boot_time + "'"};
                return path_template_problem(boot_time, {"node"});
              }),
   };
@@ -143,7 +144,8 @@ std::vector<Coverage> KmsgCollector::collect(const CollectRequest& request, cons
   }
   if (content.state == FileContent::State::Error) return report.finish(CoverageStatus::Failed, content.error);
   auto boot = boot_time_of(request.node);
-  if (!boot) return report.finish(CoverageStatus::Failed, "cannot place " + *path + " in time: " + boot.error().message);
+  if (!boot)
+    return report.finish(CoverageStatus::Failed, "cannot place " + *path + " in time: " + boot.error().message);
 
   std::optional<KmsgRecord> first;
   uint64_t malformed = 0;
@@ -193,10 +195,10 @@ std::vector<Coverage> KmsgCollector::collect(const CollectRequest& request, cons
   const TimeUs first_time = *boot + static_cast<TimeUs>(first->usec);
   if (first_time > request.window_start) {
     partial.push_back(first->seq > 0
-                  ? *path + " begins at record " + std::to_string(first->seq) + " (" + format_time(first_time) +
-                        "), after the window start: older records were overwritten"
-                  : *path + " begins at boot (" + format_time(first_time) +
-                        "), after the window start: the node booted inside the window");
+                          ? *path + " begins at record " + std::to_string(first->seq) + " (" + format_time(first_time) +
+                                "), after the window start: older records were overwritten"
+                          : *path + " begins at boot (" + format_time(first_time) +
+                                "), after the window start: the node booted inside the window");
   }
   if (content.records_lost > 0)
     partial.push_back(std::to_string(content.records_lost) + " records were overwritten while reading");

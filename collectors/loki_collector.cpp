@@ -1,5 +1,4 @@
 #include "collectors/loki_collector.h"
-#include "collectors/coverage_report.h"
 
 #include <algorithm>
 #include <charconv>
@@ -8,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "collectors/coverage_report.h"
 #include "collectors/http_client.h"
 
 namespace attrib::collectors {
@@ -87,16 +87,18 @@ const OptionTable<LokiOptions>& LokiCollector::option_table() {
              {.non_empty = true}),
       option("limit", &LokiOptions::limit, "100", "Entries per query_range page (Loki's default maximum is 5000).",
              {.min = 1, .max = kMaxPage}),
-      option("max_lines", &LokiOptions::max_lines, "100000", "Most lines read per node; more makes the coverage partial.",
-             {.min = 1}),
-      option("timeout_ms", &LokiOptions::timeout_ms, "10000", "Deadline of each HTTP request (one page), connect included.",
-             {.min = 1}),
+      option("max_lines", &LokiOptions::max_lines, "100000",
+             "Most lines read per node; more makes the coverage partial.", {.min = 1}),
+      option("timeout_ms", &LokiOptions::timeout_ms, "10000",
+             "Deadline of each HTTP request (one page), connect included.", {.min = 1}),
       option("source_label", &LokiOptions::source_label, "source",
              "Stream label whose value selects the attrib source through source_map.", {.non_empty = true}),
-      option("source_map", &LokiOptions::source_map, "{kernel: kernel, syslog: syslog, fabricmanager: fabricmanager, app: app}",
+      option("source_map", &LokiOptions::source_map,
+             "{kernel: kernel, syslog: syslog, fabricmanager: fabricmanager, app: app}",
              "Label value -> source (kernel, syslog, fabricmanager or app). Only kernel is trusted: map to it "
              "only a label your log agent derives from the kernel transport.",
-             {}, [](const std::map<std::string, std::string>& map) -> OptionProblem {
+             {},
+             [](const std::map<std::string, std::string>& map) -> OptionProblem {
                for (const auto& [label, source] : map)
                  if (!is_source(source))
                    return Error{kConfigValue, "maps '" + label + "' to '" + source +
@@ -155,14 +157,15 @@ std::vector<Coverage> LokiCollector::collect(const CollectRequest& request, cons
                               {"limit", std::to_string(page_limit)},
                               {"direction", "forward"}},
                              options_.timeout_ms);
-    const std::string progress = " (after " + std::to_string(delivered) + " lines in " + std::to_string(pages) + " pages)";
+    const std::string progress =
+        " (after " + std::to_string(delivered) + " lines in " + std::to_string(pages) + " pages)";
     if (!response) {
       return report(response.error().code == kHttpTimeout ? CoverageStatus::Timeout : CoverageStatus::Failed,
                     response.error().message + progress);
     }
     if (response->status != 200) {
-      return report(CoverageStatus::Failed,
-                    "Loki answered HTTP " + std::to_string(response->status) + ": " + body_excerpt(response->body) + progress);
+      return report(CoverageStatus::Failed, "Loki answered HTTP " + std::to_string(response->status) + ": " +
+                                                body_excerpt(response->body) + progress);
     }
     auto entries = parse_loki_streams(response->body);
     if (!entries) return report(CoverageStatus::Failed, entries.error().message + progress);
@@ -202,8 +205,8 @@ std::vector<Coverage> LokiCollector::collect(const CollectRequest& request, cons
       // A full page of one timestamp: more entries may share it than a page holds.
       // Ask again for the same start with a larger page rather than skip them.
       if (page_limit >= kMaxPage) {
-        return report(CoverageStatus::Partial, "more than " + std::to_string(kMaxPage) +
-                                                   " entries share the time " + std::to_string(cursor) + " ns");
+        return report(CoverageStatus::Partial, "more than " + std::to_string(kMaxPage) + " entries share the time " +
+                                                   std::to_string(cursor) + " ns");
       }
       page_limit = std::min(page_limit * 2, kMaxPage);
       continue;

@@ -1,5 +1,4 @@
 #include "collectors/prometheus_collector.h"
-#include "collectors/coverage_report.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "collectors/coverage_report.h"
 #include "collectors/http_client.h"
 
 namespace attrib::collectors {
@@ -26,15 +26,17 @@ std::string seconds_text(TimeUs t) {
   const bool negative = t < 0;
   const int64_t magnitude = negative ? -t : t;
   char buffer[48];
-  std::snprintf(buffer, sizeof buffer, "%s%lld.%06lld", negative ? "-" : "", static_cast<long long>(magnitude / kUsPerSecond),
-                static_cast<long long>(magnitude % kUsPerSecond));
+  std::snprintf(buffer, sizeof buffer, "%s%lld.%06lld", negative ? "-" : "",
+                static_cast<long long>(magnitude / kUsPerSecond), static_cast<long long>(magnitude % kUsPerSecond));
   return buffer;
 }
 
 // `queries` is a list of {name, promql} mappings: its own option, not a field type.
 Option<PrometheusOptions> queries_option() {
   Option<PrometheusOptions> out;
-  out.doc = OptionDoc{"queries", "list of {name, promql}", "[{name: xid, promql: 'DCGM_FI_DEV_XID_ERRORS{Hostname=\"{node}\"}'}]",
+  out.doc = OptionDoc{"queries",
+                      "list of {name, promql}",
+                      "[{name: xid, promql: 'DCGM_FI_DEV_XID_ERRORS{Hostname=\"{node}\"}'}]",
                       "List of {name, promql}. {node} in promql is replaced by the Slurm node name (quoted for a "
                       "PromQL string). The default reads the DCGM exporter's last-Xid gauge.",
                       {}};
@@ -87,8 +89,10 @@ Result<PromRangeAnswer> parse_prometheus_range(const std::string& body) {
   if (!doc.is_object()) return Error{kPromFormat, "answer is not a JSON object"};
   const std::string status = doc.value("status", "");
   if (status != "success") {
-    const std::string type = doc.contains("errorType") && doc["errorType"].is_string() ? doc["errorType"].get<std::string>() : "";
-    const std::string error = doc.contains("error") && doc["error"].is_string() ? doc["error"].get<std::string>() : body_excerpt(body);
+    const std::string type =
+        doc.contains("errorType") && doc["errorType"].is_string() ? doc["errorType"].get<std::string>() : "";
+    const std::string error =
+        doc.contains("error") && doc["error"].is_string() ? doc["error"].get<std::string>() : body_excerpt(body);
     return Error{type == "timeout" ? kPromTimeout : kPromError, (type.empty() ? "" : type + ": ") + error};
   }
   PromRangeAnswer answer;
@@ -96,8 +100,8 @@ Result<PromRangeAnswer> parse_prometheus_range(const std::string& body) {
     for (const json& w : doc["warnings"]) answer.warnings.push_back(w.is_string() ? w.get<std::string>() : w.dump());
   }
   const json* data = doc.contains("data") ? &doc["data"] : nullptr;
-  if (data == nullptr || !data->is_object() || data->value("resultType", "") != "matrix" ||
-      !data->contains("result") || !(*data)["result"].is_array()) {
+  if (data == nullptr || !data->is_object() || data->value("resultType", "") != "matrix" || !data->contains("result") ||
+      !(*data)["result"].is_array()) {
     return Error{kPromFormat, "answer is not a range-query matrix"};
   }
   for (const json& item : (*data)["result"]) {
@@ -130,10 +134,14 @@ std::string prometheus_line(const PromSeries& series, const std::string& fallbac
     if (key == "__name__") continue;
     labels += (labels.empty() ? "" : ",") + key + "=\"";
     for (char c : label_value) {
-      if (c == '\\') labels += "\\\\";
-      else if (c == '"') labels += "\\\"";
-      else if (c == '\n') labels += "\\n";
-      else labels += c;
+      if (c == '\\')
+        labels += "\\\\";
+      else if (c == '"')
+        labels += "\\\"";
+      else if (c == '\n')
+        labels += "\\n";
+      else
+        labels += c;
     }
     labels += '"';
   }
@@ -206,8 +214,8 @@ std::vector<Coverage> PrometheusCollector::collect(const CollectRequest& request
       auto answer = parse_prometheus_range(response->body);
       if (!answer) {
         outcome.failure = answer.error().code == kPromTimeout ? CoverageStatus::Timeout : CoverageStatus::Failed;
-        outcome.detail = "query " + query.name + ": HTTP " + std::to_string(response->status) + ": " +
-                         answer.error().message;
+        outcome.detail =
+            "query " + query.name + ": HTTP " + std::to_string(response->status) + ": " + answer.error().message;
         break;
       }
       for (const std::string& w : answer->warnings) warnings.push_back("query " + query.name + ": " + w);

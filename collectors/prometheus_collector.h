@@ -20,7 +20,7 @@ struct PrometheusQuery {
 };
 
 struct PrometheusOptions {
-  std::string url;                       // e.g. http://prometheus:9090
+  std::string url;  // e.g. http://prometheus:9090
   std::vector<PrometheusQuery> queries;
   int64_t step_s = 15;
   int64_t timeout_ms = 10000;
@@ -28,7 +28,7 @@ struct PrometheusOptions {
 
 // One series of a range-query answer.
 struct PromSeries {
-  std::map<std::string, std::string> labels;        // __name__ included when present
+  std::map<std::string, std::string> labels;            // __name__ included when present
   std::vector<std::pair<TimeUs, std::string>> samples;  // (time, value as Prometheus printed it)
 };
 

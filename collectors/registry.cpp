@@ -4,9 +4,9 @@
 #include "collectors/fabricmanager_collector.h"
 #include "collectors/journald_collector.h"
 #include "collectors/kmsg_collector.h"
-#include "collectors/slurm_accounting_collector.h"
 #include "collectors/loki_collector.h"
 #include "collectors/prometheus_collector.h"
+#include "collectors/slurm_accounting_collector.h"
 #include "collectors/spank_records_collector.h"
 
 namespace attrib::collectors {
@@ -34,8 +34,7 @@ const std::vector<CollectorKind>& collector_kinds() {
       {SlurmAccountingCollector::kName,
        "The job's and its steps' records from slurmdbd (state, exit code/signal, reason, nodes, requeues).",
        option_docs(SlurmAccountingCollector::option_table()), &SlurmAccountingCollector::create},
-      {LokiCollector::kName,
-       "A LogQL query per node read from Loki's query_range API in forward pages.",
+      {LokiCollector::kName, "A LogQL query per node read from Loki's query_range API in forward pages.",
        option_docs(LokiCollector::option_table()), &LokiCollector::create},
   };
   return kinds;
@@ -53,8 +52,7 @@ Result<std::unique_ptr<Collector>> create_collector(std::string_view name, const
   if (kind == nullptr) {
     std::string known;
     for (const CollectorKind& k : collector_kinds()) known += (known.empty() ? "" : ", ") + k.name;
-    return Error{kConfigUnknownCollector,
-                 "unknown collector '" + std::string(name) + "'; known collectors: " + known};
+    return Error{kConfigUnknownCollector, "unknown collector '" + std::string(name) + "'; known collectors: " + known};
   }
   return kind->create(options);
 }

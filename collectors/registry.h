@@ -18,9 +18,9 @@ namespace attrib::collectors {
 using CollectorFactory = std::function<Result<std::unique_ptr<Collector>>(const YAML::Node& options)>;
 
 struct CollectorKind {
-  std::string name;                  // the key used in the configuration, e.g. "journald"
-  std::string summary;               // one sentence for --help and the reference
-  std::vector<OptionDoc> options;    // every accepted key, documented (the collector's option table)
+  std::string name;                // the key used in the configuration, e.g. "journald"
+  std::string summary;             // one sentence for --help and the reference
+  std::vector<OptionDoc> options;  // every accepted key, documented (the collector's option table)
   // Validates `options` against the table (unknown key: CONFIG_E_UNKNOWN_KEY, wrong
   // type: CONFIG_E_TYPE, both naming the key and its YAML line) and builds the collector.
   CollectorFactory create;

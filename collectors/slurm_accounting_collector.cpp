@@ -1,8 +1,8 @@
 #include "collectors/slurm_accounting_collector.h"
-#include "collectors/coverage_report.h"
 
 #include <algorithm>
 
+#include "collectors/coverage_report.h"
 
 namespace attrib::collectors {
 
@@ -70,9 +70,8 @@ std::vector<Coverage> SlurmAccountingCollector::collect(const CollectRequest& re
   std::lock_guard lock(mutex_);
   auto record = job_record(cluster, request.job_id);
   if (!record)
-    return report.finish(
-        record.error().code == kSlurmdbNotFound ? CoverageStatus::Unavailable : CoverageStatus::Failed,
-        record.error().message);
+    return report.finish(record.error().code == kSlurmdbNotFound ? CoverageStatus::Unavailable : CoverageStatus::Failed,
+                         record.error().message);
   auto emit = [&](std::optional<TimeUs> time, std::string text) {
     sink(LogLine{request.node, "slurm", time, report.next_seq("slurm"), /*trusted=*/true, std::move(text)});
   };

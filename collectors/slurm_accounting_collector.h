@@ -12,8 +12,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include "collectors/collector.h"
-#include "slurm/slurmdbd_client.h"
 #include "core/result.h"
+#include "slurm/slurmdbd_client.h"
 
 namespace attrib::collectors {
 

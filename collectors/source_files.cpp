@@ -1,6 +1,4 @@
 #include "collectors/source_files.h"
-#include "core/unique_fd.h"
-
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -9,6 +7,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <system_error>
+
+#include "core/unique_fd.h"
 
 namespace attrib::collectors {
 namespace {
@@ -19,7 +19,8 @@ std::string errno_message(int error) { return std::error_code(error, std::generi
 
 OptionProblem path_template_problem(const std::string& path_template, const std::vector<std::string>& allowed) {
   const std::string quoted = "'" + path_template + "'";
-  if (path_template.empty() || path_template[0] != '/') return Error{kConfigValue, quoted + " must be an absolute path"};
+  if (path_template.empty() || path_template[0] != '/')
+    return Error{kConfigValue, quoted + " must be an absolute path"};
   if (path_template.find_first_of("*?[") != std::string::npos)
     return Error{kConfigValue, quoted + " contains a glob character; give explicit paths with placeholders"};
   size_t pos = 0;
@@ -30,8 +31,8 @@ OptionProblem path_template_problem(const std::string& path_template, const std:
     if (std::find(allowed.begin(), allowed.end(), name) == allowed.end()) {
       std::string known;
       for (const std::string& a : allowed) known += (known.empty() ? "{" : ", {") + a + "}";
-      return Error{kConfigValue, quoted + " uses unknown placeholder {" + name + "}; allowed: " +
-                                     (known.empty() ? "(none)" : known)};
+      return Error{kConfigValue,
+                   quoted + " uses unknown placeholder {" + name + "}; allowed: " + (known.empty() ? "(none)" : known)};
     }
     pos = close + 1;
   }
@@ -55,10 +56,9 @@ Result<std::string> expand_path_template(const std::string& path_template,
     auto value = values.find(name);
     if (value == values.end()) return Error{kCollectPath, "no value for {" + name + "} in " + path_template};
     const std::string& v = value->second;
-    if (v.empty() || v == "." || v == ".." || v.find('/') != std::string::npos ||
-        v.find('\0') != std::string::npos) {
+    if (v.empty() || v == "." || v == ".." || v.find('/') != std::string::npos || v.find('\0') != std::string::npos) {
       return Error{kCollectPath, "refusing {" + name + "} = '" + v + "' in " + path_template +
-                                         " (it could leave the intended directory)"};
+                                     " (it could leave the intended directory)"};
     }
     out += v;
     pos = close + 1;

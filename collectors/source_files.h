@@ -38,12 +38,12 @@ struct ReadLimits {
 struct FileContent {
   enum class State { Read, Missing, Error };
   State state = State::Error;
-  std::string data;             // the bytes read (for a tail read: starting at a line start)
-  std::string error;            // State::Error: what failed, naming the path
-  bool truncated = false;       // the start of a regular file was skipped (max_bytes), or a
-                                // FIFO/device had more than max_bytes ready
-  uint64_t size = 0;            // regular files: the file size when opened
-  uint64_t records_lost = 0;    // EPIPE from a kmsg device: records overwritten while reading
+  std::string data;           // the bytes read (for a tail read: starting at a line start)
+  std::string error;          // State::Error: what failed, naming the path
+  bool truncated = false;     // the start of a regular file was skipped (max_bytes), or a
+                              // FIFO/device had more than max_bytes ready
+  uint64_t size = 0;          // regular files: the file size when opened
+  uint64_t records_lost = 0;  // EPIPE from a kmsg device: records overwritten while reading
 };
 
 // Reads everything currently readable from `path` without blocking.

@@ -1,5 +1,4 @@
 #include "collectors/spank_records_collector.h"
-#include "collectors/coverage_report.h"
 
 #include <sys/stat.h>
 
@@ -10,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "collectors/coverage_report.h"
 
 namespace attrib::collectors {
 namespace {
@@ -86,20 +86,21 @@ std::vector<Coverage> SpankRecordsCollector::collect(const CollectRequest& reque
   CoverageReport report(request, {kSource});
 
   if (!safe_component(request.node) || !safe_component(request.job_id)) {
-    return report.finish(CoverageStatus::Failed, "node or job name unusable as a path: '" + request.node + "', '" +
-                                            request.job_id + "'");
+    return report.finish(CoverageStatus::Failed,
+                         "node or job name unusable as a path: '" + request.node + "', '" + request.job_id + "'");
   }
   const fs::path node_dir = node_directory(request.node);
   std::error_code ec;
   if (!fs::is_directory(node_dir, ec)) {
     // The plugin creates the node's spool when slurmd starts: without it the plugin is
     // not loaded (or not configured) on this node.
-    return report.finish(CoverageStatus::Unavailable,
-                "task spool " + node_dir.string() + " does not exist (spank_attrib.so not loaded on this node?)");
+    return report.finish(CoverageStatus::Unavailable, "task spool " + node_dir.string() +
+                                                          " does not exist (spank_attrib.so not loaded on this node?)");
   }
   const fs::path job_dir = node_dir / request.job_id;
   if (!fs::is_directory(job_dir, ec)) {
-    return report.finish(CoverageStatus::Empty, "no task records for job " + request.job_id + " in " + node_dir.string());
+    return report.finish(CoverageStatus::Empty,
+                         "no task records for job " + request.job_id + " in " + node_dir.string());
   }
 
   std::vector<TaskExit> exits;
@@ -157,7 +158,9 @@ std::vector<Coverage> SpankRecordsCollector::collect(const CollectRequest& reque
   }
 
   std::vector<std::string> notes;
-  if (unfinished) notes.push_back(std::to_string(unfinished) + " task(s) without an exit record (still running, or the node stopped)");
+  if (unfinished)
+    notes.push_back(std::to_string(unfinished) +
+                    " task(s) without an exit record (still running, or the node stopped)");
   if (untrusted) notes.push_back(std::to_string(untrusted) + " record file(s) not root-owned, read as untrusted");
   if (bad_lines) notes.push_back(std::to_string(bad_lines) + " unreadable record line(s) skipped");
   const std::string detail = join_notes(notes);

@@ -1,9 +1,6 @@
 #include "common/auth.h"
-#include "common/grpc_status.h"
 
 #include <grp.h>
-#include <munge.h>
-#include <openssl/evp.h>
 #include <pwd.h>
 #include <unistd.h>
 
@@ -14,7 +11,11 @@
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <munge.h>
+#include <openssl/evp.h>
 #include <spdlog/spdlog.h>
+
+#include "common/grpc_status.h"
 
 namespace attrib::common {
 namespace {
@@ -96,7 +97,8 @@ Result<gid_t> resolve_group(const std::string& name) {
   group* found = nullptr;
   int rc = getgrnam_r(name.c_str(), &entry, buffer.data(), buffer.size(), &found);
   if (rc != 0 || found == nullptr)
-    return Error{kAuthConfig, "group '" + name + "' not found" + (rc != 0 ? std::string(": ") + std::strerror(rc) : "")};
+    return Error{kAuthConfig,
+                 "group '" + name + "' not found" + (rc != 0 ? std::string(": ") + std::strerror(rc) : "")};
   return found->gr_gid;
 }
 
@@ -136,8 +138,8 @@ Result<std::string> encode_payload(const std::string& socket, const std::string&
   munge_err_t rc = munge_encode(&cred, ctx->get(), payload.data(), static_cast<int>(payload.size()));
   std::unique_ptr<char, FreeDeleter> owned(cred);
   if (rc != EMUNGE_SUCCESS)
-    return Error{kAuthMunged, "cannot create a MUNGE credential with " + socket_name(socket) + ": " +
-                              munge_error(ctx->get(), rc)};
+    return Error{kAuthMunged,
+                 "cannot create a MUNGE credential with " + socket_name(socket) + ": " + munge_error(ctx->get(), rc)};
   return std::string(cred);
 }
 
@@ -154,7 +156,8 @@ Result<Caller> decode_payload(const std::string& socket, const std::string& cred
   // Allocated even for some failures (expired, replayed): freed on every path.
   std::unique_ptr<void, FreeDeleter> owned_payload(payload);
   switch (rc) {
-    case EMUNGE_SUCCESS: break;
+    case EMUNGE_SUCCESS:
+      break;
     case EMUNGE_CRED_EXPIRED:
       return Error{kAuthExpired, "MUNGE credential expired (older than its time-to-live; check the clocks)"};
     case EMUNGE_CRED_REWOUND:
@@ -166,7 +169,7 @@ Result<Caller> decode_payload(const std::string& socket, const std::string& cred
     case EMUNGE_SOCKET:
     case EMUNGE_TIMEOUT:
       return Error{kAuthMunged, "cannot verify the MUNGE credential with " + socket_name(socket) + ": " +
-                                munge_error(ctx->get(), rc)};
+                                    munge_error(ctx->get(), rc)};
     default:
       return Error{kAuthInvalid, std::string("invalid MUNGE credential: ") + munge_strerror(rc)};
   }
@@ -204,8 +207,9 @@ Status attach_credential(grpc::ClientContext& context, const common::AuthConfig&
 
 Result<std::shared_ptr<const Authenticator>> Authenticator::create(const common::AuthConfig& config) {
   if (!config.enabled()) {
-    spdlog::warn("auth.mode is none: RPCs are NOT authenticated. Anyone who can reach this daemon may submit "
-                 "jobs, read every verdict and collect node evidence. Use only for tests and development.");
+    spdlog::warn(
+        "auth.mode is none: RPCs are NOT authenticated. Anyone who can reach this daemon may submit "
+        "jobs, read every verdict and collect node evidence. Use only for tests and development.");
     return std::shared_ptr<const Authenticator>(new Authenticator(config, 0, std::nullopt));
   }
   auto slurm_uid = resolve_user(config.slurm_user);
@@ -236,7 +240,7 @@ Result<Caller> Authenticator::authenticate(const grpc::ServerContext* context, s
   auto range = metadata.equal_range(grpc::string_ref(kMetadataKey.data(), kMetadataKey.size()));
   if (range.first == range.second)
     return Error{kAuthMissing, "no MUNGE credential (metadata " + std::string(kMetadataKey) +
-                               "): attrib requires MUNGE authentication"};
+                                   "): attrib requires MUNGE authentication"};
   if (std::next(range.first) != range.second)
     return Error{kAuthInvalid, "more than one MUNGE credential in the request"};
   std::string cred(range.first->second.data(), range.first->second.size());
@@ -259,8 +263,8 @@ grpc::Status Authenticator::require_cluster_daemon(const grpc::ServerContext* co
   if (!caller->verified || caller->uid == 0 || caller->uid == slurm_uid_) return grpc::Status::OK;
   spdlog::warn("{} from {} denied: uid {} is neither root nor the SlurmUser", method, peer_of(context), caller->uid);
   return to_grpc_status(Error{kAuthDenied, "uid " + std::to_string(caller->uid) + " may not call " +
-                                           std::string(method) + ": only root and the SlurmUser (" +
-                                           config_.slurm_user + ") may"});
+                                               std::string(method) + ": only root and the SlurmUser (" +
+                                               config_.slurm_user + ") may"});
 }
 
 bool Authenticator::is_admin(const Caller& caller) const {

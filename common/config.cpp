@@ -12,7 +12,9 @@ namespace {
 // its own table when the collector is created (collectors/registry.h).
 Option<Config> collectors_option() {
   Option<Config> out;
-  out.doc = OptionDoc{"collectors", "list of collectors", "[]",
+  out.doc = OptionDoc{"collectors",
+                      "list of collectors",
+                      "[]",
                       "Evidence sources the head reads for each allocated node: a list of {kind: <collector>, "
                       "options: {...}}. See docs/collectors.md for each kind's options.",
                       {}};
@@ -41,106 +43,155 @@ const OptionTable<Config>& table() {
   static const OptionTable<Config> options = {
       option<Config>("cluster", [](Config& c) -> std::string& { return c.cluster; }, "",
                      "Slurm ClusterName; used when a hook does not report one. Required.", {.non_empty = true}),
-      option<Config>("head.listen", [](Config& c) -> std::vector<std::string>& { return c.head.listen; }, "[unix:///run/attrib/attributiond.sock]",
-                     "gRPC listen addresses of the head daemon: unix:///path or host:port."),
-      option<Config>("head.metrics_listen", [](Config& c) -> std::string& { return c.head.metrics_listen; }, "",
-                     "host:port for the Prometheus endpoint (GET /metrics), e.g. \"127.0.0.1:9464\" or \"0.0.0.0:9464\". "
-       "Empty: no endpoint. Off by default because it is plain, unauthenticated HTTP; bind it to loopback or a "
-       "management network. See docs/operations.md for the metrics."),
-      option<Config>("head.dashboard_listen", [](Config& c) -> std::string& { return c.head.dashboard_listen; }, "",
-                     "host:port for the read-only web dashboard (docs/dashboard.md), e.g. \"127.0.0.1:8470\"; a bare port "
-       "(\"8470\") binds 127.0.0.1. Empty: no dashboard (the default). Plain HTTP: keep it on loopback (reach it "
-       "through an SSH tunnel) or a management network. Users log in with `attrib-show --dashboard` and see their "
-       "own jobs; admins see every job. With auth.mode none there is no login and every visitor is an admin."),
-      option<Config>("head.dashboard_session_ttl_s", [](Config& c) -> int& { return c.head.dashboard_session_ttl_s; }, "28800",
-                     "Lifetime of a dashboard login session (seconds, from login). Sessions live in memory: a restart ends them.", {.min = 60}),
-      option<Config>("head.database", [](Config& c) -> std::string& { return c.head.database; }, "/var/lib/attrib/attrib.db",
-                     "SQLite file holding the durable job queue and the verdict archive."),
-      option<Config>("head.spool_dir", [](Config& c) -> std::string& { return c.head.spool_dir; }, "/var/spool/attrib",
-                     "Directory where attrib-epilog leaves jobs when the daemon is unreachable; drained at start and periodically."),
+      option<Config>(
+          "head.listen", [](Config& c) -> std::vector<std::string>& { return c.head.listen; },
+          "[unix:///run/attrib/attributiond.sock]",
+          "gRPC listen addresses of the head daemon: unix:///path or host:port."),
+      option<Config>(
+          "head.metrics_listen", [](Config& c) -> std::string& { return c.head.metrics_listen; }, "",
+          "host:port for the Prometheus endpoint (GET /metrics), e.g. \"127.0.0.1:9464\" or \"0.0.0.0:9464\". "
+          "Empty: no endpoint. Off by default because it is plain, unauthenticated HTTP; bind it to loopback or a "
+          "management network. See docs/operations.md for the metrics."),
+      option<Config>(
+          "head.dashboard_listen", [](Config& c) -> std::string& { return c.head.dashboard_listen; }, "",
+          "host:port for the read-only web dashboard (docs/dashboard.md), e.g. \"127.0.0.1:8470\"; a bare port "
+          "(\"8470\") binds 127.0.0.1. Empty: no dashboard (the default). Plain HTTP: keep it on loopback (reach it "
+          "through an SSH tunnel) or a management network. Users log in with `attrib-show --dashboard` and see their "
+          "own jobs; admins see every job. With auth.mode none there is no login and every visitor is an admin."),
+      option<Config>(
+          "head.dashboard_session_ttl_s", [](Config& c) -> int& { return c.head.dashboard_session_ttl_s; }, "28800",
+          "Lifetime of a dashboard login session (seconds, from login). Sessions live in memory: a restart ends them.",
+          {.min = 60}),
+      option<Config>(
+          "head.database", [](Config& c) -> std::string& { return c.head.database; }, "/var/lib/attrib/attrib.db",
+          "SQLite file holding the durable job queue and the verdict archive."),
+      option<Config>(
+          "head.spool_dir", [](Config& c) -> std::string& { return c.head.spool_dir; }, "/var/spool/attrib",
+          "Directory where attrib-epilog leaves jobs when the daemon is unreachable; drained at start and "
+          "periodically."),
       option<Config>("head.spool_scan_interval_s", [](Config& c) -> int& { return c.head.spool_scan_interval_s; }, "5",
                      "Seconds between spool directory scans.", {.min = 1}),
       option<Config>("head.workers", [](Config& c) -> int& { return c.head.workers; }, "2",
                      "Jobs attributed concurrently.", {.min = 1}),
-      option<Config>("head.scope_poll_interval_ms", [](Config& c) -> int& { return c.head.scope_poll_interval_ms; }, "1000",
-                     "How often to re-read a job's accounting record while slurmdbd has not finalised it (it lags the hook by seconds).", {.min = 1}),
-      option<Config>("head.scope_max_wait_s", [](Config& c) -> int& { return c.head.scope_max_wait_s; }, "600",
-                     "After this long without a final accounting record the job is attributed from the hook's facts alone "
-       "(state UNKNOWN), so no accepted job waits forever.", {.min = 1}),
+      option<Config>("head.scope_poll_interval_ms", [](Config& c) -> int& { return c.head.scope_poll_interval_ms; },
+                     "1000",
+                     "How often to re-read a job's accounting record while slurmdbd has not finalised it (it lags the "
+                     "hook by seconds).",
+                     {.min = 1}),
+      option<Config>(
+          "head.scope_max_wait_s", [](Config& c) -> int& { return c.head.scope_max_wait_s; }, "600",
+          "After this long without a final accounting record the job is attributed from the hook's facts alone "
+          "(state UNKNOWN), so no accepted job waits forever.",
+          {.min = 1}),
       option<Config>("head.retry_backoff_s", [](Config& c) -> int& { return c.head.retry_backoff_s; }, "5",
                      "Delay before retrying a job whose attribution step failed (e.g. slurmdbd down).", {.min = 1}),
       option<Config>("head.window_lead_s", [](Config& c) -> int& { return c.head.window_lead_s; }, "300",
                      "Evidence window starts this many seconds before the job start.", {.min = 0}),
       option<Config>("head.window_grace_s", [](Config& c) -> int& { return c.head.window_grace_s; }, "60",
                      "Evidence window ends this many seconds after the job end.", {.min = 0}),
-      option<Config>("head.write_comment", [](Config& c) -> bool& { return c.head.write_comment; }, "true",
-                     "Write the verdict into the job's Comment through slurmdbd (the user's own text is kept)."),
-      option<Config>("head.allow_opt_out", [](Config& c) -> bool& { return c.head.allow_opt_out; }, "false",
-                     "Honour a user's `--attrib=off` (the SPANK option, forwarded by the epilog): the job is recorded as opted "
-       "out instead of attributed. Keep it in step with the plugin's allow_opt_out argument."),
-      option<Config>("head.agents.address_template", [](Config& c) -> std::string& { return c.head.agents.address_template; }, "",
-                     "Address of each node's agent (attributiond --role node), {node} replaced by the Slurm node name, e.g. "
-       "\"{node}:7070\". Empty and no head.agents.addresses: the head reads every node from its own collectors."),
-      option<Config>("head.agents.addresses", [](Config& c) -> std::map<std::string, std::string>& { return c.head.agents.addresses; }, "{}",
-                     "Per-node agent addresses (node: host:port), overriding the template."),
+      option<Config>(
+          "head.write_comment", [](Config& c) -> bool& { return c.head.write_comment; }, "true",
+          "Write the verdict into the job's Comment through slurmdbd (the user's own text is kept)."),
+      option<Config>(
+          "head.allow_opt_out", [](Config& c) -> bool& { return c.head.allow_opt_out; }, "false",
+          "Honour a user's `--attrib=off` (the SPANK option, forwarded by the epilog): the job is recorded as opted "
+          "out instead of attributed. Keep it in step with the plugin's allow_opt_out argument."),
+      option<Config>(
+          "head.agents.address_template", [](Config& c) -> std::string& { return c.head.agents.address_template; }, "",
+          "Address of each node's agent (attributiond --role node), {node} replaced by the Slurm node name, e.g. "
+          "\"{node}:7070\". Empty and no head.agents.addresses: the head reads every node from its own collectors."),
+      option<Config>(
+          "head.agents.addresses",
+          [](Config& c) -> std::map<std::string, std::string>& { return c.head.agents.addresses; }, "{}",
+          "Per-node agent addresses (node: host:port), overriding the template."),
       option<Config>("head.agents.concurrency", [](Config& c) -> int& { return c.head.agents.concurrency; }, "16",
                      "Node agents asked at the same time for one job.", {.min = 1}),
-      option<Config>("head.agents.deadline_ms", [](Config& c) -> int& { return c.head.agents.deadline_ms; }, "10000",
-                     "Per-node deadline for a Collect call; a slower node is recorded as coverage `timeout` and the verdict "
-       "is made from what arrived.", {.min = 1}),
-      option<Config>("node.listen", [](Config& c) -> std::vector<std::string>& { return c.node.listen; }, "[\"0.0.0.0:7070\"]",
-                     "gRPC listen addresses of a node agent (attributiond --role node)."),
-      option<Config>("node.metrics_listen", [](Config& c) -> std::string& { return c.node.metrics_listen; }, "",
-                     "host:port for a node agent's Prometheus endpoint (GET /metrics), e.g. \"127.0.0.1:9465\". Empty: no "
-       "endpoint (several agents may share a host in tests and demos; each needs its own port)."),
-      option<Config>("node.name", [](Config& c) -> std::string& { return c.node.name; }, "",
-                     "Slurm node name a node agent serves. Empty: the host's short name."),
-      option<Config>("epilog.server", [](Config& c) -> std::string& { return c.epilog.server; }, "unix:///run/attrib/attributiond.sock",
-                     "Address attrib-epilog sends JobEnded to."),
-      option<Config>("epilog.deadline_ms", [](Config& c) -> int& { return c.epilog.deadline_ms; }, "1000",
-                     "Deadline for the epilog's RPC; on expiry the job is spooled instead. Keep it short: hooks must not block.", {.min = 1}),
-      option<Config>("epilog.spool_dir", [](Config& c) -> std::string& { return c.epilog.spool_dir; }, "/var/spool/attrib",
-                     "Where attrib-epilog spools a job when the daemon is unreachable (same directory as head.spool_dir on the head node)."),
-      option<Config>("auth.mode", [](Config& c) -> std::string& { return c.auth.mode; }, "munge",
-                     "How every RPC is authenticated: `munge` (each request carries a MUNGE credential bound to its method "
-       "and body; see docs/operations.md, Authentication) or `none` (no authentication at all: any peer may "
-       "submit jobs, read every verdict and collect node evidence; tests and development only, logged loudly).", {.choices = {"munge", "none"}}),
-      option<Config>("auth.munge_socket", [](Config& c) -> std::string& { return c.auth.munge_socket; }, "",
-                     "munged's socket used to create and verify credentials. Empty: libmunge's default "
-       "(/run/munge/munge.socket.2)."),
-      option<Config>("auth.slurm_user", [](Config& c) -> std::string& { return c.auth.slurm_user; }, "slurm",
-                     "The cluster's SlurmUser. Only it and root may submit JobEnded and call a node agent's Collect, and it "
-       "sees every job's verdict."),
-      option<Config>("auth.admin_group", [](Config& c) -> std::string& { return c.auth.admin_group; }, "",
-                     "Unix group whose members (primary or supplementary) may read every job's verdict with attrib-show. "
-       "Empty: only root and the SlurmUser; other users always see their own jobs only."),
-      option<Config>("fleet.offender_threshold", [](Config& c) -> int& { return c.fleet.offender_threshold; }, "2",
-                     "A node (or one of its GPUs) is a repeat offender once this many counted verdicts blame it within "
-       "fleet.offender_window_s. Counted: a trusted root cause in one of fleet.offender_domains; AMBIGUOUS, "
-       "UNATTRIBUTED and untrusted verdicts never count. See docs/fleet.md.", {.min = 1}),
+      option<Config>(
+          "head.agents.deadline_ms", [](Config& c) -> int& { return c.head.agents.deadline_ms; }, "10000",
+          "Per-node deadline for a Collect call; a slower node is recorded as coverage `timeout` and the verdict "
+          "is made from what arrived.",
+          {.min = 1}),
+      option<Config>(
+          "node.listen", [](Config& c) -> std::vector<std::string>& { return c.node.listen; }, "[\"0.0.0.0:7070\"]",
+          "gRPC listen addresses of a node agent (attributiond --role node)."),
+      option<Config>(
+          "node.metrics_listen", [](Config& c) -> std::string& { return c.node.metrics_listen; }, "",
+          "host:port for a node agent's Prometheus endpoint (GET /metrics), e.g. \"127.0.0.1:9465\". Empty: no "
+          "endpoint (several agents may share a host in tests and demos; each needs its own port)."),
+      option<Config>(
+          "node.name", [](Config& c) -> std::string& { return c.node.name; }, "",
+          "Slurm node name a node agent serves. Empty: the host's short name."),
+      option<Config>(
+          "epilog.server", [](Config& c) -> std::string& { return c.epilog.server; },
+          "unix:///run/attrib/attributiond.sock", "Address attrib-epilog sends JobEnded to."),
+      option<Config>(
+          "epilog.deadline_ms", [](Config& c) -> int& { return c.epilog.deadline_ms; }, "1000",
+          "Deadline for the epilog's RPC; on expiry the job is spooled instead. Keep it short: hooks must not block.",
+          {.min = 1}),
+      option<Config>(
+          "epilog.spool_dir", [](Config& c) -> std::string& { return c.epilog.spool_dir; }, "/var/spool/attrib",
+          "Where attrib-epilog spools a job when the daemon is unreachable (same directory as head.spool_dir on the "
+          "head node)."),
+      option<Config>(
+          "auth.mode", [](Config& c) -> std::string& { return c.auth.mode; }, "munge",
+          "How every RPC is authenticated: `munge` (each request carries a MUNGE credential bound to its method "
+          "and body; see docs/operations.md, Authentication) or `none` (no authentication at all: any peer may "
+          "submit jobs, read every verdict and collect node evidence; tests and development only, logged loudly).",
+          {.choices = {"munge", "none"}}),
+      option<Config>(
+          "auth.munge_socket", [](Config& c) -> std::string& { return c.auth.munge_socket; }, "",
+          "munged's socket used to create and verify credentials. Empty: libmunge's default "
+          "(/run/munge/munge.socket.2)."),
+      option<Config>(
+          "auth.slurm_user", [](Config& c) -> std::string& { return c.auth.slurm_user; }, "slurm",
+          "The cluster's SlurmUser. Only it and root may submit JobEnded and call a node agent's Collect, and it "
+          "sees every job's verdict."),
+      option<Config>(
+          "auth.admin_group", [](Config& c) -> std::string& { return c.auth.admin_group; }, "",
+          "Unix group whose members (primary or supplementary) may read every job's verdict with attrib-show. "
+          "Empty: only root and the SlurmUser; other users always see their own jobs only."),
+      option<Config>(
+          "fleet.offender_threshold", [](Config& c) -> int& { return c.fleet.offender_threshold; }, "2",
+          "A node (or one of its GPUs) is a repeat offender once this many counted verdicts blame it within "
+          "fleet.offender_window_s. Counted: a trusted root cause in one of fleet.offender_domains; AMBIGUOUS, "
+          "UNATTRIBUTED and untrusted verdicts never count. See docs/fleet.md.",
+          {.min = 1}),
       option<Config>("fleet.offender_window_s", [](Config& c) -> int& { return c.fleet.offender_window_s; }, "1209600",
                      "The repeat-offender window in seconds (default 14 days).", {.min = 1}),
-      option<Config>("fleet.offender_domains", [](Config& c) -> std::vector<std::string>& { return c.fleet.offender_domains; }, "[GPU_HARDWARE, HOST_HARDWARE, NVLINK_FABRIC]",
-                     "Verdict domains whose trusted root cause counts against the node (and GPU) it names."),
-      option<Config>("fleet.systemic_nodes", [](Config& c) -> int& { return c.fleet.systemic_nodes; }, "16",
-                     "Systemic guard: when counted verdicts blame more than this many distinct nodes within "
-       "fleet.systemic_window_s, the burst is reported as one systemic event and marks (and drains) no node.", {.min = 1}),
+      option<Config>(
+          "fleet.offender_domains", [](Config& c) -> std::vector<std::string>& { return c.fleet.offender_domains; },
+          "[GPU_HARDWARE, HOST_HARDWARE, NVLINK_FABRIC]",
+          "Verdict domains whose trusted root cause counts against the node (and GPU) it names."),
+      option<Config>(
+          "fleet.systemic_nodes", [](Config& c) -> int& { return c.fleet.systemic_nodes; }, "16",
+          "Systemic guard: when counted verdicts blame more than this many distinct nodes within "
+          "fleet.systemic_window_s, the burst is reported as one systemic event and marks (and drains) no node.",
+          {.min = 1}),
       option<Config>("fleet.systemic_window_s", [](Config& c) -> int& { return c.fleet.systemic_window_s; }, "3600",
                      "The systemic guard's window in seconds.", {.min = 1}),
-      option<Config>("remediation.mode", [](Config& c) -> std::string& { return c.remediation.mode; }, "off",
-                     "Node draining by the head daemon: `off`, `dry-run` (record and log what would be drained, touch nothing) "
-       "or `drain` (set the node DRAIN through slurmctld with a reason starting `attrib:`). Needs the daemon to run "
-       "as root or the SlurmUser. See docs/fleet.md, Remediation.", {.choices = {"off", "dry-run", "drain"}}),
-      option<Config>("remediation.max_drains_per_hour", [](Config& c) -> int& { return c.remediation.max_drains_per_hour; }, "4",
-                     "At most this many drains (or, in dry-run, would-be drains) in any hour; more are recorded as rate-limited.", {.min = 0}),
-      option<Config>("remediation.on_verdict", [](Config& c) -> bool& { return c.remediation.on_verdict; }, "true",
-                     "Drain the root cause node of a verdict that recommends DRAIN_NODE with a trusted root cause."),
-      option<Config>("remediation.on_repeat_offender", [](Config& c) -> bool& { return c.remediation.on_repeat_offender; }, "true",
-                     "Drain a node when a new verdict makes it (or one of its GPUs) a repeat offender."),
-      option<Config>("rules.pack_dir", [](Config& c) -> std::string& { return c.rules_pack_dir; }, "/usr/share/attrib/rules",
-                     "The shipped rule pack."),
-      option<Config>("rules.site_dirs", [](Config& c) -> std::vector<std::string>& { return c.rules_site_dirs; }, "[]",
-                     "Site rule directories, loaded after the pack."),      collectors_option(),
+      option<Config>(
+          "remediation.mode", [](Config& c) -> std::string& { return c.remediation.mode; }, "off",
+          "Node draining by the head daemon: `off`, `dry-run` (record and log what would be drained, touch nothing) "
+          "or `drain` (set the node DRAIN through slurmctld with a reason starting `attrib:`). Needs the daemon to run "
+          "as root or the SlurmUser. See docs/fleet.md, Remediation.",
+          {.choices = {"off", "dry-run", "drain"}}),
+      option<Config>(
+          "remediation.max_drains_per_hour", [](Config& c) -> int& { return c.remediation.max_drains_per_hour; }, "4",
+          "At most this many drains (or, in dry-run, would-be drains) in any hour; more are recorded as rate-limited.",
+          {.min = 0}),
+      option<Config>(
+          "remediation.on_verdict", [](Config& c) -> bool& { return c.remediation.on_verdict; }, "true",
+          "Drain the root cause node of a verdict that recommends DRAIN_NODE with a trusted root cause."),
+      option<Config>(
+          "remediation.on_repeat_offender", [](Config& c) -> bool& { return c.remediation.on_repeat_offender; }, "true",
+          "Drain a node when a new verdict makes it (or one of its GPUs) a repeat offender."),
+      option<Config>(
+          "rules.pack_dir", [](Config& c) -> std::string& { return c.rules_pack_dir; }, "/usr/share/attrib/rules",
+          "The shipped rule pack."),
+      option<Config>(
+          "rules.site_dirs", [](Config& c) -> std::vector<std::string>& { return c.rules_site_dirs; }, "[]",
+          "Site rule directories, loaded after the pack."),
+      collectors_option(),
   };
   return options;
 }

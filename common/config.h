@@ -23,7 +23,7 @@ struct CollectorConfig {
 // How the head reaches node agents (attributiond --role node). No template and no
 // table: the head collects every node from its own collectors (central stores).
 struct AgentsConfig {
-  std::string address_template;                // e.g. "{node}:7070"
+  std::string address_template;                  // e.g. "{node}:7070"
   std::map<std::string, std::string> addresses;  // per-node override, e.g. n1: "10.0.0.1:7070"
   int concurrency = 16;
   int deadline_ms = 10000;
@@ -34,7 +34,7 @@ struct AgentsConfig {
 
 struct HeadConfig {
   std::vector<std::string> listen;
-  std::string metrics_listen;  // host:port of GET /metrics; empty: none
+  std::string metrics_listen;    // host:port of GET /metrics; empty: none
   std::string dashboard_listen;  // host:port (or a port: loopback) of the web dashboard; empty: none
   int dashboard_session_ttl_s = 8 * 3600;
   std::string database;
@@ -54,7 +54,7 @@ struct HeadConfig {
 struct NodeConfig {
   std::vector<std::string> listen;
   std::string metrics_listen;  // host:port of GET /metrics; empty: none
-  std::string name;  // the Slurm node name this agent serves; empty: the short hostname
+  std::string name;            // the Slurm node name this agent serves; empty: the short hostname
 };
 
 // Defaults repeat the table's so the epilog can still spool with an unreadable config.
@@ -70,7 +70,7 @@ struct AuthConfig {
   std::string mode = "munge";  // munge | none (none: tests and development only)
   std::string munge_socket;    // empty: libmunge's default socket
   std::string slurm_user = "slurm";
-  std::string admin_group;     // empty: only root and the SlurmUser are admins
+  std::string admin_group;  // empty: only root and the SlurmUser are admins
   bool enabled() const { return mode != "none"; }
 };
 

@@ -1,6 +1,4 @@
 #include "common/spool.h"
-#include "core/unique_fd.h"
-#include "core/clock.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -12,6 +10,9 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+
+#include "core/clock.h"
+#include "core/unique_fd.h"
 
 namespace attrib::common {
 namespace {
@@ -32,8 +33,8 @@ Result<std::filesystem::path> write_spool_file(const std::filesystem::path& dir,
   std::string bytes;
   if (!message.SerializeToString(&bytes)) return Error{kSpoolEncode, "cannot encode JobEnded"};
   auto now = wall_clock_us();
-  std::string base = safe_name(message.cluster()) + "_" + safe_name(message.job_id()) + "_" +
-                     std::to_string(now) + "_" + std::to_string(::getpid());
+  std::string base = safe_name(message.cluster()) + "_" + safe_name(message.job_id()) + "_" + std::to_string(now) +
+                     "_" + std::to_string(::getpid());
   auto tmp = dir / ("." + base + ".tmp");
   auto final_path = dir / (base + kSpoolSuffix);
 
@@ -43,12 +44,21 @@ Result<std::filesystem::path> write_spool_file(const std::filesystem::path& dir,
   while (done < bytes.size()) {
     ssize_t n = ::write(fd.get(), bytes.data() + done, bytes.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0) { ::unlink(tmp.c_str()); return io_error("cannot write", tmp); }
+    if (n < 0) {
+      ::unlink(tmp.c_str());
+      return io_error("cannot write", tmp);
+    }
     done += static_cast<size_t>(n);
   }
   // The job must survive a crash of the node right after the hook returned.
-  if (::fsync(fd.get()) != 0 || !fd.close()) { ::unlink(tmp.c_str()); return io_error("cannot sync", tmp); }
-  if (::rename(tmp.c_str(), final_path.c_str()) != 0) { ::unlink(tmp.c_str()); return io_error("cannot rename into", final_path); }
+  if (::fsync(fd.get()) != 0 || !fd.close()) {
+    ::unlink(tmp.c_str());
+    return io_error("cannot sync", tmp);
+  }
+  if (::rename(tmp.c_str(), final_path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    return io_error("cannot rename into", final_path);
+  }
   UniqueFd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dir_fd.get() >= 0) ::fsync(dir_fd.get());
   return final_path;

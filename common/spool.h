@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/result.h"
 #include "attrib/v1/attrib.pb.h"
+#include "core/result.h"
 
 namespace attrib::common {
 

@@ -64,8 +64,8 @@ std::optional<TimeUs> civil_to_utc(const CivilTime& c, int utc_offset_minutes) {
     return std::nullopt;
   }
   const int64_t days = days_from_civil(c.year, static_cast<unsigned>(c.month), static_cast<unsigned>(c.day));
-  const int64_t seconds = days * kSecondsPerDay + c.hour * 3600 + c.minute * 60 + c.second -
-                          static_cast<int64_t>(utc_offset_minutes) * 60;
+  const int64_t seconds =
+      days * kSecondsPerDay + c.hour * 3600 + c.minute * 60 + c.second - static_cast<int64_t>(utc_offset_minutes) * 60;
   return seconds * kMicrosPerSecond + c.micros;
 }
 

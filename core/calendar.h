@@ -15,8 +15,7 @@ namespace attrib {
 
 inline constexpr std::array<std::string_view, 12> kMonthAbbrevs = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                                                    "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
-inline constexpr std::array<std::string_view, 7> kWeekdayAbbrevs = {"Mon", "Tue", "Wed", "Thu",
-                                                                    "Fri", "Sat", "Sun"};
+inline constexpr std::array<std::string_view, 7> kWeekdayAbbrevs = {"Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"};
 
 // 1..12 for "Jan".."Dec" (case-sensitive, as the logs print them), else 0.
 int month_from_abbrev(std::string_view name);
@@ -37,8 +36,8 @@ int utc_year(TimeUs t);
 // A wall-clock reading as a log prints it, without a zone.
 struct CivilTime {
   int year = 1970;
-  int month = 1;   // 1..12
-  int day = 1;     // 1..31
+  int month = 1;  // 1..12
+  int day = 1;    // 1..31
   int hour = 0;
   int minute = 0;
   int second = 0;  // 0..60

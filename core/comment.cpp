@@ -120,8 +120,7 @@ std::string merge_comment(const std::string& existing, const std::string& segmen
     if (end != std::string::npos) merged += existing.substr(end);
     return merged;
   }
-  const bool blank = std::all_of(existing.begin(), existing.end(),
-                                 [](char c) { return c == ' ' || c == '\t'; });
+  const bool blank = std::all_of(existing.begin(), existing.end(), [](char c) { return c == ' ' || c == '\t'; });
   if (blank) return segment;
   return existing + kSeparator + segment;
 }

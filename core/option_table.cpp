@@ -52,9 +52,8 @@ Status check_section(const std::vector<OptionDoc>& docs, const YAML::Node& node,
     }
     std::string known;
     for (const std::string& key : keys_in_section(docs, section)) known += (known.empty() ? "" : ", ") + key;
-    return Error{kConfigUnknownKey, location(entry.first, scope) + ": unknown key '" + dotted + "'" +
-                                        of_owner(scope) + "; known keys" +
-                                        (section.empty() ? "" : " in '" + section + "'") + ": " +
+    return Error{kConfigUnknownKey, location(entry.first, scope) + ": unknown key '" + dotted + "'" + of_owner(scope) +
+                                        "; known keys" + (section.empty() ? "" : " in '" + section + "'") + ": " +
                                         (known.empty() ? "(none)" : known)};
   }
   return ok_status();
@@ -104,7 +103,8 @@ Error option_type_error(const char* type, const YAML::Node& node) {
 
 OptionProblem check_limits(const OptionLimits& limits, const std::string& value) {
   if (limits.non_empty && value.empty()) return Error{kConfigValue, "must not be empty"};
-  if (!limits.choices.empty() && std::find(limits.choices.begin(), limits.choices.end(), value) == limits.choices.end()) {
+  if (!limits.choices.empty() &&
+      std::find(limits.choices.begin(), limits.choices.end(), value) == limits.choices.end()) {
     std::string choices;
     for (size_t i = 0; i < limits.choices.size(); ++i)
       choices += (i == 0 ? "" : i + 1 == limits.choices.size() ? " or " : ", ") + limits.choices[i];
@@ -166,9 +166,12 @@ std::string options_markdown(const std::vector<OptionDoc>& docs) {
   for (const OptionDoc& doc : docs) {
     std::string meaning = doc.help;
     const OptionLimits& l = doc.limits;
-    if (l.min && l.max) meaning += " Range: " + std::to_string(*l.min) + " to " + std::to_string(*l.max) + ".";
-    else if (l.min) meaning += " At least " + std::to_string(*l.min) + ".";
-    else if (l.max) meaning += " At most " + std::to_string(*l.max) + ".";
+    if (l.min && l.max)
+      meaning += " Range: " + std::to_string(*l.min) + " to " + std::to_string(*l.max) + ".";
+    else if (l.min)
+      meaning += " At least " + std::to_string(*l.min) + ".";
+    else if (l.max)
+      meaning += " At most " + std::to_string(*l.max) + ".";
     if (!l.choices.empty()) {
       meaning += " One of:";
       for (const std::string& choice : l.choices) meaning += " `" + choice + "`";

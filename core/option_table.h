@@ -109,10 +109,9 @@ OptionProblem check_limits(const OptionLimits& limits, int64_t value);
 // the field's own type. `check`, when given, vets the decoded value further (e.g. a path
 // template) and returns its problem.
 template <typename Target, typename Access>
-Option<Target> option(std::string key, Access field, std::string default_value, std::string help,
-                      OptionLimits limits = {},
-                      std::function<OptionProblem(const std::remove_cvref_t<
-                                                  std::invoke_result_t<Access, Target&>>&)> check = {}) {
+Option<Target> option(
+    std::string key, Access field, std::string default_value, std::string help, OptionLimits limits = {},
+    std::function<OptionProblem(const std::remove_cvref_t<std::invoke_result_t<Access, Target&>>&)> check = {}) {
   using Field = std::remove_cvref_t<std::invoke_result_t<Access, Target&>>;
   using Stored = std::conditional_t<std::is_integral_v<Field> && !std::is_same_v<Field, bool>, int64_t, Field>;
   Option<Target> out;

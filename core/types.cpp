@@ -2,22 +2,29 @@
 // (core/calendar.h does the arithmetic, so formatting never depends on TZ or locale).
 #include "core/types.h"
 
-#include "core/calendar.h"
-
 #include <cctype>
 #include <cstdio>
+
+#include "core/calendar.h"
 
 namespace attrib {
 
 const char* to_string(CoverageStatus status) {
   switch (status) {
-    case CoverageStatus::Ok: return "ok";
-    case CoverageStatus::Empty: return "empty";
-    case CoverageStatus::Partial: return "partial";
-    case CoverageStatus::Failed: return "failed";
-    case CoverageStatus::Timeout: return "timeout";
-    case CoverageStatus::Unavailable: return "unavailable";
-    case CoverageStatus::NotConfigured: return "not_configured";
+    case CoverageStatus::Ok:
+      return "ok";
+    case CoverageStatus::Empty:
+      return "empty";
+    case CoverageStatus::Partial:
+      return "partial";
+    case CoverageStatus::Failed:
+      return "failed";
+    case CoverageStatus::Timeout:
+      return "timeout";
+    case CoverageStatus::Unavailable:
+      return "unavailable";
+    case CoverageStatus::NotConfigured:
+      return "not_configured";
   }
   return "not_configured";
 }
@@ -57,9 +64,8 @@ std::string format_time(TimeUs t) {
   unsigned month = 0, day = 0;
   civil_from_days(days, year, month, day);
   char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%04lld-%02u-%02uT%02d:%02d:%02d.%06lldZ",
-                static_cast<long long>(year), month, day,
-                static_cast<int>(second_of_day / 3600), static_cast<int>(second_of_day / 60 % 60),
+  std::snprintf(buffer, sizeof buffer, "%04lld-%02u-%02uT%02d:%02d:%02d.%06lldZ", static_cast<long long>(year), month,
+                day, static_cast<int>(second_of_day / 3600), static_cast<int>(second_of_day / 60 % 60),
                 static_cast<int>(second_of_day % 60), static_cast<long long>(micros));
   return buffer;
 }
@@ -70,17 +76,15 @@ std::string format_time(TimeUs t) {
 std::optional<TimeUs> parse_iso_time(const std::string& text) {
   size_t pos = 0;
   int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
-  if (!read_digits(text, pos, 4, year) || !expect(text, pos, '-') ||
-      !read_digits(text, pos, 2, month) || !expect(text, pos, '-') ||
-      !read_digits(text, pos, 2, day) || !expect(text, pos, 'T') ||
-      !read_digits(text, pos, 2, hour) || !expect(text, pos, ':') ||
-      !read_digits(text, pos, 2, minute) || !expect(text, pos, ':') ||
-      !read_digits(text, pos, 2, second)) {
+  if (!read_digits(text, pos, 4, year) || !expect(text, pos, '-') || !read_digits(text, pos, 2, month) ||
+      !expect(text, pos, '-') || !read_digits(text, pos, 2, day) || !expect(text, pos, 'T') ||
+      !read_digits(text, pos, 2, hour) || !expect(text, pos, ':') || !read_digits(text, pos, 2, minute) ||
+      !expect(text, pos, ':') || !read_digits(text, pos, 2, second)) {
     return std::nullopt;
   }
   if (month < 1 || month > 12 || day < 1 ||
-      static_cast<unsigned>(day) > days_in_month(year, static_cast<unsigned>(month)) ||
-      hour > 23 || minute > 59 || second > 60) {
+      static_cast<unsigned>(day) > days_in_month(year, static_cast<unsigned>(month)) || hour > 23 || minute > 59 ||
+      second > 60) {
     return std::nullopt;
   }
   int64_t micros = 0;

@@ -18,27 +18,27 @@ using TimeUs = int64_t;
 
 // One raw line from one source on one node, as a collector hands it over.
 struct LogLine {
-  std::string node;                 // Slurm node name the line belongs to
-  std::string source;               // kernel | syslog | fabricmanager | slurm | app | app.rank<N>
-  std::optional<TimeUs> time;       // wall clock, when the source provides it
-  uint64_t seq = 0;                 // position within its (node, source) stream
-  bool trusted = false;             // written by a root-owned component (see Trust)
-  std::string text;                 // the payload (prefixes such as syslog headers removed)
+  std::string node;            // Slurm node name the line belongs to
+  std::string source;          // kernel | syslog | fabricmanager | slurm | app | app.rank<N>
+  std::optional<TimeUs> time;  // wall clock, when the source provides it
+  uint64_t seq = 0;            // position within its (node, source) stream
+  bool trusted = false;        // written by a root-owned component (see Trust)
+  std::string text;            // the payload (prefixes such as syslog headers removed)
 };
 
 // A typed fact extracted from one or more identical lines.
 struct Event {
-  std::string id;                   // "e<N>", assigned in deterministic order
-  std::string kind;                 // e.g. gpu.xid, nccl.watchdog_timeout
-  std::string rule;                 // extraction rule id that produced it
+  std::string id;    // "e<N>", assigned in deterministic order
+  std::string kind;  // e.g. gpu.xid, nccl.watchdog_timeout
+  std::string rule;  // extraction rule id that produced it
   std::string node;
   std::string source;
   std::optional<TimeUs> time;
   uint64_t seq = 0;
   bool trusted = false;
-  std::string line;                 // the raw line (first occurrence when folded)
+  std::string line;                                  // the raw line (first occurrence when folded)
   nlohmann::json fields = nlohmann::json::object();  // typed captures, sorted keys
-  uint64_t count = 1;               // > 1 when identical events were folded
+  uint64_t count = 1;                                // > 1 when identical events were folded
 };
 
 // What one collector managed to read for one node.
@@ -58,16 +58,16 @@ struct Coverage {
 
 // What the accounting record (or the bundle's job.json) says about the job.
 struct JobFacts {
-  std::string job_id;               // "4242", "4242_7", "4242+1"
+  std::string job_id;  // "4242", "4242_7", "4242+1"
   std::string cluster;
   int attempt = 0;
-  std::string state = "UNKNOWN";    // COMPLETED FAILED TIMEOUT CANCELLED NODE_FAIL OUT_OF_MEMORY ...
+  std::string state = "UNKNOWN";  // COMPLETED FAILED TIMEOUT CANCELLED NODE_FAIL OUT_OF_MEMORY ...
   int exit_code = 0;
   int signal = 0;
   std::optional<TimeUs> start;
   std::optional<TimeUs> end;
   std::vector<std::string> nodes;
-  std::map<int, std::string> ranks; // rank -> node, when known
+  std::map<int, std::string> ranks;  // rank -> node, when known
 };
 
 // ISO 8601 UTC with microseconds: 2026-11-30T10:03:12.123456Z

@@ -59,7 +59,7 @@ struct Verdict {
   std::vector<Candidate> candidates;
   std::vector<Symptom> symptoms;
   std::vector<Event> unexplained;
-  std::vector<std::string> nodes;           // the job's allocated nodes, sorted (added in v1)
+  std::vector<std::string> nodes;  // the job's allocated nodes, sorted (added in v1)
   std::vector<std::string> affected_nodes;
   std::vector<AffectedGpu> affected_gpus;
   std::string recommended_action = "NONE";

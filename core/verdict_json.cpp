@@ -19,9 +19,7 @@ using json = nlohmann::json;
 
 constexpr const char* kSchema = "attrib.verdict.v1";
 
-json time_or_null(const std::optional<TimeUs>& t) {
-  return t ? json(format_time(*t)) : json(nullptr);
-}
+json time_or_null(const std::optional<TimeUs>& t) { return t ? json(format_time(*t)) : json(nullptr); }
 
 // "e12" -> 12; ids that are not of that shape sort after all numbered ones.
 std::pair<uint64_t, std::string> event_id_key(const std::string& id) {
@@ -39,8 +37,7 @@ bool coverage_less(const Coverage& a, const Coverage& b) {
   return std::tie(a.node, a.source, a.detail) < std::tie(b.node, b.source, b.detail);
 }
 
-const char* kCoverageStatuses[] = {"ok", "empty", "partial", "failed", "timeout", "unavailable",
-                                   "not_configured"};
+const char* kCoverageStatuses[] = {"ok", "empty", "partial", "failed", "timeout", "unavailable", "not_configured"};
 
 std::optional<CoverageStatus> coverage_status_from(const std::string& text) {
   for (int i = 0; i < 7; ++i) {
@@ -199,8 +196,7 @@ json to_json(const Verdict& verdict) {
     std::vector<std::string> ids = c.events;
     std::sort(ids.begin(), ids.end(),
               [](const std::string& a, const std::string& b) { return event_id_key(a) < event_id_key(b); });
-    j["candidates"].push_back(
-        {{"domain", c.domain}, {"rule", c.rule}, {"summary", c.summary}, {"events", ids}});
+    j["candidates"].push_back({{"domain", c.domain}, {"rule", c.rule}, {"summary", c.summary}, {"events", ids}});
   }
 
   std::vector<Symptom> symptoms = verdict.symptoms;
@@ -209,14 +205,12 @@ json to_json(const Verdict& verdict) {
   });
   j["symptoms"] = json::array();
   for (const auto& s : symptoms) {
-    j["symptoms"].push_back(
-        {{"event", to_json(s.event)}, {"explained_by", s.explained_by}, {"count", s.count}});
+    j["symptoms"].push_back({{"event", to_json(s.event)}, {"explained_by", s.explained_by}, {"count", s.count}});
   }
 
   std::vector<Event> unexplained = verdict.unexplained;
-  std::stable_sort(unexplained.begin(), unexplained.end(), [](const Event& a, const Event& b) {
-    return event_id_key(a.id) < event_id_key(b.id);
-  });
+  std::stable_sort(unexplained.begin(), unexplained.end(),
+                   [](const Event& a, const Event& b) { return event_id_key(a.id) < event_id_key(b.id); });
   j["unexplained"] = json::array();
   for (const auto& e : unexplained) j["unexplained"].push_back(to_json(e));
 
@@ -250,11 +244,8 @@ json to_json(const Verdict& verdict) {
     std::vector<std::string> ids = m.named_by;
     std::sort(ids.begin(), ids.end(),
               [](const std::string& a, const std::string& b) { return event_id_key(a) < event_id_key(b); });
-    j["missing_sources"].push_back({{"node", m.node},
-                                    {"source", m.source},
-                                    {"status", to_string(m.status)},
-                                    {"note", m.note},
-                                    {"named_by", ids}});
+    j["missing_sources"].push_back(
+        {{"node", m.node}, {"source", m.source}, {"status", to_string(m.status)}, {"note", m.note}, {"named_by", ids}});
   }
 
   j["ruleset"] = {{"version", verdict.ruleset_version}, {"hash", verdict.ruleset_hash}};

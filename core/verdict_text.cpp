@@ -56,7 +56,8 @@ std::string render_verdict_text(const Verdict& v) {
   // A node is named once: with its GPU when the verdict names one.
   std::string where;
   for (const auto& n : v.affected_nodes) {
-    bool has_gpu = std::any_of(v.affected_gpus.begin(), v.affected_gpus.end(), [&](const auto& g) { return g.node == n; });
+    bool has_gpu =
+        std::any_of(v.affected_gpus.begin(), v.affected_gpus.end(), [&](const auto& g) { return g.node == n; });
     if (!has_gpu) where += (where.empty() ? "" : ", ") + n;
   }
   for (const auto& g : v.affected_gpus) where += (where.empty() ? "" : ", ") + g.node + " GPU " + g.pci;
@@ -93,8 +94,8 @@ std::string render_verdict_text(const Verdict& v) {
   out << "Coverage:\n";
   std::vector<std::vector<std::string>> rows = {{"NODE", "SOURCE", "STATUS", "LINES", "EVENTS", "DETAIL"}};
   for (const auto& c : v.coverage)
-    rows.push_back({c.node, c.source, to_string(c.status), std::to_string(c.lines), std::to_string(c.events),
-                    c.detail});
+    rows.push_back(
+        {c.node, c.source, to_string(c.status), std::to_string(c.lines), std::to_string(c.events), c.detail});
   out << table(rows);
   out << "Ruleset:      " << v.ruleset_version << " " << v.ruleset_hash << "\n";
   out << "Comment:      " << v.comment << "\n";

@@ -73,10 +73,14 @@ Result<v1::JobEnded> job_ended_from_env(const Environment& env, TimeUs now) {
     // Array tasks are attributed under their own id ("4242_7"), the id users see.
     if (const auto* array_job = get(env, "SLURM_ARRAY_JOB_ID"))
       if (const auto* task = get(env, "SLURM_ARRAY_TASK_ID")) message.set_job_id(*array_job + "_" + *task);
-    if (const auto* nodes = get(env, "SLURM_JOB_NODELIST")) message.set_node_list(*nodes);
-    else if (const auto* node = get(env, "SLURMD_NODENAME")) message.set_node_list(*node);
-    if (const auto* code = get(env, "SLURM_JOB_EXIT_CODE2")) set_exit(message, *code);
-    else if (const auto* raw = get(env, "SLURM_JOB_EXIT_CODE")) set_exit(message, *raw);
+    if (const auto* nodes = get(env, "SLURM_JOB_NODELIST"))
+      message.set_node_list(*nodes);
+    else if (const auto* node = get(env, "SLURMD_NODENAME"))
+      message.set_node_list(*node);
+    if (const auto* code = get(env, "SLURM_JOB_EXIT_CODE2"))
+      set_exit(message, *code);
+    else if (const auto* raw = get(env, "SLURM_JOB_EXIT_CODE"))
+      set_exit(message, *raw);
     if (const auto* user = get(env, "SLURM_JOB_USER")) message.set_user(*user);
     if (const auto* uid = get(env, "SLURM_JOB_UID")) message.set_uid(static_cast<uint32_t>(to_int(*uid).value_or(0)));
     if (const auto* name = get(env, "SLURM_JOB_NAME")) message.set_job_name(*name);

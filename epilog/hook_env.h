@@ -8,9 +8,9 @@
 #include <map>
 #include <string>
 
+#include "attrib/v1/attrib.pb.h"
 #include "core/result.h"
 #include "core/types.h"
-#include "attrib/v1/attrib.pb.h"
 
 namespace attrib::epilog {
 

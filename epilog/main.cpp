@@ -13,11 +13,11 @@
 #include <grpcpp/grpcpp.h>
 
 #include "attrib/v1/attrib.grpc.pb.h"
-#include "core/clock.h"
 #include "common/auth.h"
 #include "common/config.h"
-#include "epilog/hook_env.h"
 #include "common/spool.h"
+#include "core/clock.h"
+#include "epilog/hook_env.h"
 
 namespace {
 
@@ -29,7 +29,8 @@ bool submit(const attrib::common::EpilogConfig& config, const attrib::common::Au
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(config.deadline_ms));
   // The daemon accepts JobEnded only from root or the SlurmUser, proven by MUNGE. Without
   // a credential (munged down) the job is spooled: the daemon drains the spool itself.
-  if (auto signed_ = attrib::common::attach_credential(context, auth, attrib::common::kSubmitJobEnded, message); !signed_) {
+  if (auto signed_ = attrib::common::attach_credential(context, auth, attrib::common::kSubmitJobEnded, message);
+      !signed_) {
     why = signed_.error().message;
     return false;
   }
@@ -84,8 +85,8 @@ int run(int argc, char** argv) {
   if (submit(epilog_config, auth_config, *message, why)) return 0;
   auto spooled = attrib::common::write_spool_file(epilog_config.spool_dir, *message);
   if (spooled) {
-    std::fprintf(stderr, "attrib-epilog: job %s spooled to %s: %s\n", message->job_id().c_str(),
-                 spooled->c_str(), why.c_str());
+    std::fprintf(stderr, "attrib-epilog: job %s spooled to %s: %s\n", message->job_id().c_str(), spooled->c_str(),
+                 why.c_str());
   } else {
     std::fprintf(stderr, "attrib-epilog: job %s LOST: %s; and spooling failed: %s\n", message->job_id().c_str(),
                  why.c_str(), spooled.error().message.c_str());

@@ -12,19 +12,19 @@
 #include <string>
 #include <vector>
 
-#include "rules/engine.h"
 #include "core/result.h"
 #include "core/types.h"
 #include "core/verdict.h"
+#include "rules/engine.h"
 
 namespace attrib::rules {
 
 // One stream of the bundle: <host>/<source>.log or <host>/<source>.jsonl.
 struct BundleFile {
   std::string host;
-  std::string source;            // kernel | syslog | fabricmanager | slurm | app | app.rank<N>
+  std::string source;  // kernel | syslog | fabricmanager | slurm | app | app.rank<N>
   std::filesystem::path path;
-  bool journal_json = false;     // .jsonl: journalctl -o json lines
+  bool journal_json = false;  // .jsonl: journalctl -o json lines
 };
 
 struct Bundle {
@@ -35,8 +35,8 @@ struct Bundle {
   std::optional<TimeUs> window_start;
   std::optional<TimeUs> window_end;
   bool explicit_window = false;
-  int64_t utc_offset_s = 0;      // job.json "utc_offset" ("+02:00"): local clock of the logs
-  std::vector<BundleFile> files; // sorted by (host, source); order never changes the verdict
+  int64_t utc_offset_s = 0;        // job.json "utc_offset" ("+02:00"): local clock of the logs
+  std::vector<BundleFile> files;   // sorted by (host, source); order never changes the verdict
   std::vector<std::string> hosts;  // every host directory, sorted
 };
 

@@ -58,8 +58,7 @@ json journal_entry(const std::string& node, const std::string& source, const Lin
 Status write_bundle(const fs::path& dir, const JobFacts& facts, const std::vector<Event>& events,
                     const std::vector<Coverage>& coverage) {
   std::error_code ec;
-  if (fs::exists(dir, ec) && !fs::is_empty(dir, ec))
-    return export_error(dir.string() + ": exists and is not empty");
+  if (fs::exists(dir, ec) && !fs::is_empty(dir, ec)) return export_error(dir.string() + ": exists and is not empty");
   fs::create_directories(dir, ec);
   if (ec) return export_error(dir.string() + ": " + ec.message());
 
@@ -82,8 +81,8 @@ Status write_bundle(const fs::path& dir, const JobFacts& facts, const std::vecto
     span(e.time);
   }
   for (const Coverage& c : coverage) {
-    const bool read = c.status == CoverageStatus::Ok || c.status == CoverageStatus::Empty ||
-                      c.status == CoverageStatus::Partial;
+    const bool read =
+        c.status == CoverageStatus::Ok || c.status == CoverageStatus::Empty || c.status == CoverageStatus::Partial;
     if (!read || !safe_component(c.node) || !detail::is_known_source(c.source)) continue;
     streams[{c.node, c.source}];  // an empty stream: the source was read and said nothing
     span(c.window_start);

@@ -3,8 +3,6 @@
 // Order never matters: files are listed sorted, and everything derived from several
 // files (the reference year, a host's boot time) is computed from all of them with
 // order-free rules (minimum, median), so a shuffled file list gives the same lines.
-#include "rules/bundle.h"
-
 #include <algorithm>
 #include <fstream>
 #include <map>
@@ -12,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rules/bundle.h"
 #include "rules/line_time.h"
 #include "rules/rule_definitions.h"
 
@@ -81,9 +80,12 @@ Status read_job_json(const fs::path& file, Bundle& bundle) {
   JobFacts& job = bundle.job;
   auto id = j.find("job_id");
   if (id == j.end()) return job_error("job_id", "required");
-  if (id->is_string() && !id->get<std::string>().empty()) job.job_id = id->get<std::string>();
-  else if (id->is_number_unsigned()) job.job_id = id->dump();
-  else return job_error("job_id", "expected a non-empty string such as \"4242\"");
+  if (id->is_string() && !id->get<std::string>().empty())
+    job.job_id = id->get<std::string>();
+  else if (id->is_number_unsigned())
+    job.job_id = id->dump();
+  else
+    return job_error("job_id", "expected a non-empty string such as \"4242\"");
 
   auto nodes = j.find("nodes");
   if (nodes == j.end()) return job_error("nodes", "required");
@@ -277,30 +279,33 @@ Result<Bundle> open_bundle(const fs::path& dir, const BundleOptions& options) {
       const std::string fname = file.path().filename().string();
       if (fname.empty() || fname[0] == '.') continue;
       if (!file.is_regular_file())
-        return Error{kBundleHost, file.path().string() + ": a host directory holds only <source>.log or "
-                                                             "<source>.jsonl files"};
+        return Error{kBundleHost, file.path().string() +
+                                      ": a host directory holds only <source>.log or "
+                                      "<source>.jsonl files"};
       BundleFile f;
       f.host = name;
       f.path = file.path();
       const std::string ext = file.path().extension().string();
-      if (ext == ".jsonl") f.journal_json = true;
+      if (ext == ".jsonl")
+        f.journal_json = true;
       else if (ext != ".log")
         return Error{kBundleSource, file.path().string() + ": not a <source>.log or <source>.jsonl file"};
       f.source = file.path().stem().string();
       if (!detail::is_known_source(f.source))
         return Error{kBundleSource, file.path().string() + ": unknown source '" + f.source +
-                                            "' (kernel, syslog, fabricmanager, slurm, prometheus, app, app.rank<N>)"};
+                                        "' (kernel, syslog, fabricmanager, slurm, prometheus, app, app.rank<N>)"};
       if (!sources.insert(f.source).second)
         return Error{kBundleSource, file.path().string() + ": source '" + f.source + "' of host " + name +
-                                            " appears twice (.log and .jsonl)"};
+                                        " appears twice (.log and .jsonl)"};
       bundle.files.push_back(std::move(f));
     }
     if (inner) return Error{kBundleIo, entry.path().string() + ": " + inner.message()};
   }
   if (ec) return Error{kBundleIo, dir.string() + ": " + ec.message()};
   std::sort(bundle.hosts.begin(), bundle.hosts.end());
-  std::sort(bundle.files.begin(), bundle.files.end(),
-            [](const BundleFile& a, const BundleFile& b) { return std::tie(a.host, a.source) < std::tie(b.host, b.source); });
+  std::sort(bundle.files.begin(), bundle.files.end(), [](const BundleFile& a, const BundleFile& b) {
+    return std::tie(a.host, a.source) < std::tie(b.host, b.source);
+  });
   return bundle;
 }
 
@@ -365,8 +370,10 @@ Result<std::vector<Coverage>> read_bundle_lines(const Bundle& bundle, const std:
       const LineStamp stamp = parse_line_stamp(text, context, is_system_log(file.source));
       std::optional<TimeUs> time = stamp.time;
       if (!time && stamp.uptime) {
-        if (boot) time = *boot + *stamp.uptime;
-        else ++no_boot;
+        if (boot)
+          time = *boot + *stamp.uptime;
+        else
+          ++no_boot;
       }
       if (stamp.year_missing) ++no_year;
       emit(time, number - 1, trusted_source, std::string_view(text).substr(stamp.payload_offset), 1);

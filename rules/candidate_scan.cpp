@@ -24,7 +24,9 @@ struct CompileError {
   ~CompileError() {
     if (error != nullptr) hs_free_compile_error(error);
   }
-  std::string message() const { return error != nullptr && error->message != nullptr ? error->message : "unknown error"; }
+  std::string message() const {
+    return error != nullptr && error->message != nullptr ? error->message : "unknown error";
+  }
 };
 
 // Constructs whose meaning differs between RE2 and Hyperscan in ways prefilter mode
@@ -188,9 +190,15 @@ std::shared_ptr<const CandidateScanner> CandidateScanner::build(std::vector<Comp
       members.push_back(&rule);
       set->rules.push_back(&rule);
       switch (rule.scan) {
-        case ScanMode::Literal: literal_rules.push_back(pos); break;
-        case ScanMode::Regex: set->regex_rules.push_back(pos); break;
-        case ScanMode::Always: set->always_rules.push_back(pos); break;
+        case ScanMode::Literal:
+          literal_rules.push_back(pos);
+          break;
+        case ScanMode::Regex:
+          set->regex_rules.push_back(pos);
+          break;
+        case ScanMode::Always:
+          set->always_rules.push_back(pos);
+          break;
       }
     }
     std::string error;
@@ -228,8 +236,10 @@ std::shared_ptr<const CandidateScanner> CandidateScanner::build(std::vector<Comp
     if (source == other_ranks) scanner->other_ranks_ = set.get();
     scanner->sets_.push_back(std::move(set));
   }
-  if (any_database) scanner->prototype_.reset(prototype);
-  else if (prototype != nullptr) hs_free_scratch(prototype);
+  if (any_database)
+    scanner->prototype_.reset(prototype);
+  else if (prototype != nullptr)
+    hs_free_scratch(prototype);
   return scanner;
 }
 
@@ -283,14 +293,22 @@ bool is_valid_utf8(std::string_view text) {
     }
     size_t len = 0;
     unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-    if (c >= 0xC2 && c <= 0xDF) len = 2;
-    else if (c == 0xE0) len = 3, lo = 0xA0;
-    else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) len = 3;
-    else if (c == 0xED) len = 3, hi = 0x9F;  // no UTF-16 surrogates
-    else if (c == 0xF0) len = 4, lo = 0x90;
-    else if (c >= 0xF1 && c <= 0xF3) len = 4;
-    else if (c == 0xF4) len = 4, hi = 0x8F;  // <= U+10FFFF
-    else return false;
+    if (c >= 0xC2 && c <= 0xDF)
+      len = 2;
+    else if (c == 0xE0)
+      len = 3, lo = 0xA0;
+    else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF)
+      len = 3;
+    else if (c == 0xED)
+      len = 3, hi = 0x9F;  // no UTF-16 surrogates
+    else if (c == 0xF0)
+      len = 4, lo = 0x90;
+    else if (c >= 0xF1 && c <= 0xF3)
+      len = 4;
+    else if (c == 0xF4)
+      len = 4, hi = 0x8F;  // <= U+10FFFF
+    else
+      return false;
     if (i + len > n) return false;
     if (p[i + 1] < lo || p[i + 1] > hi) return false;
     for (size_t k = 2; k < len; ++k) {

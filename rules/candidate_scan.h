@@ -45,10 +45,10 @@ void plan_candidate_scan(std::vector<CompiledExtractionRule>& rules);
 // `rules`.
 struct ScanSet {
   std::vector<const CompiledExtractionRule*> rules;  // load order
-  HsDatabase literals;              // ScanMode::Literal rules' prefilter literals (bytes, exact)
-  HsDatabase regexes;               // ScanMode::Regex rules (UTF-8 patterns, prefilter mode)
-  std::vector<uint32_t> regex_rules;   // positions scanned by `regexes`
-  std::vector<uint32_t> always_rules;  // positions flagged on every line
+  HsDatabase literals;                               // ScanMode::Literal rules' prefilter literals (bytes, exact)
+  HsDatabase regexes;                                // ScanMode::Regex rules (UTF-8 patterns, prefilter mode)
+  std::vector<uint32_t> regex_rules;                 // positions scanned by `regexes`
+  std::vector<uint32_t> always_rules;                // positions flagged on every line
 };
 
 class CandidateScanner {

@@ -72,9 +72,12 @@ std::optional<uint64_t> parse_hex(const std::string& text) {
   uint64_t value = 0;
   for (char c : t) {
     int d = 0;
-    if (c >= '0' && c <= '9') d = c - '0';
-    else if (c >= 'a' && c <= 'f') d = c - 'a' + 10;
-    else return std::nullopt;
+    if (c >= '0' && c <= '9')
+      d = c - '0';
+    else if (c >= 'a' && c <= 'f')
+      d = c - 'a' + 10;
+    else
+      return std::nullopt;
     value = value * 16 + static_cast<uint64_t>(d);
   }
   return value;
@@ -118,7 +121,9 @@ void check_match_cell(const CatalogMatch& spec, const std::string& cell, const S
   }
 }
 
-std::string field_text(const nlohmann::json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); }
+std::string field_text(const nlohmann::json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
 
 bool cell_accepts(const CatalogMatch& spec, const std::string& cell, const nlohmann::json& fields) {
   if (cell.empty()) return true;
@@ -146,7 +151,8 @@ bool cell_accepts(const CatalogMatch& spec, const std::string& cell, const nlohm
 
 // A decode row's entry for this event: the secondary one when the event matches one of
 // the row's secondary cells.
-const CatalogEntry* row_entry(const CatalogTable& table, const CatalogTable::DecodeRow& row, const nlohmann::json& fields) {
+const CatalogEntry* row_entry(const CatalogTable& table, const CatalogTable::DecodeRow& row,
+                              const nlohmann::json& fields) {
   if (row.secondary && table.secondary_when) {
     for (const auto& cell : row.secondary_when) {
       if (!cell.empty() && cell_accepts(*table.secondary_when, cell, fields)) return &*row.secondary;
@@ -157,7 +163,8 @@ const CatalogEntry* row_entry(const CatalogTable& table, const CatalogTable::Dec
 
 }  // namespace
 
-const CatalogEntry* find_catalog_entry(const CatalogTable& table, const std::string& key, const nlohmann::json& fields) {
+const CatalogEntry* find_catalog_entry(const CatalogTable& table, const std::string& key,
+                                       const nlohmann::json& fields) {
   if (table.match.empty()) {
     auto row = table.entries.find(key);
     return row == table.entries.end() ? nullptr : &row->second;
@@ -238,8 +245,8 @@ CatalogTable load_catalog(const CatalogDef& def, const std::string& text, const 
     }
     const SourceLocation where{display_name, line_number};
     if (cells.size() != header.size()) {
-      fail(kRuleCatalog, where, "", "expected " + std::to_string(header.size()) + " columns, found " +
-                                       std::to_string(cells.size()));
+      fail(kRuleCatalog, where, "",
+           "expected " + std::to_string(header.size()) + " columns, found " + std::to_string(cells.size()));
     }
     CatalogEntry entry;
     entry.key = cells[key_col];
@@ -319,7 +326,8 @@ CatalogTable load_catalog(const CatalogDef& def, const std::string& text, const 
           fail(kRuleCatalog, where, spec.column, "the row has secondary-action cells but no secondary action");
         }
         if (!action_cell.empty()) {
-          if (!has_when) fail(kRuleCatalog, where, spec.column, "secondary action '" + action_cell + "' but no cell says when");
+          if (!has_when)
+            fail(kRuleCatalog, where, spec.column, "secondary action '" + action_cell + "' but no cell says when");
           auto action = def.action_map.find(action_cell);
           if (action == def.action_map.end()) {
             fail(kRuleCatalog, where, spec.column,
@@ -333,7 +341,8 @@ CatalogTable load_catalog(const CatalogDef& def, const std::string& text, const 
       }
       table.rows.push_back(std::move(row));
     }
-    if (!table.entries.emplace(entry.key, entry).second) fail(kRuleCatalog, where, def.key_column, "duplicate key " + entry.key);
+    if (!table.entries.emplace(entry.key, entry).second)
+      fail(kRuleCatalog, where, def.key_column, "duplicate key " + entry.key);
   }
   if (header.empty()) fail(kRuleCatalog, {display_name, 0}, "", "empty catalog");
   return table;

@@ -42,7 +42,6 @@ bool is_severity(const std::string& severity);
 // match columns all accept the event's fields, preferring rows whose `name` columns
 // list the event's name field; that row's secondary entry when the event matches its
 // secondary cells.
-const CatalogEntry* find_catalog_entry(const CatalogTable& table, const std::string& key,
-                                       const nlohmann::json& fields);
+const CatalogEntry* find_catalog_entry(const CatalogTable& table, const std::string& key, const nlohmann::json& fields);
 
 }  // namespace attrib::rules::detail

@@ -39,7 +39,8 @@ std::vector<Def> merge_by_id(const std::vector<std::vector<Def>>& shipped, const
   std::set<std::string> site_ids;
   for (const auto& file : site) {
     for (const auto& def : file) {
-      if (!site_ids.insert(def.id).second) fail(kRuleDuplicate, def.where, std::string(section) + "." + def.id, "duplicate rule id in site rules");
+      if (!site_ids.insert(def.id).second)
+        fail(kRuleDuplicate, def.where, std::string(section) + "." + def.id, "duplicate rule id in site rules");
       auto it = index.find(def.id);
       if (it != index.end()) {
         if (!def.override_shipped) {
@@ -48,7 +49,9 @@ std::vector<Def> merge_by_id(const std::vector<std::vector<Def>>& shipped, const
         }
         merged[it->second] = def;
       } else {
-        if (def.override_shipped) fail(kRuleOverride, def.where, std::string(section) + "." + def.id, "`override: true` but no shipped rule has this id");
+        if (def.override_shipped)
+          fail(kRuleOverride, def.where, std::string(section) + "." + def.id,
+               "`override: true` but no shipped rule has this id");
         index[def.id] = merged.size();
         merged.push_back(def);
       }
@@ -57,7 +60,8 @@ std::vector<Def> merge_by_id(const std::vector<std::vector<Def>>& shipped, const
   return merged;
 }
 
-std::unique_ptr<re2::RE2> compile_regex(const std::string& pattern, const SourceLocation& where, const std::string& field) {
+std::unique_ptr<re2::RE2> compile_regex(const std::string& pattern, const SourceLocation& where,
+                                        const std::string& field) {
   re2::RE2::Options options;
   options.set_log_errors(false);
   auto regex = std::make_unique<re2::RE2>(pattern, options);
@@ -132,7 +136,8 @@ std::vector<CompletedBlock> run_block_example(const CompiledExtractionRule& rule
         continue;
       }
     }
-    if (auto fields = match_line(rule, line)) tracker.open(rule, index, line, std::nullopt, index, true, std::move(*fields));
+    if (auto fields = match_line(rule, line))
+      tracker.open(rule, index, line, std::nullopt, index, true, std::move(*fields));
   }
   return out;
 }
@@ -155,7 +160,8 @@ void check_examples(const CompiledExtractionRule& rule) {
     if (!fields) fail(kRuleExample, example.where, where + ".match", what + example.line);
     for (const auto& [name, expected] : example.fields.items()) {
       if (!fields->contains(name)) {
-        fail(kRuleExample, example.where, where + ".match", "field '" + name + "' was not captured from: " + example.line);
+        fail(kRuleExample, example.where, where + ".match",
+             "field '" + name + "' was not captured from: " + example.line);
       }
       if (!json_values_equal((*fields)[name], expected)) {
         fail(kRuleExample, example.where, where + ".match",
@@ -165,8 +171,9 @@ void check_examples(const CompiledExtractionRule& rule) {
   }
   for (const auto& example : rule.def.no_match_examples) {
     if (example_fields(rule, example.line)) {
-      fail(kRuleExample, example.where, where + ".no_match",
-           std::string(rule.block ? "lines make a block but must not: " : "line matches but must not: ") + example.line);
+      fail(
+          kRuleExample, example.where, where + ".no_match",
+          std::string(rule.block ? "lines make a block but must not: " : "line matches but must not: ") + example.line);
     }
   }
 }
@@ -190,7 +197,8 @@ KindFields collect_kind_fields(const std::vector<CompiledExtractionRule>& rules)
 
 void check_pattern(const EventPattern& pattern, const KindFields& kinds, const std::string& field) {
   auto it = kinds.find(pattern.kind);
-  if (it == kinds.end()) fail(kRuleRef, pattern.location, field, "no extraction rule produces kind '" + pattern.kind + "'");
+  if (it == kinds.end())
+    fail(kRuleRef, pattern.location, field, "no extraction rule produces kind '" + pattern.kind + "'");
   for (const auto& condition : pattern.where) {
     if (!it->second.count(condition.field)) {
       fail(kRuleRef, pattern.location, field + ".where." + condition.field,
@@ -212,13 +220,17 @@ CompiledCorrelationRule compile_correlation(const CorrelationRuleDef& def, const
     check_pattern(def.explains[i], kinds, where + ".explains[" + std::to_string(i) + "]");
   }
   if (def.catalog) {
-    if (!catalogs.count(def.catalog->table)) fail(kRuleRef, def.root.location, where + ".root.catalog.table", "no catalog named '" + def.catalog->table + "'");
+    if (!catalogs.count(def.catalog->table))
+      fail(kRuleRef, def.root.location, where + ".root.catalog.table", "no catalog named '" + def.catalog->table + "'");
     if (!kinds.at(def.root.kind).count(def.catalog->key_field)) {
-      fail(kRuleRef, def.root.location, where + ".root.catalog.key", "kind '" + def.root.kind + "' has no field '" + def.catalog->key_field + "'");
+      fail(kRuleRef, def.root.location, where + ".root.catalog.key",
+           "kind '" + def.root.kind + "' has no field '" + def.catalog->key_field + "'");
     }
     for (const auto& s : def.catalog->severities) {
-      if (!is_severity(s)) fail(kRuleField, def.root.location, where + ".root.catalog.severities", "unknown severity '" + s + "'");
-      if (s == "benign") fail(kRuleField, def.root.location, where + ".root.catalog.severities", "benign reports are never root causes");
+      if (!is_severity(s))
+        fail(kRuleField, def.root.location, where + ".root.catalog.severities", "unknown severity '" + s + "'");
+      if (s == "benign")
+        fail(kRuleField, def.root.location, where + ".root.catalog.severities", "benign reports are never root causes");
     }
   }
 
@@ -240,7 +252,8 @@ CompiledCorrelationRule compile_correlation(const CorrelationRuleDef& def, const
   const bool needs_trust = def.catalog.has_value() || domain_requires_trust(def.domain);
   if (needs_trust && def.root_trusted_given && !def.root_trusted) {
     fail(kRuleTrust, def.root.location, where + ".root.trusted",
-         "a " + (def.catalog ? std::string("catalog-driven") : def.domain) + " root cause needs evidence from a trusted source");
+         "a " + (def.catalog ? std::string("catalog-driven") : def.domain) +
+             " root cause needs evidence from a trusted source");
   }
   rule.requires_trusted = def.root_trusted_given ? def.root_trusted : needs_trust;
 
@@ -253,7 +266,8 @@ CompiledCorrelationRule compile_correlation(const CorrelationRuleDef& def, const
     for (const char* c : {"distinct.count", "distinct.values"}) allowed.insert(c);
   }
   for (const auto& name : template_placeholders(def.summary, def.summary_where, where + ".summary")) {
-    if (!allowed.count(name)) fail(kRuleTemplate, def.summary_where, where + ".summary", "unknown placeholder {" + name + "}");
+    if (!allowed.count(name))
+      fail(kRuleTemplate, def.summary_where, where + ".summary", "unknown placeholder {" + name + "}");
   }
   return rule;
 }

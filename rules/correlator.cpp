@@ -52,7 +52,8 @@ using DistinctGroups = std::map<std::string, std::vector<std::string>>;
 std::string field_text(const json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); }
 
 bool value_matches(const json& actual, const json& expected) {
-  if (actual.is_number_integer() && expected.is_number_integer()) return actual.get<int64_t>() == expected.get<int64_t>();
+  if (actual.is_number_integer() && expected.is_number_integer())
+    return actual.get<int64_t>() == expected.get<int64_t>();
   return field_text(actual) == field_text(expected);
 }
 
@@ -97,7 +98,8 @@ std::optional<Candidate> single_root_candidate(const RulePack& pack, const Compi
     const auto& severities = rule.def.catalog->severities;
     if (std::find(severities.begin(), severities.end(), row->severity) == severities.end()) return std::nullopt;
     const auto& actions = rule.def.catalog->actions;
-    if (!actions.empty() && std::find(actions.begin(), actions.end(), row->action) == actions.end()) return std::nullopt;
+    if (!actions.empty() && std::find(actions.begin(), actions.end(), row->action) == actions.end())
+      return std::nullopt;
     c.catalog = row;
     if (c.domain == "catalog") c.domain = row->domain;
     if (c.action == "catalog") c.action = row->action;
@@ -136,7 +138,8 @@ std::optional<std::string> distinct_value(const detail::DistinctCondition& d, co
 // The groups of a rule with root.distinct: every event meeting the rest of the root
 // condition adds its value to its scope's group. Events are visited in the engine's
 // order, so the values (and a summary naming them) do not depend on input order.
-DistinctGroups distinct_groups(const RulePack& pack, const CompiledCorrelationRule& rule, const std::vector<Event>& events) {
+DistinctGroups distinct_groups(const RulePack& pack, const CompiledCorrelationRule& rule,
+                               const std::vector<Event>& events) {
   DistinctGroups groups;
   std::set<std::pair<std::string, std::string>> seen;  // (group, value): a storm of pids stays n log n
   const auto& d = *rule.def.distinct;
@@ -205,17 +208,26 @@ std::string render_summary(const Candidate& c, const Event& e, const JobFacts& j
     const size_t close = text.find('}', open);  // balanced: checked at load time
     const std::string name = text.substr(open + 1, close - open - 1);
     std::string value = "?";
-    if (name == "node") value = e.node.empty() ? "?" : e.node;
-    else if (name == "source") value = e.source;
-    else if (name == "kind") value = e.kind;
-    else if (name == "job_id") value = job.job_id;
-    else if (name == "state" && !e.fields.contains("state")) value = job.state;
+    if (name == "node")
+      value = e.node.empty() ? "?" : e.node;
+    else if (name == "source")
+      value = e.source;
+    else if (name == "kind")
+      value = e.kind;
+    else if (name == "job_id")
+      value = job.job_id;
+    else if (name == "state" && !e.fields.contains("state"))
+      value = job.state;
     else if (name.rfind("catalog.", 0) == 0 && c.catalog) {
       const std::string what = name.substr(8);
-      if (what == "name") value = c.catalog->name;
-      else if (what == "severity") value = c.catalog->severity;
-      else if (what == "domain_hint") value = c.catalog->domain_hint;
-      else if (what == "key") value = c.catalog->key;
+      if (what == "name")
+        value = c.catalog->name;
+      else if (what == "severity")
+        value = c.catalog->severity;
+      else if (what == "domain_hint")
+        value = c.catalog->domain_hint;
+      else if (what == "key")
+        value = c.catalog->key;
     } else if (name == "distinct.count" && c.distinct) {
       value = std::to_string(c.distinct->size());
     } else if (name == "distinct.values" && c.distinct) {
@@ -233,10 +245,9 @@ std::string render_summary(const Candidate& c, const Event& e, const JobFacts& j
 // For AMBIGUOUS verdicts with disagreeing candidates: the most protective action wins
 // (a node that may be broken is drained rather than handed the next job).
 int action_strength(const std::string& action) {
-  static const std::vector<std::string> kOrder = {"NONE",           "RESUBMIT",        "FIX_APPLICATION",
-                                                  "FIX_CONFIGURATION", "CONTACT_VENDOR", "INSPECT_NETWORK",
-                                                  "INSPECT_FABRIC", "RESET_GPU",       "REBOOT_NODE",
-                                                  "DRAIN_NODE"};
+  static const std::vector<std::string> kOrder = {
+      "NONE",           "RESUBMIT",  "FIX_APPLICATION", "FIX_CONFIGURATION", "CONTACT_VENDOR", "INSPECT_NETWORK",
+      "INSPECT_FABRIC", "RESET_GPU", "REBOOT_NODE",     "DRAIN_NODE"};
   auto it = std::find(kOrder.begin(), kOrder.end(), action);
   return it == kOrder.end() ? 0 : static_cast<int>(it - kOrder.begin());
 }
@@ -308,12 +319,13 @@ void add_affected(Verdict& v, const Event& e) {
 void sort_unique(Verdict& v) {
   std::sort(v.affected_nodes.begin(), v.affected_nodes.end());
   v.affected_nodes.erase(std::unique(v.affected_nodes.begin(), v.affected_nodes.end()), v.affected_nodes.end());
-  auto gpu_less = [](const AffectedGpu& a, const AffectedGpu& b) { return std::tie(a.node, a.pci) < std::tie(b.node, b.pci); };
+  auto gpu_less = [](const AffectedGpu& a, const AffectedGpu& b) {
+    return std::tie(a.node, a.pci) < std::tie(b.node, b.pci);
+  };
   auto gpu_equal = [](const AffectedGpu& a, const AffectedGpu& b) { return a.node == b.node && a.pci == b.pci; };
   std::sort(v.affected_gpus.begin(), v.affected_gpus.end(), gpu_less);
   v.affected_gpus.erase(std::unique(v.affected_gpus.begin(), v.affected_gpus.end(), gpu_equal), v.affected_gpus.end());
 }
-
 
 // --- Coverage (step 7) ----------------------------------------------------------------
 
@@ -365,17 +377,17 @@ std::vector<std::string> pointers_to(const std::vector<Event>& events, const std
 // What the verdict rests on, for deciding which missing sources matter.
 struct Decision {
   enum class Kind { None, Unattributed, Ambiguous, Decided } kind = Kind::None;
-  int precedence = -1;                      // of the deciding roots (Ambiguous, Decided)
-  std::string domain;                       // Decided
-  std::vector<size_t> contested;            // events of the competing candidates / the root
-  const Candidate* locator = nullptr;       // Unattributed: the locator naming the node
+  int precedence = -1;                 // of the deciding roots (Ambiguous, Decided)
+  std::string domain;                  // Decided
+  std::vector<size_t> contested;       // events of the competing candidates / the root
+  const Candidate* locator = nullptr;  // Unattributed: the locator naming the node
 };
 
 // Would an event from (node, source) decide or change this verdict? With nothing decided,
 // any root would; with a decision at precedence P, a higher root would win, and an equal
 // one that explains a contested event would order it.
-bool source_matters(const RulePack& pack, const Decision& d, const std::vector<Event>& events,
-                    const std::string& node, const std::string& source) {
+bool source_matters(const RulePack& pack, const Decision& d, const std::vector<Event>& events, const std::string& node,
+                    const std::string& source) {
   for (const auto& rule : pack.correlation) {
     if (rule.def.domain == detail::kLocatorDomain || !source_can_root(pack, rule, source)) continue;
     switch (d.kind) {
@@ -474,8 +486,8 @@ Verdict correlate(const RulePack& pack, const JobFacts& job, std::vector<Event> 
       return a.rule->def.id < b.rule->def.id;
     });
     for (const auto& c : candidates) {
-      const bool demoted = std::any_of(kept.begin(), kept.end(),
-                                       [&](const Candidate& k) { return explains(pack, k, events, c.event); });
+      const bool demoted =
+          std::any_of(kept.begin(), kept.end(), [&](const Candidate& k) { return explains(pack, k, events, c.event); });
       if (!demoted) kept.push_back(c);
     }
     for (const auto& k : kept) is_root[k.event] = true;

@@ -37,8 +37,8 @@ struct PackStats {
   std::vector<std::string> files;  // every file loaded (manifest, rule files, data, site files)
   size_t extraction_rules = 0;
   size_t correlation_rules = 0;
-  size_t examples = 0;             // inline examples checked at load time
-  size_t block_rules = 0;          // multi-line extraction rules (`block:`)
+  size_t examples = 0;     // inline examples checked at load time
+  size_t block_rules = 0;  // multi-line extraction rules (`block:`)
   // The one-pass candidate scan: rules found by their prefilter literals, by their regex
   // (Hyperscan prefilter mode), and "rule-id: why" for those RE2 must try on every line
   // of their sources because Hyperscan cannot stand in for them.
@@ -50,12 +50,12 @@ PackStats pack_stats(const RulePack& pack);
 
 // One row of a data table loaded as rules (e.g. the Xid catalog), as the engine reads it.
 struct CatalogEntry {
-  std::string key;          // e.g. "79"
-  std::string name;         // e.g. "ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS"
-  std::string domain_hint;  // the table's own column
-  std::string domain;       // verdict domain; UNATTRIBUTED when the table cannot tell
-  std::string severity;     // fatal | job-fatal | degraded | benign
-  std::string action;       // verdict recommended_action
+  std::string key;             // e.g. "79"
+  std::string name;            // e.g. "ROBUST_CHANNEL_GPU_HAS_FALLEN_OFF_THE_BUS"
+  std::string domain_hint;     // the table's own column
+  std::string domain;          // verdict domain; UNATTRIBUTED when the table cannot tell
+  std::string severity;        // fatal | job-fatal | degraded | benign
+  std::string action;          // verdict recommended_action
   bool root_eligible = false;  // may be a root cause by itself (known domain, not benign)
 };
 // Rows of the named table in key order (numeric keys numerically); empty if no such table.
@@ -89,7 +89,6 @@ class Extractor {
 
 // Decides the verdict from the job's facts, all events and the coverage report.
 // Deterministic: the same inputs give the same verdict regardless of input order.
-Verdict correlate(const RulePack& pack, const JobFacts& job, std::vector<Event> events,
-                  std::vector<Coverage> coverage);
+Verdict correlate(const RulePack& pack, const JobFacts& job, std::vector<Event> events, std::vector<Coverage> coverage);
 
 }  // namespace attrib::rules

@@ -61,7 +61,7 @@ std::string normalize_pci(const std::string& pci) {
   for (const char c : pci) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   const size_t first_colon = out.find(':');
   if (first_colon == 8 && out.compare(0, 4, "0000") == 0) out.erase(0, 4);  // nvidia-smi's 8-digit domain
-  if (out.find('.') == std::string::npos) out += ".0";                       // Xid lines omit the function
+  if (out.find('.') == std::string::npos) out += ".0";                      // Xid lines omit the function
   return out;
 }
 

@@ -70,8 +70,9 @@ std::string key_of(const std::string& key, const nlohmann::json& fields) {
 
 std::optional<nlohmann::json> match_line(const CompiledExtractionRule& rule, std::string_view text) {
   if (!rule.def.prefilter.empty()) {
-    const bool any = std::any_of(rule.def.prefilter.begin(), rule.def.prefilter.end(),
-                                 [&](const std::string& literal) { return text.find(literal) != std::string_view::npos; });
+    const bool any = std::any_of(rule.def.prefilter.begin(), rule.def.prefilter.end(), [&](const std::string& literal) {
+      return text.find(literal) != std::string_view::npos;
+    });
     if (!any) return std::nullopt;
   }
   return capture(*rule.regex, rule.fields, text, rule.def.constants);

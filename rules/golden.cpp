@@ -76,9 +76,9 @@ Result<GoldenResult> check_golden_fixture(const fs::path& dir, std::shared_ptr<c
     return expected_error(file, std::string("not JSON: ") + e.what());
   }
   if (!expected.is_object()) return expected_error(file, "expected a JSON object");
-  static const std::set<std::string> kKeys = {"description", "domain", "root_cause", "recommended_action",
-                                              "affected_nodes", "candidates", "symptoms", "unexplained_kinds",
-                                              "coverage", "comment_contains", "pending"};
+  static const std::set<std::string> kKeys = {"description",    "domain",           "root_cause", "recommended_action",
+                                              "affected_nodes", "candidates",       "symptoms",   "unexplained_kinds",
+                                              "coverage",       "comment_contains", "pending"};
   for (const auto& [key, value] : expected.items())
     if (!kKeys.count(key)) return expected_error(file, "unknown key '" + key + "'");
   if (!expected.contains("description") || !expected.contains("domain"))
@@ -93,7 +93,9 @@ Result<GoldenResult> check_golden_fixture(const fs::path& dir, std::shared_ptr<c
   auto& m = result.mismatches;
   if (expected.contains("pending")) result.pending = expected["pending"].get<std::string>();
 
-  const auto text = [&](const char* key) { return expected[key].is_string() ? expected[key].get<std::string>() : expected[key].dump(); };
+  const auto text = [&](const char* key) {
+    return expected[key].is_string() ? expected[key].get<std::string>() : expected[key].dump();
+  };
   if (text("domain") != v.domain) m.push_back("domain: expected " + text("domain") + ", got " + v.domain);
   if (expected.contains("recommended_action") && text("recommended_action") != v.recommended_action)
     m.push_back("recommended_action: expected " + text("recommended_action") + ", got " + v.recommended_action);
@@ -109,11 +111,16 @@ Result<GoldenResult> check_golden_fixture(const fs::path& dir, std::shared_ptr<c
     } else {
       for (const auto& [key, value] : rc.items()) {
         std::string actual;
-        if (key == "rule") actual = v.root_cause->rule;
-        else if (key == "node") actual = v.root_cause->event.node;
-        else if (key == "kind") actual = v.root_cause->event.kind;
-        else if (key == "gpu_uuid") actual = v.root_cause->event.fields.value("gpu_uuid", "");
-        else return expected_error(file, "root_cause: unknown key '" + key + "'");
+        if (key == "rule")
+          actual = v.root_cause->rule;
+        else if (key == "node")
+          actual = v.root_cause->event.node;
+        else if (key == "kind")
+          actual = v.root_cause->event.kind;
+        else if (key == "gpu_uuid")
+          actual = v.root_cause->event.fields.value("gpu_uuid", "");
+        else
+          return expected_error(file, "root_cause: unknown key '" + key + "'");
         if (!value.is_string() || value.get<std::string>() != actual)
           m.push_back("root_cause." + key + ": expected " + value.dump() + ", got " + actual);
       }

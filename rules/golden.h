@@ -7,16 +7,16 @@
 #include <string>
 #include <vector>
 
-#include "rules/engine.h"
 #include "core/result.h"
 #include "core/verdict.h"
+#include "rules/engine.h"
 
 namespace attrib::rules {
 
 struct GoldenResult {
-  std::string name;                   // the fixture directory's name
+  std::string name;                     // the fixture directory's name
   std::vector<std::string> mismatches;  // empty: the verdict meets every expectation
-  std::string pending;                // expected.json "pending": why the pack cannot pass it yet
+  std::string pending;                  // expected.json "pending": why the pack cannot pass it yet
   Verdict verdict;
 };
 

@@ -2,14 +2,15 @@
 // every line of a bundle (storms of a million lines) before any rule does, and each shape
 // is fixed-width enough that a cursor is simpler to get exactly right than a pattern.
 #include "rules/line_time.h"
-#include "core/calendar.h"
-#include "core/types.h"
 
 #include <array>
 #include <cctype>
 #include <cstdlib>
 
 #include <nlohmann/json.hpp>
+
+#include "core/calendar.h"
+#include "core/types.h"
 
 namespace attrib::rules {
 namespace {
@@ -91,8 +92,7 @@ struct Clock {
 };
 
 bool valid(const Clock& k) {
-  return k.month >= 1 && k.month <= 12 && k.day >= 1 && k.day <= 31 && k.hour <= 23 && k.minute <= 59 &&
-         k.second <= 60;
+  return k.month >= 1 && k.month <= 12 && k.day >= 1 && k.day <= 31 && k.hour <= 23 && k.minute <= 59 && k.second <= 60;
 }
 
 // "HH:MM:SS"
@@ -192,7 +192,7 @@ bool syslog_header(Cursor& c, Clock& k) {
   if (!probe.some_digits(2, day) || !probe.lit(' ')) return false;
   k.day = static_cast<int>(day);
   if (!hms(probe, k) || !probe.lit(' ')) return false;
-  fraction(probe, k);  // some rsyslog templates add sub-second digits
+  fraction(probe, k);                                          // some rsyslog templates add sub-second digits
   if (probe.token().empty() || !probe.lit(' ')) return false;  // host
   const size_t ident_start = probe.i;
   while (is_word(probe.peek()) || probe.peek() == '-' || probe.peek() == '.' || probe.peek() == '/') ++probe.i;
@@ -259,15 +259,24 @@ void set_yearless(LineStamp& out, const Clock& k, const TimeContext& context) {
 
 const char* to_string(StampFormat format) {
   switch (format) {
-    case StampFormat::None: return "none";
-    case StampFormat::Syslog: return "syslog";
-    case StampFormat::Iso: return "iso8601";
-    case StampFormat::SlurmIso: return "slurm";
-    case StampFormat::DmesgUptime: return "dmesg";
-    case StampFormat::DmesgCtime: return "dmesg-T";
-    case StampFormat::DmesgIso: return "dmesg-iso";
-    case StampFormat::FabricManager: return "fabricmanager";
-    case StampFormat::Glog: return "glog";
+    case StampFormat::None:
+      return "none";
+    case StampFormat::Syslog:
+      return "syslog";
+    case StampFormat::Iso:
+      return "iso8601";
+    case StampFormat::SlurmIso:
+      return "slurm";
+    case StampFormat::DmesgUptime:
+      return "dmesg";
+    case StampFormat::DmesgCtime:
+      return "dmesg-T";
+    case StampFormat::DmesgIso:
+      return "dmesg-iso";
+    case StampFormat::FabricManager:
+      return "fabricmanager";
+    case StampFormat::Glog:
+      return "glog";
   }
   return "none";
 }

@@ -56,16 +56,16 @@ LineStamp parse_line_stamp(std::string_view line, const TimeContext& context, bo
 
 // One `journalctl -o json` line, the fields the engine uses.
 struct JournalEntry {
-  std::string message;                  // MESSAGE (a byte array is decoded; null/absent -> "")
+  std::string message;  // MESSAGE (a byte array is decoded; null/absent -> "")
   bool has_message = false;
-  std::optional<TimeUs> realtime;       // __REALTIME_TIMESTAMP
-  std::optional<TimeUs> monotonic;      // __MONOTONIC_TIMESTAMP (time since boot)
-  std::optional<std::string> hostname;  // _HOSTNAME
-  std::optional<std::string> transport; // _TRANSPORT (kernel, syslog, journal, stdout)
-  std::optional<std::string> uid;       // _UID (trust: root-written entries only)
-  std::optional<std::string> identifier;// SYSLOG_IDENTIFIER
-  std::optional<uint64_t> seq;          // ATTRIB_SEQ: stream position kept by attrib's bundle export
-  uint64_t count = 1;                   // ATTRIB_COUNT: the line occurred this many times (export of folded events)
+  std::optional<TimeUs> realtime;         // __REALTIME_TIMESTAMP
+  std::optional<TimeUs> monotonic;        // __MONOTONIC_TIMESTAMP (time since boot)
+  std::optional<std::string> hostname;    // _HOSTNAME
+  std::optional<std::string> transport;   // _TRANSPORT (kernel, syslog, journal, stdout)
+  std::optional<std::string> uid;         // _UID (trust: root-written entries only)
+  std::optional<std::string> identifier;  // SYSLOG_IDENTIFIER
+  std::optional<uint64_t> seq;            // ATTRIB_SEQ: stream position kept by attrib's bundle export
+  uint64_t count = 1;                     // ATTRIB_COUNT: the line occurred this many times (export of folded events)
 };
 
 // Parses one JSON export line. Error code BUNDLE_E_JSON with what is wrong.

@@ -49,17 +49,20 @@ std::unique_ptr<RulePack> load(const LoadOptions& options, bool candidate_scan) 
     definitions.shipped.push_back(detail::parse_rule_file(file));
   }
   for (const auto& catalog : definitions.manifest.catalogs) {
-    const auto path = pack_relative(options.pack_dir, catalog.file, catalog.where, "catalogs." + catalog.name + ".file");
+    const auto path =
+        pack_relative(options.pack_dir, catalog.file, catalog.where, "catalogs." + catalog.name + ".file");
     const std::string text = detail::read_text_file(path, path.string());
     hash_file(hash, catalog.file, text);
     files.push_back(path.string());
-    if (definitions.catalogs.count(catalog.name)) fail(kRuleField, catalog.where, "catalogs." + catalog.name, "duplicate catalog name");
+    if (definitions.catalogs.count(catalog.name))
+      fail(kRuleField, catalog.where, "catalogs." + catalog.name, "duplicate catalog name");
     definitions.catalogs[catalog.name] = detail::load_catalog(catalog, text, path.string());
   }
 
   for (const auto& dir : options.site_dirs) {
     std::error_code ec;
-    if (!std::filesystem::is_directory(dir, ec)) fail(kRuleIo, {dir.string(), 0}, "", "site rule directory does not exist");
+    if (!std::filesystem::is_directory(dir, ec))
+      fail(kRuleIo, {dir.string(), 0}, "", "site rule directory does not exist");
     std::vector<std::filesystem::path> site_files;
     for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
       if (entry.is_regular_file() && (entry.path().extension() == ".yaml" || entry.path().extension() == ".yml")) {

@@ -10,8 +10,8 @@
 namespace attrib::rules {
 
 struct ExtractionPattern {
-  std::string rule;   // extraction rule id
-  std::string regex;  // RE2 syntax as written in the rule file (a block rule's first line)
+  std::string rule;       // extraction rule id
+  std::string regex;      // RE2 syntax as written in the rule file (a block rule's first line)
   std::string block_end;  // a block rule's `block.end` regex; empty for one-line rules
 };
 

@@ -10,18 +10,17 @@ namespace attrib::rules::detail {
 
 namespace {
 
-const std::set<std::string> kRootDomains = {
-    "GPU_HARDWARE", "GPU_DRIVER", "NVLINK_FABRIC", "NETWORK",     "HOST_HARDWARE",
-    "HOST_OS",      "STORAGE",    "APPLICATION",   "SCHEDULER",   "CONFIGURATION"};
+const std::set<std::string> kRootDomains = {"GPU_HARDWARE",  "GPU_DRIVER",   "NVLINK_FABRIC", "NETWORK",
+                                            "HOST_HARDWARE", "HOST_OS",      "STORAGE",       "APPLICATION",
+                                            "SCHEDULER",     "CONFIGURATION"};
 
 // Domains whose root cause must come from a root-owned writer (ARCHITECTURE.md, Trust).
-const std::set<std::string> kTrustedDomains = {"GPU_HARDWARE", "GPU_DRIVER", "NVLINK_FABRIC",
-                                               "NETWORK", "HOST_HARDWARE", "HOST_OS", "STORAGE"};
+const std::set<std::string> kTrustedDomains = {"GPU_HARDWARE",  "GPU_DRIVER", "NVLINK_FABRIC", "NETWORK",
+                                               "HOST_HARDWARE", "HOST_OS",    "STORAGE"};
 
-const std::set<std::string> kActions = {"NONE",           "RESUBMIT",        "FIX_APPLICATION",
-                                        "FIX_CONFIGURATION", "RESET_GPU",     "DRAIN_NODE",
-                                        "REBOOT_NODE",    "INSPECT_FABRIC",  "INSPECT_NETWORK",
-                                        "CONTACT_VENDOR"};
+const std::set<std::string> kActions = {
+    "NONE",       "RESUBMIT",    "FIX_APPLICATION", "FIX_CONFIGURATION", "RESET_GPU",
+    "DRAIN_NODE", "REBOOT_NODE", "INSPECT_FABRIC",  "INSPECT_NETWORK",   "CONTACT_VENDOR"};
 
 FieldType parse_field_type(const MapView& fields, const std::string& name) {
   const auto type = fields.optional_string(name);
@@ -46,13 +45,16 @@ std::vector<FieldCondition> parse_conditions(const std::string& file, const YAML
       condition.any_of.push_back(scalar_to_json(value));
     } else if (value.IsSequence()) {
       for (const auto& item : flatten_sequence(value)) {
-        if (!item.IsScalar()) fail(kRuleField, where.where(condition.field), where.field(condition.field), "expected scalars");
+        if (!item.IsScalar())
+          fail(kRuleField, where.where(condition.field), where.field(condition.field), "expected scalars");
         condition.any_of.push_back(scalar_to_json(item));
       }
     } else {
-      fail(kRuleField, where.where(condition.field), where.field(condition.field), "expected a value or a list of values");
+      fail(kRuleField, where.where(condition.field), where.field(condition.field),
+           "expected a value or a list of values");
     }
-    if (condition.any_of.empty()) fail(kRuleField, where.where(condition.field), where.field(condition.field), "empty list");
+    if (condition.any_of.empty())
+      fail(kRuleField, where.where(condition.field), where.field(condition.field), "empty list");
     out.push_back(std::move(condition));
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.field < b.field; });
@@ -82,7 +84,8 @@ void check_source_list(const MapView& map, const std::vector<std::string>& sourc
 constexpr int64_t kMaxBlockLines = 10000;
 
 BlockDef parse_block(const std::string& file, const MapView& rule) {
-  if (!rule.get("block").IsMap()) fail(kRuleField, rule.where("block"), rule.field("block"), "expected a map {end, max_lines, key}");
+  if (!rule.get("block").IsMap())
+    fail(kRuleField, rule.where("block"), rule.field("block"), "expected a map {end, max_lines, key}");
   MapView map(file, rule.get("block"), rule.field("block"), rule.where().line);
   map.allow_only({"end", "abort", "max_lines", "key"});
   BlockDef block;
@@ -101,8 +104,8 @@ BlockDef parse_block(const std::string& file, const MapView& rule) {
 
 ExtractionRuleDef parse_extraction_rule(const std::string& file, const YAML::Node& node, const std::string& context) {
   MapView map(file, node, context);
-  map.allow_only({"id", "kind", "description", "sources", "prefilter", "regex", "block", "fields", "set", "examples",
-                  "override"});
+  map.allow_only(
+      {"id", "kind", "description", "sources", "prefilter", "regex", "block", "fields", "set", "examples", "override"});
   ExtractionRuleDef rule;
   rule.where = map.where();
   rule.id = map.required_string("id");
@@ -129,7 +132,9 @@ ExtractionRuleDef parse_extraction_rule(const std::string& file, const YAML::Nod
   if (map.has("set")) {
     MapView constants(file, map.get("set"), map.field("set"), rule.where.line);
     for (const auto& entry : map.get("set")) {
-      if (!entry.second.IsScalar()) fail(kRuleField, constants.where(entry.first.Scalar()), constants.field(entry.first.Scalar()), "expected a scalar");
+      if (!entry.second.IsScalar())
+        fail(kRuleField, constants.where(entry.first.Scalar()), constants.field(entry.first.Scalar()),
+             "expected a scalar");
       rule.constants[entry.first.Scalar()] = scalar_to_json(entry.second);
     }
   }
@@ -154,7 +159,9 @@ ExtractionRuleDef parse_extraction_rule(const std::string& file, const YAML::Nod
           if (entry.has("fields")) {
             MapView expected(file, entry.get("fields"), entry.field("fields"), example.where.line);
             for (const auto& f : entry.get("fields")) {
-              if (!f.second.IsScalar()) fail(kRuleField, expected.where(f.first.Scalar()), expected.field(f.first.Scalar()), "expected a scalar");
+              if (!f.second.IsScalar())
+                fail(kRuleField, expected.where(f.first.Scalar()), expected.field(f.first.Scalar()),
+                     "expected a scalar");
               example.fields[f.first.Scalar()] = scalar_to_json(f.second);
             }
           }
@@ -164,7 +171,8 @@ ExtractionRuleDef parse_extraction_rule(const std::string& file, const YAML::Nod
     }
     const YAML::Node no_match = examples.get("no_match");
     if (no_match) {
-      if (!no_match.IsSequence()) fail(kRuleField, examples.where("no_match"), examples.field("no_match"), "expected a list");
+      if (!no_match.IsSequence())
+        fail(kRuleField, examples.where("no_match"), examples.field("no_match"), "expected a list");
       for (const auto& item : no_match) {
         if (!item.IsScalar()) fail(kRuleField, location_of(file, item), examples.field("no_match"), "expected strings");
         rule.no_match_examples.push_back({item.Scalar(), location_of(file, item, examples.where("no_match").line)});
@@ -226,7 +234,8 @@ CorrelationRuleDef parse_correlation_rule(const std::string& file, const YAML::N
   rule.description = map.optional_string("description").value_or("");
   const auto precedence = map.optional_int("precedence");
   if (!precedence) fail(kRuleField, map.where(), map.field("precedence"), "missing required key");
-  if (*precedence < 0 || *precedence > 1000) fail(kRuleField, map.where("precedence"), map.field("precedence"), "must be 0..1000");
+  if (*precedence < 0 || *precedence > 1000)
+    fail(kRuleField, map.where("precedence"), map.field("precedence"), "must be 0..1000");
   rule.precedence = static_cast<int>(*precedence);
   rule.domain = map.required_string("domain");
   rule.action = map.required_string("action");
@@ -249,10 +258,12 @@ CorrelationRuleDef parse_correlation_rule(const std::string& file, const YAML::N
       condition.table = catalog.required_string("table");
       condition.key_field = catalog.required_string("key");
       condition.severities = catalog.string_list("severities");
-      if (condition.severities.empty()) fail(kRuleField, catalog.where(), catalog.field("severities"), "at least one severity is required");
+      if (condition.severities.empty())
+        fail(kRuleField, catalog.where(), catalog.field("severities"), "at least one severity is required");
       condition.actions = catalog.string_list("actions");
       for (const auto& action : condition.actions) {
-        if (!is_action(action)) fail(kRuleField, catalog.where("actions"), catalog.field("actions"), "unknown action '" + action + "'");
+        if (!is_action(action))
+          fail(kRuleField, catalog.where("actions"), catalog.field("actions"), "unknown action '" + action + "'");
       }
       rule.catalog = std::move(condition);
     }
@@ -268,7 +279,8 @@ CorrelationRuleDef parse_correlation_rule(const std::string& file, const YAML::N
   // UNATTRIBUTED makes a locator rule (docs/rules.md): it names where, never a cause,
   // so it recommends nothing.
   if (rule.domain == "UNATTRIBUTED" && rule.action != "NONE") {
-    fail(kRuleField, map.where("action"), map.field("action"), "a locator rule (domain UNATTRIBUTED) must have action NONE");
+    fail(kRuleField, map.where("action"), map.field("action"),
+         "a locator rule (domain UNATTRIBUTED) must have action NONE");
   }
   if (rule.action != "catalog" && !is_action(rule.action)) {
     fail(kRuleField, map.where("action"), map.field("action"), "unknown action '" + rule.action + "'");
@@ -279,8 +291,8 @@ CorrelationRuleDef parse_correlation_rule(const std::string& file, const YAML::N
     if (!explains.IsSequence()) fail(kRuleField, map.where("explains"), map.field("explains"), "expected a list");
     size_t i = 0;
     for (const auto& item : flatten_sequence(explains)) {
-      rule.explains.push_back(parse_pattern(file, item, context_index(map.field("explains"), i++),
-                                            map.where("explains").line, true));
+      rule.explains.push_back(
+          parse_pattern(file, item, context_index(map.field("explains"), i++), map.where("explains").line, true));
     }
   }
   return rule;
@@ -290,7 +302,8 @@ ActionOverride parse_override(const std::string& file, const YAML::Node& node, c
   MapView map(file, node, context);
   map.allow_only({"domain", "severity", "action"});
   ActionOverride o{map.required_string("domain"), map.required_string("severity"), map.required_string("action")};
-  if (!is_action(o.action)) fail(kRuleField, map.where("action"), map.field("action"), "unknown action '" + o.action + "'");
+  if (!is_action(o.action))
+    fail(kRuleField, map.where("action"), map.field("action"), "unknown action '" + o.action + "'");
   return o;
 }
 
@@ -323,8 +336,8 @@ CatalogMatch parse_catalog_match(const std::string& file, const YAML::Node& node
 CatalogDef parse_catalog(const std::string& file, const YAML::Node& node, const std::string& context) {
   MapView map(file, node, context);
   map.allow_only({"name", "file", "key_column", "name_column", "domain_column", "severity_column", "domain_map",
-                  "action_by_severity", "action_overrides", "severity_map", "action_column", "action_map", "name_format",
-                  "match", "secondary_action"});
+                  "action_by_severity", "action_overrides", "severity_map", "action_column", "action_map",
+                  "name_format", "match", "secondary_action"});
   CatalogDef catalog;
   catalog.where = map.where();
   catalog.name = map.required_string("name");
@@ -356,13 +369,15 @@ CatalogDef parse_catalog(const std::string& file, const YAML::Node& node, const 
   for (const auto& [cell, severity] : catalog.severity_map) {
     static const std::set<std::string> kSeverities = {"fatal", "job-fatal", "degraded", "benign"};
     if (!kSeverities.count(severity)) {
-      fail(kRuleField, map.where("severity_map"), map.field("severity_map." + cell), "unknown severity '" + severity + "'");
+      fail(kRuleField, map.where("severity_map"), map.field("severity_map." + cell),
+           "unknown severity '" + severity + "'");
     }
   }
   catalog.action_column = map.optional_string("action_column").value_or("");
   catalog.action_map = parse_string_map(map, "action_map");
   for (const auto& [cell, action] : catalog.action_map) {
-    if (!is_action(action)) fail(kRuleField, map.where("action_map"), map.field("action_map." + cell), "unknown action '" + action + "'");
+    if (!is_action(action))
+      fail(kRuleField, map.where("action_map"), map.field("action_map." + cell), "unknown action '" + action + "'");
   }
   if (!catalog.action_column.empty() && catalog.action_map.empty()) {
     fail(kRuleField, map.where("action_column"), map.field("action_column"), "action_column needs an action_map");
@@ -370,7 +385,8 @@ CatalogDef parse_catalog(const std::string& file, const YAML::Node& node, const 
   catalog.name_format = map.optional_string("name_format").value_or("");
   if (map.has("secondary_action")) {
     if (catalog.match.empty() && !map.has("match")) {
-      fail(kRuleField, map.where("secondary_action"), map.field("secondary_action"), "only decode tables (with match) have a secondary action");
+      fail(kRuleField, map.where("secondary_action"), map.field("secondary_action"),
+           "only decode tables (with match) have a secondary action");
     }
     if (!map.get("secondary_action").IsMap()) {
       fail(kRuleField, map.where("secondary_action"), map.field("secondary_action"), "expected a map {column, when}");
@@ -421,7 +437,8 @@ bool is_known_source(const std::string& source) {
   // prometheus: metric samples rendered as lines by the prometheus collector.
   // spank: task records of spank_attrib.so (spank_records collector), apart from
   // "slurm" so their coverage rows stay distinguishable from slurmdbd's.
-  static const std::set<std::string> kFixed = {"kernel", "syslog", "fabricmanager", "slurm", "spank", "prometheus", "app"};
+  static const std::set<std::string> kFixed = {"kernel",     "syslog", "fabricmanager", "slurm", "spank",
+                                               "prometheus", "app"};
   if (kFixed.count(source)) return true;
   const std::string prefix = "app.rank";
   if (source.rfind(prefix, 0) != 0 || source.size() == prefix.size()) return false;

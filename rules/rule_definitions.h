@@ -36,10 +36,10 @@ struct NoMatchExample {
 // A multi-line block (docs/rules.md, "Multi-line blocks"): `regex` matches its first
 // line, `end` its last; the lines between are only counted.
 struct BlockDef {
-  std::string end;            // RE2, named groups typed under the rule's `fields`
-  int64_t max_lines = 100;    // the end must come within this many lines (start included)
-  std::string abort;          // optional RE2: a line that ends the block without an event
-  std::string key;            // optional field captured by both regexes: tells interleaved blocks apart
+  std::string end;          // RE2, named groups typed under the rule's `fields`
+  int64_t max_lines = 100;  // the end must come within this many lines (start included)
+  std::string abort;        // optional RE2: a line that ends the block without an event
+  std::string key;          // optional field captured by both regexes: tells interleaved blocks apart
   SourceLocation where;
   SourceLocation end_where;
   SourceLocation abort_where;
@@ -50,14 +50,14 @@ struct ExtractionRuleDef {
   std::string id;
   std::string kind;
   std::string description;
-  std::vector<std::string> sources;    // kernel syslog fabricmanager slurm app app.rank<N>
-  std::vector<std::string> prefilter;  // literals; a line must contain one before the regex runs
-  std::string regex;                   // RE2 syntax, named groups (?P<name>...); a block's first line
-  std::vector<FieldDef> fields;        // type of every named group
+  std::vector<std::string> sources;                     // kernel syslog fabricmanager slurm app app.rank<N>
+  std::vector<std::string> prefilter;                   // literals; a line must contain one before the regex runs
+  std::string regex;                                    // RE2 syntax, named groups (?P<name>...); a block's first line
+  std::vector<FieldDef> fields;                         // type of every named group
   nlohmann::json constants = nlohmann::json::object();  // `set:` fields added to every event
   std::vector<MatchExample> match_examples;
   std::vector<NoMatchExample> no_match_examples;
-  std::optional<BlockDef> block;       // set: a multi-line rule; examples may then span lines
+  std::optional<BlockDef> block;  // set: a multi-line rule; examples may then span lines
   bool override_shipped = false;
   SourceLocation where;
   SourceLocation regex_where;
@@ -152,15 +152,15 @@ struct CatalogDef {
   std::string name_column;
   std::string domain_column;
   std::string severity_column;
-  std::map<std::string, std::string> domain_map;          // domain_hint -> verdict domain
-  std::map<std::string, std::string> action_by_severity;  // severity -> verdict action
-  std::vector<ActionOverride> action_overrides;           // (domain, severity) -> action
-  std::map<std::string, std::string> severity_map;        // severity cell -> severity (empty: cells are severities)
-  std::string action_column;                              // optional: the row's action comes from this column
-  std::map<std::string, std::string> action_map;          // action_column cell -> verdict action
-  std::string name_format;                                // optional: "{column} ..." builds the row's name
-  std::vector<CatalogMatch> match;                        // decode tables: rows sharing a key, told apart by these
-  std::optional<CatalogSecondaryAction> secondary_action; // decode tables: a second action for some rows
+  std::map<std::string, std::string> domain_map;           // domain_hint -> verdict domain
+  std::map<std::string, std::string> action_by_severity;   // severity -> verdict action
+  std::vector<ActionOverride> action_overrides;            // (domain, severity) -> action
+  std::map<std::string, std::string> severity_map;         // severity cell -> severity (empty: cells are severities)
+  std::string action_column;                               // optional: the row's action comes from this column
+  std::map<std::string, std::string> action_map;           // action_column cell -> verdict action
+  std::string name_format;                                 // optional: "{column} ..." builds the row's name
+  std::vector<CatalogMatch> match;                         // decode tables: rows sharing a key, told apart by these
+  std::optional<CatalogSecondaryAction> secondary_action;  // decode tables: a second action for some rows
   SourceLocation where;
 };
 

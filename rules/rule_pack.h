@@ -10,8 +10,8 @@
 
 #include <re2/re2.h>
 
-#include "rules/engine.h"
 #include "rules/catalog_loader.h"
+#include "rules/engine.h"
 #include "rules/rule_definitions.h"
 
 namespace attrib::rules {

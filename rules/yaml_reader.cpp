@@ -50,9 +50,7 @@ SourceLocation MapView::where(const std::string& key) const {
   return value ? location_of(file_, value, where().line) : where();
 }
 
-std::string MapView::field(const std::string& key) const {
-  return context_.empty() ? key : context_ + "." + key;
-}
+std::string MapView::field(const std::string& key) const { return context_.empty() ? key : context_ + "." + key; }
 
 std::string MapView::required_string(const std::string& key) const {
   auto value = optional_string(key);

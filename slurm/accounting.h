@@ -12,11 +12,10 @@
 
 namespace attrib::slurm {
 
-
 struct JobRecordFacts {
-  JobFacts facts;        // state, exit code/signal, start/end, nodes, attempt
-  std::string comment;   // the job's current Comment (the user's --comment plus any attrib segment)
-  bool final = false;    // the record has stopped changing (see slurmdbd lag)
+  JobFacts facts;       // state, exit code/signal, start/end, nodes, attempt
+  std::string comment;  // the job's current Comment (the user's --comment plus any attrib segment)
+  bool final = false;   // the record has stopped changing (see slurmdbd lag)
 };
 
 class Accounting {
@@ -24,8 +23,7 @@ class Accounting {
   virtual ~Accounting() = default;
   // Error code kSlurmdbNotFound when slurmdbd does not (yet) know the job.
   virtual Result<JobRecordFacts> read_job(const std::string& cluster, const std::string& job_id) = 0;
-  virtual Status write_comment(const std::string& cluster, const std::string& job_id,
-                               const std::string& comment) = 0;
+  virtual Status write_comment(const std::string& cluster, const std::string& job_id, const std::string& comment) = 0;
 };
 
 }  // namespace attrib::slurm

@@ -30,8 +30,7 @@ class SlurmDrainer final : public NodeDrainer {
     if (slurm_load_node_single(&info, name.data(), SHOW_ALL) != SLURM_SUCCESS)
       return Error{kDrainSlurmctld, slurm_error("cannot read node " + node + " from slurmctld")};
     std::unique_ptr<node_info_msg_t, void (*)(node_info_msg_t*)> owned(info, slurm_free_node_info_msg);
-    if (info == nullptr || info->record_count == 0)
-      return Error{kDrainNoNode, "slurmctld knows no node " + node};
+    if (info == nullptr || info->record_count == 0) return Error{kDrainNoNode, "slurmctld knows no node " + node};
     const node_info_t& record = info->node_array[0];
     NodeDrainState state;
     state.drained = (record.node_state & NODE_STATE_DRAIN) != 0;

@@ -6,7 +6,6 @@ namespace attrib::slurm {
 
 using slurm::SlurmdbdConnection;
 
-
 SlurmdbdAccounting::SlurmdbdAccounting() = default;
 SlurmdbdAccounting::~SlurmdbdAccounting() = default;
 

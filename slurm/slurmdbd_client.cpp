@@ -8,6 +8,9 @@
 //   reports a modified record.
 #include "slurm/slurmdbd_client.h"
 
+#include <pwd.h>
+#include <unistd.h>
+
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -16,9 +19,6 @@
 #include <set>
 #include <string_view>
 #include <vector>
-
-#include <pwd.h>
-#include <unistd.h>
 
 extern "C" {
 #include <slurm/slurm.h>
@@ -108,19 +108,26 @@ struct JobSelection {
 };
 
 const std::set<std::string, std::less<>>& terminal_states() {
-  static const std::set<std::string, std::less<>> states = {
-      "COMPLETED", "CANCELLED", "FAILED",   "TIMEOUT",      "NODE_FAIL",
-      "PREEMPTED", "BOOT_FAIL", "DEADLINE", "OUT_OF_MEMORY"};
+  static const std::set<std::string, std::less<>> states = {"COMPLETED", "CANCELLED", "FAILED",
+                                                            "TIMEOUT",   "NODE_FAIL", "PREEMPTED",
+                                                            "BOOT_FAIL", "DEADLINE",  "OUT_OF_MEMORY"};
   return states;
 }
 
 std::string step_name(const slurm_step_id_t& id) {
   std::string out = std::to_string(id.job_id) + ".";
   switch (id.step_id) {
-    case SLURM_BATCH_SCRIPT: out += "batch"; break;
-    case SLURM_EXTERN_CONT: out += "extern"; break;
-    case SLURM_INTERACTIVE_STEP: out += "interactive"; break;
-    default: out += std::to_string(id.step_id);
+    case SLURM_BATCH_SCRIPT:
+      out += "batch";
+      break;
+    case SLURM_EXTERN_CONT:
+      out += "extern";
+      break;
+    case SLURM_INTERACTIVE_STEP:
+      out += "interactive";
+      break;
+    default:
+      out += std::to_string(id.step_id);
   }
   if (id.step_het_comp != NO_VAL) out += "+" + std::to_string(id.step_het_comp);
   return out;
@@ -133,9 +140,12 @@ std::string layout_name(uint32_t task_dist) {
   if (base == SLURM_DIST_ARBITRARY) return "Arbitrary";
   if (base == SLURM_DIST_PLANE) return "Plane";
   switch (base & 0x000F) {  // node level of e.g. SLURM_DIST_BLOCK_CYCLIC
-    case SLURM_DIST_NODECYCLIC: return "Cyclic";
-    case SLURM_DIST_NODEBLOCK: return "Block";
-    default: return "Unknown";
+    case SLURM_DIST_NODECYCLIC:
+      return "Cyclic";
+    case SLURM_DIST_NODEBLOCK:
+      return "Block";
+    default:
+      return "Unknown";
   }
 }
 
@@ -160,7 +170,7 @@ StepRecord to_step(const slurmdb_step_rec_t& step) {
 std::string user_name(uint32_t uid) {
   long size = sysconf(_SC_GETPW_R_SIZE_MAX);
   std::vector<char> buffer(size > 0 ? static_cast<size_t>(size) : 16384);
-  struct passwd entry{};
+  struct passwd entry {};
   struct passwd* found = nullptr;
   while (true) {
     int rc = getpwuid_r(static_cast<uid_t>(uid), &entry, buffer.data(), buffer.size(), &found);
@@ -173,8 +183,7 @@ std::string user_name(uint32_t uid) {
   }
 }
 
-AccountingRecord to_record(const slurmdb_job_rec_t& job, const std::string& asked_id,
-                           const std::string& cluster) {
+AccountingRecord to_record(const slurmdb_job_rec_t& job, const std::string& asked_id, const std::string& cluster) {
   AccountingRecord r;
   r.job_id = asked_id;
   r.db_job_id = job.jobid;
@@ -402,4 +411,4 @@ Status SlurmdbdConnection::write_comment(const std::string& cluster, const std::
   return Error{kSlurmdbQuery, last_slurm_error(("writing the comment of job " + job_id).c_str())};
 }
 
-}  // namespace attrib::slurm::slurm
+}  // namespace attrib::slurm

@@ -36,9 +36,9 @@ Result<JobRef> parse_job_ref(const std::string& text);
 
 // One job step as slurmdbd recorded it.
 struct StepRecord {
-  std::string step_id;           // "12.0", "12.batch", "12.extern", "12.interactive", "12.0+1" (het)
+  std::string step_id;  // "12.0", "12.batch", "12.extern", "12.interactive", "12.0+1" (het)
   std::string name;
-  std::string state;             // COMPLETED FAILED CANCELLED OUT_OF_MEMORY NODE_FAIL ...
+  std::string state;  // COMPLETED FAILED CANCELLED OUT_OF_MEMORY NODE_FAIL ...
   int exit_code = 0;
   int signal = 0;
   std::optional<TimeUs> start;
@@ -46,8 +46,8 @@ struct StepRecord {
   std::string node_expr;
   std::vector<std::string> nodes;
   uint32_t ntasks = 0;
-  std::string layout;            // node-level task distribution, as sacct's Layout: Block Cyclic
-                                 // Plane Arbitrary Unknown
+  std::string layout;  // node-level task distribution, as sacct's Layout: Block Cyclic
+                       // Plane Arbitrary Unknown
 };
 
 // Task id (rank) -> node for one step, from its recorded layout. slurmdbd keeps the
@@ -64,9 +64,9 @@ std::map<int, std::string> job_rank_nodes(const std::vector<StepRecord>& steps);
 
 // What slurmdbd's job record says (steps only when asked for).
 struct AccountingRecord {
-  std::string job_id;            // as asked for ("4242", "4242_7", "4242+1")
-  uint32_t db_job_id = 0;        // the job's own (raw) id; differs from job_id for "N_T" / "N+O"
-  std::optional<uint32_t> array_job_id;   // set for array tasks
+  std::string job_id;                    // as asked for ("4242", "4242_7", "4242+1")
+  uint32_t db_job_id = 0;                // the job's own (raw) id; differs from job_id for "N_T" / "N+O"
+  std::optional<uint32_t> array_job_id;  // set for array tasks
   std::optional<uint32_t> array_task_id;
   std::string cluster;
   std::string job_name;
@@ -77,23 +77,23 @@ struct AccountingRecord {
   int exit_code = 0;             // (status >> 8) & 0xff
   int signal = 0;                // status & 0x7f
   std::optional<TimeUs> submit;
-  std::optional<TimeUs> start;   // epoch µs; absent when the job never started
-  std::optional<TimeUs> end;     // epoch µs; absent while it runs
-  std::string node_expr;         // as stored, e.g. "n[1-3]" or "None assigned"
+  std::optional<TimeUs> start;     // epoch µs; absent when the job never started
+  std::optional<TimeUs> end;       // epoch µs; absent while it runs
+  std::string node_expr;           // as stored, e.g. "n[1-3]" or "None assigned"
   std::vector<std::string> nodes;  // node_expr expanded; empty when none assigned
-  uint32_t alloc_nodes = 0;      // node count Slurm allocated
-  std::string user;              // user name (uid as text when slurmdbd could not resolve it)
+  uint32_t alloc_nodes = 0;        // node count Slurm allocated
+  std::string user;                // user name (uid as text when slurmdbd could not resolve it)
   uint32_t uid = 0;
   std::string partition;
-  std::string comment;           // Comment (derived_es)
+  std::string comment;  // Comment (derived_es)
   std::string admin_comment;
   std::string system_comment;
-  int requeue_count = 0;         // earlier attempts of the same job id (database rows before this one)
-  std::string reason;            // why the job ended as it did (Slurm's last state reason), e.g. NonZeroExitCode
+  int requeue_count = 0;           // earlier attempts of the same job id (database rows before this one)
+  std::string reason;              // why the job ended as it did (Slurm's last state reason), e.g. NonZeroExitCode
   std::optional<uint32_t> requid;  // uid that requested the cancel (slurmdbd's requid); absent when none is
                                    // recorded (Slurm stores -1, read back as INFINITE, or NO_VAL)
-  std::string requser;           // requid's user name (getpwuid_r), or the uid as text when it has none
-  std::vector<StepRecord> steps; // read_job(..., with_steps = true) only
+  std::string requser;             // requid's user name (getpwuid_r), or the uid as text when it has none
+  std::vector<StepRecord> steps;   // read_job(..., with_steps = true) only
 
   // True when the record has stopped changing: a terminal state without the
   // COMPLETING/REQUEUE flags, an end time, and none of the signs of the placeholder row
@@ -119,8 +119,7 @@ class SlurmdbdConnection {
   SlurmdbdConnection& operator=(const SlurmdbdConnection&) = delete;
 
   // The newest record for the job; Error kSlurmdbNotFound when slurmdbd has none.
-  Result<AccountingRecord> read_job(const std::string& cluster, const std::string& job_id,
-                                    bool with_steps = false);
+  Result<AccountingRecord> read_job(const std::string& cluster, const std::string& job_id, bool with_steps = false);
 
   // Replaces the job's Comment with exactly `comment` (case, spaces and punctuation
   // kept; slurmdbd stores TEXT and cuts silently at 65,535 bytes). Error
@@ -136,4 +135,4 @@ class SlurmdbdConnection {
 // head daemon's node drainer).
 void init_libslurm_once();
 
-}  // namespace attrib::slurm::slurm
+}  // namespace attrib::slurm

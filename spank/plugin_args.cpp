@@ -7,8 +7,8 @@ namespace {
 
 Error arg_error(const std::string& arg, const std::string& why) {
   return Error{kSpankArg, "plugstack argument '" + arg + "': " + why +
-                                  " (known keys: spool_dir=PATH, allow_opt_out=yes|no, "
-                                  "nccl_trace_buffer_size=N)"};
+                              " (known keys: spool_dir=PATH, allow_opt_out=yes|no, "
+                              "nccl_trace_buffer_size=N)"};
 }
 
 }  // namespace

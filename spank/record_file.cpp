@@ -1,5 +1,4 @@
 #include "spank/record_file.h"
-#include "core/unique_fd.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -7,6 +6,8 @@
 
 #include <cerrno>
 #include <cstring>
+
+#include "core/unique_fd.h"
 
 namespace attrib::spank {
 namespace {

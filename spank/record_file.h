@@ -2,8 +2,9 @@
 // write must not stall a task's launch or exit; rename makes it all-or-nothing).
 #pragma once
 
-#include <string>
 #include <sys/types.h>
+
+#include <string>
 
 #include "core/result.h"
 

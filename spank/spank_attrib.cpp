@@ -42,10 +42,10 @@ using attrib::spank::PluginArgs;
 // Everything one process (srun, sbatch, slurmd or one step's slurmstepd) knows.
 // slurm_spank_init resets it: each process loads the plugin once, the unit tests many times.
 struct PluginState {
-  bool inert = false;            // bad plugstack arguments: do nothing at all
+  bool inert = false;  // bad plugstack arguments: do nothing at all
   PluginArgs args;
-  bool opt_out_requested = false;  // --attrib=off
-  bool evidence_requested = false; // --attrib-evidence
+  bool opt_out_requested = false;                    // --attrib=off
+  bool evidence_requested = false;                   // --attrib-evidence
   std::map<int, attrib::spank::TaskRecord> started;  // local task id -> its start record
 };
 PluginState state;
@@ -67,7 +67,6 @@ void report_problem(const std::string& message) {
     slurm_error("attrib: %s", message.c_str());
   }
 }
-
 
 // The node's name for records and %n: its short hostname, the Slurm NodeName on most
 // clusters. Not SLURMD_NODENAME from the job environment: in task_post_fork slurmstepd
@@ -255,7 +254,8 @@ int slurm_spank_init_post_opt(spank_t sp, int, char**) {
       uid_t uid = 0;
       gid_t gid = 0;
       const std::string user_dir = dir + "/user";
-      if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS || spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS) {
+      if (spank_get_item(sp, S_JOB_UID, &uid) != ESPANK_SUCCESS ||
+          spank_get_item(sp, S_JOB_GID, &gid) != ESPANK_SUCCESS) {
         report_problem("cannot read the job's uid/gid; no evidence directory");
         return;
       }

@@ -8,10 +8,14 @@ namespace attrib::spank {
 
 std::string step_label(uint32_t step_id) {
   switch (step_id) {
-    case kBatchStep: return "batch";
-    case kExternStep: return "extern";
-    case kInteractiveStep: return "interactive";
-    default: return std::to_string(step_id);
+    case kBatchStep:
+      return "batch";
+    case kExternStep:
+      return "extern";
+    case kInteractiveStep:
+      return "interactive";
+    default:
+      return std::to_string(step_id);
   }
 }
 
@@ -35,11 +39,21 @@ std::string json_string(const std::string& text) {
   for (const char c : text) {
     const auto byte = static_cast<unsigned char>(c);
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (byte < 0x20 || byte == 0x7f) {
           char escaped[8];
@@ -70,8 +84,8 @@ std::string record_text(const TaskRecord& record) {
   if (record.end_us) {
     const ExitStatus status = decode_wait_status(record.raw_status);
     text += "{\"v\":1,\"event\":\"task_exit\"," + identity(record) + ",\"end_us\":" + std::to_string(*record.end_us) +
-            ",\"raw_status\":" + std::to_string(record.raw_status) + ",\"exit_code\":" +
-            std::to_string(status.exit_code) + ",\"signal\":" + std::to_string(status.signal) +
+            ",\"raw_status\":" + std::to_string(record.raw_status) +
+            ",\"exit_code\":" + std::to_string(status.exit_code) + ",\"signal\":" + std::to_string(status.signal) +
             ",\"core_dumped\":" + (status.core_dumped ? "true" : "false") + "}\n";
   }
   return text;

@@ -21,8 +21,8 @@ inline constexpr uint32_t kInteractiveStep = 0xfffffffa;  // 4294967290
 std::string step_label(uint32_t step_id);
 
 struct ExitStatus {
-  int exit_code = 0;      // WEXITSTATUS, or 0 when a signal ended the task (Slurm's "0:9")
-  int signal = 0;         // WTERMSIG, or 0 when the task exited
+  int exit_code = 0;  // WEXITSTATUS, or 0 when a signal ended the task (Slurm's "0:9")
+  int signal = 0;     // WTERMSIG, or 0 when the task exited
   bool core_dumped = false;
   bool abnormal() const { return exit_code != 0 || signal != 0; }
 };
@@ -37,9 +37,9 @@ struct TaskRecord {
   uint32_t global_rank = 0;
   int local_rank = 0;
   int64_t pid = 0;
-  int64_t start_us = 0;            // wall clock when the task had been forked
-  std::optional<int64_t> end_us;   // set once the task has ended
-  int raw_status = 0;              // meaningful only with end_us
+  int64_t start_us = 0;           // wall clock when the task had been forked
+  std::optional<int64_t> end_us;  // set once the task has ended
+  int raw_status = 0;             // meaningful only with end_us
 };
 
 // <step>.<rank>.json

@@ -1,5 +1,4 @@
 #include "attributiond/dashboard/dashboard_server.h"
-#include "core/clock.h"
 
 #include <pwd.h>
 
@@ -12,6 +11,7 @@
 
 #include "attributiond/dashboard/dashboard_assets.h"
 #include "attributiond/ops/http_server.h"
+#include "core/clock.h"
 
 namespace attrib::dashboard {
 namespace {
@@ -19,7 +19,6 @@ namespace {
 using nlohmann::json;
 
 constexpr const char* kCookie = "attrib_session";
-
 
 std::string user_name(uid_t uid) {
   std::vector<char> buffer(16384);
@@ -74,11 +73,20 @@ std::string login_page(const std::string& why) {
   std::string escaped;
   for (char c : why) {
     switch (c) {
-      case '<': escaped += "&lt;"; break;
-      case '>': escaped += "&gt;"; break;
-      case '&': escaped += "&amp;"; break;
-      case '"': escaped += "&quot;"; break;
-      default: escaped += c;
+      case '<':
+        escaped += "&lt;";
+        break;
+      case '>':
+        escaped += "&gt;";
+        break;
+      case '&':
+        escaped += "&amp;";
+        break;
+      case '"':
+        escaped += "&quot;";
+        break;
+      default:
+        escaped += c;
     }
   }
   return "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>attrib: log in</title>"
@@ -101,18 +109,25 @@ bool time_param(const httplib::Request& request, const char* name, std::optional
 }
 
 json summary_json(const store::VerdictSummary& row) {
-  return json{{"cluster", row.cluster},   {"job_id", row.job_id},  {"status", row.status},
-              {"time_us", row.time_us},   {"user", row.user},      {"uid", row.uid},
-              {"domain", row.domain},     {"state", row.state},    {"rule", row.rule},
-              {"action", row.action},     {"comment", row.comment}, {"exit_code", row.exit_code},
-              {"nodes", row.nodes},       {"affected_nodes", row.affected_nodes}};
+  return json{{"cluster", row.cluster}, {"job_id", row.job_id},
+              {"status", row.status},   {"time_us", row.time_us},
+              {"user", row.user},       {"uid", row.uid},
+              {"domain", row.domain},   {"state", row.state},
+              {"rule", row.rule},       {"action", row.action},
+              {"comment", row.comment}, {"exit_code", row.exit_code},
+              {"nodes", row.nodes},     {"affected_nodes", row.affected_nodes}};
 }
 
 json offenders_json(const fleet::OffenderReport& report) {
   json offenders = json::array();
   for (const auto& o : report.offenders)
-    offenders.push_back(json{{"node", o.node}, {"gpu", o.gpu}, {"verdicts", o.verdicts}, {"first_us", o.first_us},
-                             {"last_us", o.last_us}, {"job_ids", o.job_ids}, {"basis", o.basis}});
+    offenders.push_back(json{{"node", o.node},
+                             {"gpu", o.gpu},
+                             {"verdicts", o.verdicts},
+                             {"first_us", o.first_us},
+                             {"last_us", o.last_us},
+                             {"job_ids", o.job_ids},
+                             {"basis", o.basis}});
   json systemic = json::array();
   for (const auto& s : report.systemic)
     systemic.push_back(json{{"from_us", s.from_us}, {"to_us", s.to_us}, {"nodes", s.nodes}, {"domain", s.domain}});
@@ -128,8 +143,8 @@ Result<std::unique_ptr<DashboardServer>> DashboardServer::start(const DashboardO
   std::unique_ptr<DashboardServer> out(new DashboardServer(options, std::move(*queries)));
   // A few people reading pages: a small pool bounds what a burst of requests can cost.
   // GET only: nothing large is ever sent to us.
-  ops::HttpServerOptions http{.what = "dashboard", .threads = 4, .timeout = std::chrono::seconds(10),
-                              .max_payload = 16 * 1024};
+  ops::HttpServerOptions http{
+      .what = "dashboard", .threads = 4, .timeout = std::chrono::seconds(10), .max_payload = 16 * 1024};
   DashboardServer* self = out.get();
   auto server = ops::HttpServer::start(common::dashboard_address(options.listen), http,
                                        [self](httplib::Server& routes) { self->routes(routes); });
@@ -207,8 +222,9 @@ void DashboardServer::routes(httplib::Server& server) {
     }
     spdlog::info("dashboard login: uid {} ({}){} from {}", caller->uid, user_name(caller->uid),
                  authenticator.is_admin(*caller) ? " as admin" : "", request.remote_addr);
-    response.set_header("Set-Cookie", std::string(kCookie) + "=" + *token + "; Path=/; HttpOnly; SameSite=Strict; Max-Age=" +
-                                          std::to_string(options_.session_ttl_s));
+    response.set_header("Set-Cookie",
+                        std::string(kCookie) + "=" + *token +
+                            "; Path=/; HttpOnly; SameSite=Strict; Max-Age=" + std::to_string(options_.session_ttl_s));
     response.set_redirect("/", 303);  // drops the credential from the address bar
   });
   server.Get("/logout", [this](const httplib::Request& request, httplib::Response& response) {
@@ -240,22 +256,23 @@ void DashboardServer::routes(httplib::Server& server) {
     return true;
   };
 
-  server.Get("/api/verdicts", [this, viewer_of, filter_of](const httplib::Request& request, httplib::Response& response) {
-    auto viewer = viewer_of(request, response, false);
-    if (!viewer) return;
-    store::VerdictFilter filter;
-    if (!filter_of(request, response, filter)) return;
-    if (std::string limit = request.get_param_value("limit"); !limit.empty()) {
-      if (limit.size() > 4 || limit.find_first_not_of("0123456789") != std::string::npos || std::stoi(limit) == 0)
-        return send_error(response, 400, "bad_limit", "limit is 1..9999");
-      filter.limit = std::stoi(limit);
-    }
-    auto page = queries_->verdicts(filter, *viewer);
-    if (!page) return send_error(response, 500, page.error().code, page.error().message);
-    json rows = json::array();
-    for (const auto& row : page->rows) rows.push_back(summary_json(row));
-    send_json(response, 200, json{{"verdicts", rows}, {"truncated", page->truncated}});
-  });
+  server.Get(
+      "/api/verdicts", [this, viewer_of, filter_of](const httplib::Request& request, httplib::Response& response) {
+        auto viewer = viewer_of(request, response, false);
+        if (!viewer) return;
+        store::VerdictFilter filter;
+        if (!filter_of(request, response, filter)) return;
+        if (std::string limit = request.get_param_value("limit"); !limit.empty()) {
+          if (limit.size() > 4 || limit.find_first_not_of("0123456789") != std::string::npos || std::stoi(limit) == 0)
+            return send_error(response, 400, "bad_limit", "limit is 1..9999");
+          filter.limit = std::stoi(limit);
+        }
+        auto page = queries_->verdicts(filter, *viewer);
+        if (!page) return send_error(response, 500, page.error().code, page.error().message);
+        json rows = json::array();
+        for (const auto& row : page->rows) rows.push_back(summary_json(row));
+        send_json(response, 200, json{{"verdicts", rows}, {"truncated", page->truncated}});
+      });
 
   server.Get("/api/counts", [this, viewer_of, filter_of](const httplib::Request& request, httplib::Response& response) {
     auto viewer = viewer_of(request, response, false);
@@ -292,19 +309,21 @@ void DashboardServer::routes(httplib::Server& server) {
     send_json(response, 200, body);
   });
 
-  server.Get("/api/jobs/([^/]+)/([^/]+)", [this, viewer_of](const httplib::Request& request, httplib::Response& response) {
-    auto viewer = viewer_of(request, response, false);
-    if (!viewer) return;
-    auto detail = queries_->job(request.matches[1].str(), request.matches[2].str(), *viewer);
-    if (!detail) {
-      if (detail.error().code == kDashForbidden) return send_error(response, 403, "forbidden", detail.error().message);
-      return send_error(response, 500, detail.error().code, detail.error().message);
-    }
-    if (!detail->has_value())
-      return send_error(response, 404, "not_found", "no archived verdict for job " + request.matches[2].str());
-    json verdict = json::parse((*detail)->verdict_json, nullptr, false);
-    send_json(response, 200, json{{"job", summary_json((*detail)->summary)}, {"verdict", verdict}});
-  });
+  server.Get(
+      "/api/jobs/([^/]+)/([^/]+)", [this, viewer_of](const httplib::Request& request, httplib::Response& response) {
+        auto viewer = viewer_of(request, response, false);
+        if (!viewer) return;
+        auto detail = queries_->job(request.matches[1].str(), request.matches[2].str(), *viewer);
+        if (!detail) {
+          if (detail.error().code == kDashForbidden)
+            return send_error(response, 403, "forbidden", detail.error().message);
+          return send_error(response, 500, detail.error().code, detail.error().message);
+        }
+        if (!detail->has_value())
+          return send_error(response, 404, "not_found", "no archived verdict for job " + request.matches[2].str());
+        json verdict = json::parse((*detail)->verdict_json, nullptr, false);
+        send_json(response, 200, json{{"job", summary_json((*detail)->summary)}, {"verdict", verdict}});
+      });
 
   // Read-only: every other method on every path is refused.
   auto refuse = [](const httplib::Request&, httplib::Response& response) {

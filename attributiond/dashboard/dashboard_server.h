@@ -21,12 +21,12 @@
 #include <string>
 #include <thread>
 
-#include "attributiond/ops/http_server.h"
-#include "core/result.h"
-#include "common/auth.h"
-#include "attributiond/store/dashboard_queries.h"
 #include "attributiond/dashboard/dashboard_sessions.h"
 #include "attributiond/fleet/offender_policy.h"
+#include "attributiond/ops/http_server.h"
+#include "attributiond/store/dashboard_queries.h"
+#include "common/auth.h"
+#include "core/result.h"
 
 namespace httplib {
 class Server;
@@ -35,10 +35,10 @@ class Server;
 namespace attrib::dashboard {
 
 struct DashboardOptions {
-  std::string listen;         // head.dashboard_listen: host:port, or a bare port for 127.0.0.1
-  std::string database;       // head.database, opened read-only
+  std::string listen;    // head.dashboard_listen: host:port, or a bare port for 127.0.0.1
+  std::string database;  // head.database, opened read-only
   int64_t session_ttl_s = 8 * 3600;
-  fleet::FleetPolicy fleet;          // for the repeat-offender panel
+  fleet::FleetPolicy fleet;  // for the repeat-offender panel
   std::shared_ptr<const common::Authenticator> authenticator;
 };
 

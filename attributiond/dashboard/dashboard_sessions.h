@@ -10,9 +10,9 @@
 #include <optional>
 #include <string>
 
+#include "common/auth.h"
 #include "core/result.h"
 #include "core/types.h"
-#include "common/auth.h"
 
 namespace attrib::dashboard {
 

@@ -60,9 +60,14 @@ Result<nlohmann::json> node_history_report(store::Database& db, const std::strin
       out["offender"] = offender;
       out["counted"] = o.verdicts;
     }
-    out["offenders"].push_back({{"node", o.node}, {"gpu", o.gpu}, {"verdicts", o.verdicts}, {"offender", offender},
-                                {"first", time_or_null(o.first_us)}, {"last", time_or_null(o.last_us)},
-                                {"job_ids", o.job_ids}, {"basis", o.basis}});
+    out["offenders"].push_back({{"node", o.node},
+                                {"gpu", o.gpu},
+                                {"verdicts", o.verdicts},
+                                {"offender", offender},
+                                {"first", time_or_null(o.first_us)},
+                                {"last", time_or_null(o.last_us)},
+                                {"job_ids", o.job_ids},
+                                {"basis", o.basis}});
   }
   out["systemic"] = nlohmann::json::array();
   for (const SystemicEvent& e : report->systemic)
@@ -71,17 +76,30 @@ Result<nlohmann::json> node_history_report(store::Database& db, const std::strin
   out["verdicts"] = nlohmann::json::array();
   for (const store::BlameRow& r : *history) {
     if (!cluster.empty() && r.cluster != cluster) continue;
-    out["verdicts"].push_back({{"cluster", r.cluster}, {"job_id", r.job_id}, {"time", time_or_null(r.time_us)},
-                               {"user", r.user}, {"uid", r.uid}, {"state", r.state}, {"domain", r.domain},
-                               {"rule", r.rule}, {"action", r.action}, {"gpu", r.gpu}, {"trusted", r.trusted},
+    out["verdicts"].push_back({{"cluster", r.cluster},
+                               {"job_id", r.job_id},
+                               {"time", time_or_null(r.time_us)},
+                               {"user", r.user},
+                               {"uid", r.uid},
+                               {"state", r.state},
+                               {"domain", r.domain},
+                               {"rule", r.rule},
+                               {"action", r.action},
+                               {"gpu", r.gpu},
+                               {"trusted", r.trusted},
                                {"counts", counts_for_reputation(r.domain, r.trusted, policy)}});
   }
   out["remediation"] = nlohmann::json::array();
   for (const store::RemediationRecord& a : *actions) {
     if (!cluster.empty() && a.cluster != cluster) continue;
-    out["remediation"].push_back({{"time", format_time(a.time_us)}, {"cluster", a.cluster}, {"node", a.node},
-                                  {"job_id", a.job_id}, {"rule", a.rule}, {"action", a.action},
-                                  {"reason", a.reason}, {"detail", a.detail}});
+    out["remediation"].push_back({{"time", format_time(a.time_us)},
+                                  {"cluster", a.cluster},
+                                  {"node", a.node},
+                                  {"job_id", a.job_id},
+                                  {"rule", a.rule},
+                                  {"action", a.action},
+                                  {"reason", a.reason},
+                                  {"detail", a.detail}});
   }
   return out;
 }
@@ -123,10 +141,19 @@ Result<nlohmann::json> verdict_list_report(store::Database& db, TimeUs since_us,
       out["truncated"] = true;
       break;
     }
-    out["verdicts"].push_back({{"cluster", r.cluster}, {"job_id", r.job_id}, {"time", time_or_null(r.time_us)},
-                               {"user", r.user}, {"uid", r.uid}, {"state", r.state}, {"domain", r.domain},
-                               {"rule", r.rule}, {"action", r.action}, {"node", r.node}, {"gpu", r.gpu},
-                               {"affected_nodes", split_commas(r.affected_nodes)}, {"trusted", r.trusted}});
+    out["verdicts"].push_back({{"cluster", r.cluster},
+                               {"job_id", r.job_id},
+                               {"time", time_or_null(r.time_us)},
+                               {"user", r.user},
+                               {"uid", r.uid},
+                               {"state", r.state},
+                               {"domain", r.domain},
+                               {"rule", r.rule},
+                               {"action", r.action},
+                               {"node", r.node},
+                               {"gpu", r.gpu},
+                               {"affected_nodes", split_commas(r.affected_nodes)},
+                               {"trusted", r.trusted}});
   }
   return out;
 }

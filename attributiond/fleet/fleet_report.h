@@ -1,6 +1,6 @@
 // The JSON documents behind GetNodeHistory and ListVerdicts (docs/fleet.md), built from
-// the fleet history queries (attributiond/store/fleet_queries.h) and the offender policy. attrib-show prints them as is with --json
-// and renders them as text otherwise.
+// the fleet history queries (attributiond/store/fleet_queries.h) and the offender policy. attrib-show prints them as is
+// with --json and renders them as text otherwise.
 #pragma once
 
 #include <sys/types.h>

@@ -141,17 +141,15 @@ OffenderReport evaluate_offenders(const std::vector<BlameRow>& rows, const Fleet
   for (size_t i = 0; i < counted.size(); ++i) {
     const BlameRow* row = counted[i];
     if (systemic[i] || row->time_us < window_start) continue;
-    if (seen_node.insert({row->node, row->cluster + "/" + row->job_id}).second)
-      by_node[{row->node, ""}].push_back(row);
+    if (seen_node.insert({row->node, row->cluster + "/" + row->job_id}).second) by_node[{row->node, ""}].push_back(row);
     if (!row->gpu.empty() && seen_gpu.insert({row->node + "/" + row->gpu, row->cluster + "/" + row->job_id}).second)
       by_gpu[{row->node, row->gpu}].push_back(row);
   }
   add_offenders(by_node, policy.offender_threshold, report.offenders);
   add_offenders(by_gpu, policy.offender_threshold, report.offenders);
   add_app_class_gpu_offenders(rows, policy, window_start, now_us, report.offenders);
-  std::sort(report.offenders.begin(), report.offenders.end(), [](const Offender& a, const Offender& b) {
-    return a.node != b.node ? a.node < b.node : a.gpu < b.gpu;
-  });
+  std::sort(report.offenders.begin(), report.offenders.end(),
+            [](const Offender& a, const Offender& b) { return a.node != b.node ? a.node < b.node : a.gpu < b.gpu; });
   return report;
 }
 

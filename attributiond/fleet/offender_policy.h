@@ -20,7 +20,7 @@ namespace attrib::fleet {
 
 struct Offender {
   std::string node;
-  std::string gpu;  // "" for the node as a whole
+  std::string gpu;   // "" for the node as a whole
   int verdicts = 0;  // counted verdicts inside the window
   TimeUs first_us = 0, last_us = 0;
   std::vector<std::string> job_ids;  // oldest first
@@ -33,11 +33,11 @@ struct Offender {
 // When a node (or one GPU) becomes a repeat offender, and when a burst of blame is a
 // fleet-wide event instead (config keys fleet.*).
 struct FleetPolicy {
-  int offender_threshold = 2;                   // counted verdicts within the window
+  int offender_threshold = 2;  // counted verdicts within the window
   int64_t offender_window_s = 14 * 86400;
   std::vector<std::string> offender_domains = {"GPU_HARDWARE", "HOST_HARDWARE", "NVLINK_FABRIC"};
-  int systemic_nodes = 16;                      // more distinct nodes than this within ...
-  int64_t systemic_window_s = 3600;             // ... this long is one systemic event
+  int systemic_nodes = 16;           // more distinct nodes than this within ...
+  int64_t systemic_window_s = 3600;  // ... this long is one systemic event
   // The rule that blames one GPU for an application-class Xid (domain APPLICATION); the
   // same GPU in offender_threshold such jobs of at least two users is an offender too.
   std::vector<std::string> app_class_gpu_rules = {"gpu.xid_job_fatal"};

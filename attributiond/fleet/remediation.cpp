@@ -29,12 +29,14 @@ std::string drain_reason(const std::string& job_id, const std::string& rule, con
   return reason;
 }
 
-Remediator::Remediator(common::RemediationConfig config, FleetPolicy policy, std::unique_ptr<slurm::NodeDrainer> drainer)
+Remediator::Remediator(common::RemediationConfig config, FleetPolicy policy,
+                       std::unique_ptr<slurm::NodeDrainer> drainer)
     : config_(std::move(config)), policy_(std::move(policy)), drainer_(std::move(drainer)) {
   if (!drainer_) config_.mode = "off";
 }
 
-Result<std::optional<store::RemediationRecord>> Remediator::after_verdict(store::JobStore& jobs, const store::JobKey& key, TimeUs now) {
+Result<std::optional<store::RemediationRecord>> Remediator::after_verdict(store::JobStore& jobs,
+                                                                          const store::JobKey& key, TimeUs now) {
   using Out = std::optional<store::RemediationRecord>;
   if (!enabled()) return Out();
   std::lock_guard lock(mutex_);
@@ -44,7 +46,8 @@ Result<std::optional<store::RemediationRecord>> Remediator::after_verdict(store:
   if (!found) return found.error();
   if (!found->has_value()) return Out();  // the verdict blames no node
   const store::BlameRow& blame = **found;
-  auto decided = jobs.with_db([&](store::Database& db) { return store::remediation_decided(db, blame.cluster, blame.job_id, blame.node); });
+  auto decided = jobs.with_db(
+      [&](store::Database& db) { return store::remediation_decided(db, blame.cluster, blame.job_id, blame.node); });
   if (!decided) return decided.error();
   if (*decided) return Out();
 
@@ -96,7 +99,8 @@ Result<std::optional<store::RemediationRecord>> Remediator::after_verdict(store:
       return ok_status();
     }
     const std::string counted = dry_run ? "would_drain" : "drained";
-    auto recent = jobs.with_db([&](store::Database& db) { return store::remediation_count_since(db, counted, now - 3600 * kSecond); });
+    auto recent = jobs.with_db(
+        [&](store::Database& db) { return store::remediation_count_since(db, counted, now - 3600 * kSecond); });
     if (!recent) return recent.error();
     if (*recent >= config_.max_drains_per_hour) {
       record.action = "skipped_rate_limited";
@@ -119,7 +123,8 @@ Result<std::optional<store::RemediationRecord>> Remediator::after_verdict(store:
   };
   if (auto s = decide(); !s) return s.error();
 
-  if (auto s = jobs.with_db([&](store::Database& db) { return store::insert_remediation(db, record); }); !s) return s.error();
+  if (auto s = jobs.with_db([&](store::Database& db) { return store::insert_remediation(db, record); }); !s)
+    return s.error();
   if (record.action == "drained" || record.action == "failed")
     spdlog::warn("remediation: node {} {} for job {} ({}): {}", record.node, record.action, record.job_id,
                  record.reason, record.detail);

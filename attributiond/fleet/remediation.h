@@ -18,10 +18,10 @@
 #include <mutex>
 #include <string>
 
-#include "core/result.h"
-#include "common/config.h"
 #include "attributiond/fleet/offender_policy.h"
 #include "attributiond/store/job_store.h"
+#include "common/config.h"
+#include "core/result.h"
 #include "slurm/node_drainer.h"
 
 namespace attrib::fleet {
@@ -38,7 +38,8 @@ class Remediator {
   // Decides for one archived job (read back from the store's history) and records the
   // decision; safe to call again for the same job (a retried attempt): a job decided once
   // is not decided again. Returns the record written, if any.
-  Result<std::optional<store::RemediationRecord>> after_verdict(store::JobStore& jobs, const store::JobKey& key, TimeUs now);
+  Result<std::optional<store::RemediationRecord>> after_verdict(store::JobStore& jobs, const store::JobKey& key,
+                                                                TimeUs now);
 
   bool enabled() const { return config_.mode != "off"; }
 

@@ -1,10 +1,11 @@
 #include "attributiond/head/attribution_service.h"
-#include "common/grpc_status.h"
-#include "core/clock.h"
 
 #include <chrono>
 
 #include <spdlog/spdlog.h>
+
+#include "common/grpc_status.h"
+#include "core/clock.h"
 
 namespace attrib::head {
 
@@ -39,7 +40,9 @@ grpc::Status AttributionService::SubmitJobEnded(grpc::ServerContext* context, co
   response->set_accepted(true);
   response->set_duplicate(!*queued);
   if (metrics_ != nullptr)
-    (*queued ? metrics_->jobs_accepted : metrics_->jobs_duplicate).labels({ops::hook_label(request->hook()), "rpc"}).inc();
+    (*queued ? metrics_->jobs_accepted : metrics_->jobs_duplicate)
+        .labels({ops::hook_label(request->hook()), "rpc"})
+        .inc();
   spdlog::info("job {}: {} (hook {}, nodes {})", request->job_id(), *queued ? "queued" : "already queued",
                v1::HookKind_Name(request->hook()), request->node_list());
   if (*queued) on_enqueued_();
@@ -51,8 +54,7 @@ grpc::Status AttributionService::GetVerdict(grpc::ServerContext* context, const 
   auto caller = auth_->authenticate(context, common::kGetVerdict, *request);
   if (!caller) {
     spdlog::warn("GetVerdict for job {} from {} rejected: {}", request->job_id(),
-                 context != nullptr ? context->peer() : std::string("an in-process caller"),
-                 caller.error().message);
+                 context != nullptr ? context->peer() : std::string("an in-process caller"), caller.error().message);
     return common::to_grpc_status(caller.error());
   }
   std::string cluster = request->cluster().empty() ? default_cluster_ : request->cluster();
@@ -68,9 +70,10 @@ grpc::Status AttributionService::GetVerdict(grpc::ServerContext* context, const 
       !auth_->is_admin(*caller) && (!owner || caller->uid != *owner)) {
     spdlog::info("GetVerdict for job {} denied to uid {} (job uid {})", request->job_id(), caller->uid,
                  owner ? std::to_string(*owner) : std::string("unknown"));
-    return common::to_grpc_status(Error{kVerdictForbidden,
-                        "job " + request->job_id() + " is not yours: uid " + std::to_string(caller->uid) +
-                            " may read only its own jobs' verdicts (admins: root, the SlurmUser, auth.admin_group)"});
+    return common::to_grpc_status(
+        Error{kVerdictForbidden,
+              "job " + request->job_id() + " is not yours: uid " + std::to_string(caller->uid) +
+                  " may read only its own jobs' verdicts (admins: root, the SlurmUser, auth.admin_group)"});
   }
   response->set_status(job.status);
   response->set_last_error(job.last_error);

@@ -5,10 +5,10 @@
 #include <string>
 
 #include "attrib/v1/attrib.grpc.pb.h"
-#include "common/auth.h"
-#include "attributiond/ops/daemon_metrics.h"
 #include "attributiond/fleet/offender_policy.h"
+#include "attributiond/ops/daemon_metrics.h"
 #include "attributiond/store/job_store.h"
+#include "common/auth.h"
 
 namespace attrib::head {
 

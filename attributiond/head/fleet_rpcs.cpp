@@ -3,10 +3,10 @@
 // shows non-admins only their own jobs, counts included.
 #include <spdlog/spdlog.h>
 
-#include "core/clock.h"
+#include "attributiond/fleet/fleet_report.h"
 #include "attributiond/head/attribution_service.h"
 #include "common/grpc_status.h"
-#include "attributiond/fleet/fleet_report.h"
+#include "core/clock.h"
 
 namespace attrib::head {
 namespace {
@@ -27,9 +27,11 @@ grpc::Status AttributionService::GetNodeHistory(grpc::ServerContext* context, co
   }
   if (!auth_->is_admin(*caller)) {
     spdlog::info("GetNodeHistory for node {} denied to uid {}", request->node(), caller->uid);
-    return common::to_grpc_status(Error{kAuthDenied,
-                        "node history is for admins (root, the SlurmUser, auth.admin_group): it names every "
-                        "user's jobs; uid " + std::to_string(caller->uid) + " is not one"});
+    return common::to_grpc_status(
+        Error{kAuthDenied,
+              "node history is for admins (root, the SlurmUser, auth.admin_group): it names every "
+              "user's jobs; uid " +
+                  std::to_string(caller->uid) + " is not one"});
   }
   if (request->node().empty()) return common::to_grpc_status(Error{kRequestInvalid, "no node named"});
   std::string cluster = request->cluster().empty() ? default_cluster_ : request->cluster();

@@ -1,4 +1,3 @@
-#include "core/clock.h"
 #include "attributiond/head/head_daemon.h"
 
 #include <filesystem>
@@ -6,8 +5,9 @@
 #include <spdlog/spdlog.h>
 
 #include "attributiond/ops/grpc_server.h"
-#include "slurm/node_drainer.h"
 #include "common/spool.h"
+#include "core/clock.h"
+#include "slurm/node_drainer.h"
 
 namespace attrib::head {
 namespace {
@@ -44,20 +44,23 @@ HeadDaemon::HeadDaemon(common::Config config, std::unique_ptr<store::JobStore> s
         if (!pending) return std::nullopt;
         return static_cast<double>(*pending);
       },
-      [this]() -> std::optional<double> { return static_cast<double>(common::list_spool_files(config_.head.spool_dir).size()); });
+      [this]() -> std::optional<double> {
+        return static_cast<double>(common::list_spool_files(config_.head.spool_dir).size());
+      });
 }
 
 HeadDaemon::~HeadDaemon() { stop(); }
 
 void HeadDaemon::set_node_drainer(std::unique_ptr<slurm::NodeDrainer> drainer) {
-  remediator_ = std::make_unique<fleet::Remediator>(config_.remediation, fleet::fleet_policy(config_.fleet), std::move(drainer));
+  remediator_ =
+      std::make_unique<fleet::Remediator>(config_.remediation, fleet::fleet_policy(config_.fleet), std::move(drainer));
 }
 
 Status HeadDaemon::start() {
   auto authenticator = common::Authenticator::create(config_.auth);
   if (!authenticator) return authenticator.error();
-  service_ = std::make_unique<AttributionService>(*store_, config_.cluster, [this] { wake(); }, *authenticator,
-                                                  &metrics_, fleet::fleet_policy(config_.fleet));
+  service_ = std::make_unique<AttributionService>(
+      *store_, config_.cluster, [this] { wake(); }, *authenticator, &metrics_, fleet::fleet_policy(config_.fleet));
   if (remediator_ && remediator_->enabled())
     spdlog::warn("remediation.mode {}: nodes blamed by trusted verdicts are {} (docs/fleet.md)",
                  config_.remediation.mode, config_.remediation.mode == "drain" ? "drained" : "reported, not drained");
@@ -76,7 +79,8 @@ Status HeadDaemon::start() {
   }
   if (!config_.head.dashboard_listen.empty()) {
     dashboard::DashboardOptions options{config_.head.dashboard_listen, config_.head.database,
-                             config_.head.dashboard_session_ttl_s, fleet::fleet_policy(config_.fleet), *authenticator};
+                                        config_.head.dashboard_session_ttl_s, fleet::fleet_policy(config_.fleet),
+                                        *authenticator};
     auto dashboard = dashboard::DashboardServer::start(options);
     if (!dashboard) return dashboard.error();
     dashboard_server_ = std::move(*dashboard);
@@ -124,7 +128,9 @@ void HeadDaemon::drain_spool() {
       continue;  // the file stays until the queue has the job
     }
     spdlog::info("spool: job {} {}", message->job_id(), *queued ? "queued" : "already known");
-    (*queued ? metrics_.jobs_accepted : metrics_.jobs_duplicate).labels({ops::hook_label(message->hook()), "spool"}).inc();
+    (*queued ? metrics_.jobs_accepted : metrics_.jobs_duplicate)
+        .labels({ops::hook_label(message->hook()), "spool"})
+        .inc();
     std::error_code ec;
     std::filesystem::remove(file, ec);
     if (*queued) wake();
@@ -144,7 +150,8 @@ void HeadDaemon::spool_loop() {
 
 void HeadDaemon::worker_loop() {
   std::unique_ptr<slurm::Accounting> accounting = accounting_factory_();
-  pipeline::AttributionContext context{config_.head, config_.cluster, pack_, collectors_, agents_.get(), *store_, &metrics_};
+  pipeline::AttributionContext context{config_.head,  config_.cluster, pack_,    collectors_,
+                                       agents_.get(), *store_,         &metrics_};
   context.remediator = remediator_.get();
   while (!stopping_) {
     std::optional<store::QueuedJob> job;

@@ -12,13 +12,13 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "slurm/accounting.h"
-#include "attributiond/pipeline/attribution.h"
+#include "attributiond/dashboard/dashboard_server.h"
+#include "attributiond/fleet/remediation.h"
 #include "attributiond/head/attribution_service.h"
 #include "attributiond/ops/daemon_metrics.h"
-#include "attributiond/dashboard/dashboard_server.h"
 #include "attributiond/ops/metrics_server.h"
-#include "attributiond/fleet/remediation.h"
+#include "attributiond/pipeline/attribution.h"
+#include "slurm/accounting.h"
 
 namespace attrib::head {
 

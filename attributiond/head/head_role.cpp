@@ -18,7 +18,8 @@ Status run_head_role(const common::Config& config, std::shared_ptr<const rules::
                     [] { return std::make_unique<slurm::SlurmdbdAccounting>(); });
   if (auto s = daemon.start(); !s) return s;
   spdlog::info("attributiond (head) ready for cluster {}", config.cluster);
-  systemd.ready(fmt::format("head for cluster {} listening on {}", config.cluster, fmt::join(config.head.listen, ", ")));
+  systemd.ready(
+      fmt::format("head for cluster {} listening on {}", config.cluster, fmt::join(config.head.listen, ", ")));
   systemd.start_watchdog([&daemon] { return daemon.healthy(); });
   ops::wait_for_stop(stop_signals);
   systemd.stopping("stopping: finishing the jobs in progress");

@@ -1,21 +1,25 @@
 #include "attributiond/node/node_collect_service.h"
-#include "common/grpc_status.h"
 
 #include <chrono>
 
 #include <spdlog/spdlog.h>
 
 #include "attributiond/ops/log_context.h"
+#include "common/grpc_status.h"
 
 namespace attrib::node {
 namespace {
 
 std::string status_label(grpc::StatusCode code) {
   switch (code) {
-    case grpc::StatusCode::OK: return "ok";
-    case grpc::StatusCode::FAILED_PRECONDITION: return "failed_precondition";
-    case grpc::StatusCode::INVALID_ARGUMENT: return "invalid_argument";
-    default: return "error";
+    case grpc::StatusCode::OK:
+      return "ok";
+    case grpc::StatusCode::FAILED_PRECONDITION:
+      return "failed_precondition";
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return "invalid_argument";
+    default:
+      return "error";
   }
 }
 
@@ -51,8 +55,8 @@ grpc::Status NodeCollectService::serve(const v1::CollectRequest& request, v1::Co
   // A misrouted request (wrong address in the head's table) must not pass off this
   // node's logs as another node's.
   if (request.node() != node_name_)
-    return common::to_grpc_status(Error{kCollectWrongNode,
-                        "this agent serves node " + node_name_ + ", not " + request.node()});
+    return common::to_grpc_status(
+        Error{kCollectWrongNode, "this agent serves node " + node_name_ + ", not " + request.node()});
   if (request.window_end_us() < request.window_start_us())
     return common::to_grpc_status(Error{kRequestInvalid, "window ends before it starts"});
   collectors::CollectRequest collect{.job_id = request.job_id(),
@@ -60,7 +64,8 @@ grpc::Status NodeCollectService::serve(const v1::CollectRequest& request, v1::Co
                                      .window_start = request.window_start_us(),
                                      .window_end = request.window_end_us(),
                                      .cluster = request.cluster()};
-  pipeline::NodeEvidence evidence = pipeline::collect_node(pack_, collectors_, collect, {request.sources().begin(), request.sources().end()});
+  pipeline::NodeEvidence evidence =
+      pipeline::collect_node(pack_, collectors_, collect, {request.sources().begin(), request.sources().end()});
   spdlog::info("job {}: collected {} events on {}", request.job_id(), evidence.events.size(), node_name_);
   response = pipeline::to_proto(evidence, rules::pack_hash(*pack_));
   return grpc::Status::OK;

@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "attrib/v1/attrib.grpc.pb.h"
-#include "common/auth.h"
 #include "attributiond/ops/daemon_metrics.h"
 #include "attributiond/pipeline/node_evidence.h"
+#include "common/auth.h"
 
 namespace attrib::node {
 

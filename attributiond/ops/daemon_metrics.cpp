@@ -21,11 +21,10 @@ HeadMetrics::HeadMetrics(ops::MetricsRegistry& registry)
                                      "Jobs newly queued for attribution, by the hook that reported them and the "
                                      "path they came by (rpc: JobEnded call; spool: file left by attrib-epilog).",
                                      {"hook", "via"})),
-      jobs_duplicate(registry.counter("attrib_jobs_duplicate_total",
-                                      "JobEnded reports for jobs already queued (e.g. a second hook); not queued again.",
-                                      {"hook", "via"})),
-      jobs_attributed(registry.counter("attrib_jobs_attributed_total",
-                                       "Jobs whose verdict was made and archived.")),
+      jobs_duplicate(registry.counter(
+          "attrib_jobs_duplicate_total",
+          "JobEnded reports for jobs already queued (e.g. a second hook); not queued again.", {"hook", "via"})),
+      jobs_attributed(registry.counter("attrib_jobs_attributed_total", "Jobs whose verdict was made and archived.")),
       jobs_not_attributed(registry.counter("attrib_jobs_not_attributed_total",
                                            "Jobs recorded without a verdict, by reason (opt_out: the user's "
                                            "--attrib=off, honoured because head.allow_opt_out is set).",

@@ -8,9 +8,9 @@
 #include <optional>
 #include <string>
 
+#include "attributiond/ops/metrics_registry.h"
 #include "core/types.h"
 #include "core/verdict.h"
-#include "attributiond/ops/metrics_registry.h"
 
 namespace attrib::ops {
 
@@ -21,10 +21,10 @@ void register_info(ops::MetricsRegistry& registry, const std::string& role, cons
 struct HeadMetrics {
   explicit HeadMetrics(ops::MetricsRegistry& registry);
 
-  ops::Family<ops::Counter>& jobs_accepted;      // hook, via
-  ops::Family<ops::Counter>& jobs_duplicate;     // hook, via
+  ops::Family<ops::Counter>& jobs_accepted;   // hook, via
+  ops::Family<ops::Counter>& jobs_duplicate;  // hook, via
   ops::Family<ops::Counter>& jobs_attributed;
-  ops::Family<ops::Counter>& jobs_not_attributed;  // reason
+  ops::Family<ops::Counter>& jobs_not_attributed;   // reason
   ops::Family<ops::Counter>& attribution_failures;  // step
   ops::Family<ops::Counter>& attribution_retries;   // reason
   ops::Family<ops::Counter>& scope_timeouts;

@@ -15,7 +15,6 @@ namespace attrib::ops {
 // Serves `service` on every address ("unix:///path" or "host:port"). For a Unix socket the
 // directory is created and a stale socket left by a crash removed first (gRPC does
 // neither). Error LISTEN_E_DIR or LISTEN_E_BIND naming the address.
-Result<std::unique_ptr<grpc::Server>> start_grpc_server(const std::vector<std::string>& listen,
-                                                        grpc::Service& service);
+Result<std::unique_ptr<grpc::Server>> start_grpc_server(const std::vector<std::string>& listen, grpc::Service& service);
 
 }  // namespace attrib::ops

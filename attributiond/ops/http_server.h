@@ -19,10 +19,10 @@ class Server;
 namespace attrib::ops {
 
 struct HttpServerOptions {
-  std::string what;                     // named in errors, e.g. "metrics"
-  int threads = 2;                      // the pool bounds what a burst of requests can cost
-  std::chrono::seconds timeout{5};      // read and write timeouts
-  size_t max_payload = 64 * 1024;       // largest request body accepted
+  std::string what;                 // named in errors, e.g. "metrics"
+  int threads = 2;                  // the pool bounds what a burst of requests can cost
+  std::chrono::seconds timeout{5};  // read and write timeouts
+  size_t max_payload = 64 * 1024;   // largest request body accepted
 };
 
 class HttpServer {

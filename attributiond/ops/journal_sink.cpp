@@ -2,24 +2,31 @@
 
 #include <sys/stat.h>
 #include <sys/uio.h>
-#include <unistd.h>
 #include <syslog.h>
-#include <systemd/sd-journal.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
+
+#include <systemd/sd-journal.h>
 
 namespace attrib::ops {
 
 int journal_priority(spdlog::level::level_enum level) {
   switch (level) {
     case spdlog::level::trace:
-    case spdlog::level::debug: return LOG_DEBUG;
-    case spdlog::level::info: return LOG_INFO;
-    case spdlog::level::warn: return LOG_WARNING;
-    case spdlog::level::err: return LOG_ERR;
-    case spdlog::level::critical: return LOG_CRIT;
-    default: return LOG_INFO;
+    case spdlog::level::debug:
+      return LOG_DEBUG;
+    case spdlog::level::info:
+      return LOG_INFO;
+    case spdlog::level::warn:
+      return LOG_WARNING;
+    case spdlog::level::err:
+      return LOG_ERR;
+    case spdlog::level::critical:
+      return LOG_CRIT;
+    default:
+      return LOG_INFO;
   }
 }
 

@@ -60,8 +60,8 @@ Histogram::Snapshot Histogram::snapshot() const {
 template <typename Child>
 Child& Family<Child>::labels(const LabelValues& values) {
   if (values.size() != label_names_.size())
-    throw std::invalid_argument("metric family expects " + std::to_string(label_names_.size()) +
-                                " label values, got " + std::to_string(values.size()));
+    throw std::invalid_argument("metric family expects " + std::to_string(label_names_.size()) + " label values, got " +
+                                std::to_string(values.size()));
   std::lock_guard lock(mutex_);
   auto& slot = children_[values];
   if (!slot) slot = make_child_();
@@ -86,7 +86,7 @@ MetricsRegistry::MetricsRegistry() = default;
 MetricsRegistry::~MetricsRegistry() = default;
 
 MetricsRegistry::Entry& MetricsRegistry::add(const std::string& name, const std::string& help, const char* type,
-                               const std::vector<std::string>& labels, bool histogram) {
+                                             const std::vector<std::string>& labels, bool histogram) {
   if (!valid_name(name, true)) throw std::invalid_argument("invalid metric name '" + name + "'");
   for (const auto& label : labels)
     if (!valid_name(label, false) || label.rfind("__", 0) == 0 || (histogram && label == "le"))
@@ -108,7 +108,7 @@ MetricsRegistry::Entry& MetricsRegistry::add(const std::string& name, const std:
 }
 
 Family<Counter>& MetricsRegistry::counter(const std::string& name, const std::string& help,
-                                   std::vector<std::string> labels) {
+                                          std::vector<std::string> labels) {
   Entry& entry = add(name, help, "counter", labels, false);
   bool unlabelled = labels.empty();
   entry.counters.reset(new Family<Counter>(std::move(labels), [] { return std::make_unique<Counter>(); }));
@@ -116,7 +116,8 @@ Family<Counter>& MetricsRegistry::counter(const std::string& name, const std::st
   return *entry.counters;
 }
 
-Family<Gauge>& MetricsRegistry::gauge(const std::string& name, const std::string& help, std::vector<std::string> labels) {
+Family<Gauge>& MetricsRegistry::gauge(const std::string& name, const std::string& help,
+                                      std::vector<std::string> labels) {
   Entry& entry = add(name, help, "gauge", labels, false);
   bool unlabelled = labels.empty();
   entry.gauges.reset(new Family<Gauge>(std::move(labels), [] { return std::make_unique<Gauge>(); }));
@@ -124,8 +125,8 @@ Family<Gauge>& MetricsRegistry::gauge(const std::string& name, const std::string
   return *entry.gauges;
 }
 
-Family<Histogram>& MetricsRegistry::histogram(const std::string& name, const std::string& help, std::vector<double> bounds,
-                                       std::vector<std::string> labels) {
+Family<Histogram>& MetricsRegistry::histogram(const std::string& name, const std::string& help,
+                                              std::vector<double> bounds, std::vector<std::string> labels) {
   for (size_t i = 0; i < bounds.size(); ++i)
     if (!std::isfinite(bounds[i]) || (i > 0 && bounds[i] <= bounds[i - 1]))
       throw std::invalid_argument("histogram " + name + ": bounds must be finite and strictly increasing");
@@ -133,14 +134,14 @@ Family<Histogram>& MetricsRegistry::histogram(const std::string& name, const std
   entry.bounds = std::make_shared<const std::vector<double>>(std::move(bounds));
   bool unlabelled = labels.empty();
   auto shared_bounds = entry.bounds;
-  entry.histograms.reset(new Family<Histogram>(
-      std::move(labels), [shared_bounds] { return std::make_unique<Histogram>(shared_bounds); }));
+  entry.histograms.reset(
+      new Family<Histogram>(std::move(labels), [shared_bounds] { return std::make_unique<Histogram>(shared_bounds); }));
   if (unlabelled) entry.histograms->get();
   return *entry.histograms;
 }
 
 void MetricsRegistry::gauge_callback(const std::string& name, const std::string& help,
-                              std::function<std::optional<double>()> read) {
+                                     std::function<std::optional<double>()> read) {
   add(name, help, "gauge", {}, false).read = std::move(read);
 }
 
@@ -189,10 +190,14 @@ std::vector<std::string> MetricsRegistry::names() const {
 std::string escape_label_value(const std::string& value) {
   std::string out;
   for (char c : value) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -200,9 +205,12 @@ std::string escape_label_value(const std::string& value) {
 std::string escape_help(const std::string& help) {
   std::string out;
   for (char c : help) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }

@@ -102,8 +102,7 @@ class MetricsRegistry {
                                std::vector<std::string> labels = {});
   // A gauge read when scraped (e.g. the queue depth from the job store), so it can never
   // disagree with its source. nullopt (the source failed) leaves the sample out.
-  void gauge_callback(const std::string& name, const std::string& help,
-                      std::function<std::optional<double>()> read);
+  void gauge_callback(const std::string& name, const std::string& help, std::function<std::optional<double>()> read);
 
   // The text exposition format, version 0.0.4.
   std::string render() const;
@@ -112,8 +111,8 @@ class MetricsRegistry {
 
  private:
   struct Entry;
-  Entry& add(const std::string& name, const std::string& help, const char* type,
-             const std::vector<std::string>& labels, bool histogram);
+  Entry& add(const std::string& name, const std::string& help, const char* type, const std::vector<std::string>& labels,
+             bool histogram);
 
   mutable std::mutex mutex_;
   std::map<std::string, std::unique_ptr<Entry>> families_;

@@ -1,10 +1,9 @@
 #include "attributiond/ops/systemd_notify.h"
 
-#include <systemd/sd-daemon.h>
-
 #include <cstring>
 
 #include <spdlog/spdlog.h>
+#include <systemd/sd-daemon.h>
 
 namespace attrib::ops {
 namespace {
@@ -62,8 +61,10 @@ void SystemdNotifier::watchdog_loop(std::chrono::microseconds interval, std::fun
     if (ok) notify("WATCHDOG=1");
     if (ok != was_healthy) {
       // Only on a change: the log says when it went wrong, not once per ping.
-      if (ok) spdlog::info("watchdog: healthy again");
-      else spdlog::error("watchdog: health check failed; not pinging systemd");
+      if (ok)
+        spdlog::info("watchdog: healthy again");
+      else
+        spdlog::error("watchdog: health check failed; not pinging systemd");
       notify(std::string("STATUS=") + (ok ? "running" : "health check failing; systemd will restart us"));
       was_healthy = ok;
     }

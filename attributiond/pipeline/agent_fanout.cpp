@@ -6,8 +6,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "common/auth.h"
 #include "attributiond/ops/log_context.h"
+#include "common/auth.h"
 
 namespace attrib::pipeline {
 namespace {
@@ -56,8 +56,7 @@ NodeEvidence AgentFanout::collect_one(const JobFacts& job, const std::string& no
     return missing(node, CoverageStatus::Failed, window_start, window_end,
                    "agent at " + address + ": " + status.error_message());
   if (response.ruleset_hash() != ruleset_hash_)
-    spdlog::warn("job {}: agent {} runs rule pack {} (head: {})", job_id, node, response.ruleset_hash(),
-                 ruleset_hash_);
+    spdlog::warn("job {}: agent {} runs rule pack {} (head: {})", job_id, node, response.ruleset_hash(), ruleset_hash_);
   NodeEvidence evidence = from_proto(response);
   // An agent speaks only for its own node.
   std::erase_if(evidence.events, [&](const Event& e) { return e.node != node; });
@@ -79,7 +78,7 @@ std::vector<NodeEvidence> AgentFanout::collect(const JobFacts& job, TimeUs windo
   size_t thread_count = std::min<size_t>(static_cast<size_t>(config_.concurrency), targets.size());
   std::vector<std::jthread> threads;
   for (size_t t = 1; t < thread_count; ++t) threads.emplace_back(work);
-  work();  // this thread takes a share too
+  work();           // this thread takes a share too
   threads.clear();  // joins
   return results;
 }

@@ -13,8 +13,8 @@
 #include <grpcpp/grpcpp.h>
 
 #include "attrib/v1/attrib.grpc.pb.h"
-#include "common/config.h"
 #include "attributiond/pipeline/node_evidence.h"
+#include "common/config.h"
 
 namespace attrib::pipeline {
 

@@ -1,4 +1,3 @@
-#include "core/clock.h"
 #include "attributiond/pipeline/attribution.h"
 
 #include <algorithm>
@@ -7,10 +6,11 @@
 
 #include <spdlog/spdlog.h>
 
-#include "rules/bundle_export.h"
-#include "core/comment.h"
-#include "slurm/slurmdbd_client.h"
 #include "attributiond/ops/log_context.h"
+#include "core/clock.h"
+#include "core/comment.h"
+#include "rules/bundle_export.h"
+#include "slurm/slurmdbd_client.h"
 
 namespace attrib::pipeline {
 namespace {
@@ -24,8 +24,8 @@ Outcome reschedule(store::JobStore& store, const store::QueuedJob& job, TimeUs n
 }
 
 // A step failed: counted, then retried after the backoff.
-Outcome retry_after_failure(const AttributionContext& context, const store::QueuedJob& job, TimeUs now, const char* step,
-                            const std::string& why) {
+Outcome retry_after_failure(const AttributionContext& context, const store::QueuedJob& job, TimeUs now,
+                            const char* step, const std::string& why) {
   if (context.metrics != nullptr) {
     context.metrics->attribution_failures.labels({step}).inc();
     context.metrics->attribution_retries.labels({"failure"}).inc();
@@ -90,14 +90,30 @@ static std::string expand_output_pattern(const std::string& pattern, const v1::J
     }
     char c = pattern[++i];
     switch (c) {
-      case '%': out += '%'; break;
-      case 'j': out += job; break;
-      case 'A': out += array_job; break;
-      case 'a': out += array_task; break;
-      case 'N': out += batch_host; break;
-      case 'u': out += hook.user(); break;
-      case 'x': out += hook.job_name(); break;
-      default: out += '%'; out += c;
+      case '%':
+        out += '%';
+        break;
+      case 'j':
+        out += job;
+        break;
+      case 'A':
+        out += array_job;
+        break;
+      case 'a':
+        out += array_task;
+        break;
+      case 'N':
+        out += batch_host;
+        break;
+      case 'u':
+        out += hook.user();
+        break;
+      case 'x':
+        out += hook.job_name();
+        break;
+      default:
+        out += '%';
+        out += c;
     }
   }
   return out;
@@ -132,8 +148,11 @@ Verdict attribute_window(const AttributionContext& context, const JobFacts& fact
   for (const std::string& node : facts.nodes) {
     if (context.collectors.empty()) break;
     bool batch_host = node == facts.nodes.front();
-    collectors::CollectRequest request{.job_id = facts.job_id, .node = node, .window_start = window_start,
-                                       .window_end = window_end, .cluster = facts.cluster};
+    collectors::CollectRequest request{.job_id = facts.job_id,
+                                       .node = node,
+                                       .window_start = window_start,
+                                       .window_end = window_end,
+                                       .cluster = facts.cluster};
     if (batch_host) {
       request.ranks = facts.ranks;
       request.output_paths = output_paths;
@@ -143,8 +162,7 @@ Verdict attribute_window(const AttributionContext& context, const JobFacts& fact
                      batch_host ? std::vector<std::string>{} : all_but_job_output));
   }
   if (context.agents != nullptr)
-    for (auto& evidence : context.agents->collect(facts, window_start, window_end))
-      add(std::move(evidence));
+    for (auto& evidence : context.agents->collect(facts, window_start, window_end)) add(std::move(evidence));
   // The head's own collectors and a node's agent can both read one (node, source).
   std::vector<Coverage> rows = std::move(coverage);
   coverage.clear();
@@ -164,7 +182,8 @@ static bool user_opted_out(const v1::JobEnded& hook) {
   return it != hook.spank_options().end() && it->second == "off";
 }
 
-Outcome attribute_once(const AttributionContext& context, slurm::Accounting& accounting, const store::QueuedJob& job, TimeUs now) {
+Outcome attribute_once(const AttributionContext& context, slurm::Accounting& accounting, const store::QueuedJob& job,
+                       TimeUs now) {
   const auto& [cluster, job_id] = job.key;
   ops::LogScope log_scope(job_id);
   if (!job.verdict_json && context.config.allow_opt_out && user_opted_out(job.request)) {
@@ -189,8 +208,7 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
       std::string why = read ? "accounting record not final yet" : read.error().message;
       // Not final or not known yet is slurmdbd's normal lag, polled quickly; any other
       // error (slurmdbd down) is a failure, retried after the backoff.
-      if (!read && read.error().code != kSlurmdbNotFound)
-        return retry_after_failure(context, job, now, "scope", why);
+      if (!read && read.error().code != kSlurmdbNotFound) return retry_after_failure(context, job, now, "scope", why);
       if (context.metrics != nullptr) context.metrics->attribution_retries.labels({"accounting_pending"}).inc();
       return reschedule(context.store, job, now + context.config.scope_poll_interval_ms * 1000, why);
     } else {
@@ -199,8 +217,8 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
       if (context.metrics != nullptr) context.metrics->scope_timeouts.get().inc();
       if (read) record = *read;
     }
-    JobFacts facts = merge_facts(job.request, record, slurm::expand_hostlist(job.request.node_list()),
-                                 context.default_cluster);
+    JobFacts facts =
+        merge_facts(job.request, record, slurm::expand_hostlist(job.request.node_list()), context.default_cluster);
     Verdict verdict = attribute_window(context, facts, job.request.hook_time_us() ? job.request.hook_time_us() : now,
                                        output_paths_of(job.request, facts.nodes.empty() ? "" : facts.nodes.front()));
     if (auto s = context.store.archive(job.key, verdict, rules::events_of_verdict(verdict), now); !s)

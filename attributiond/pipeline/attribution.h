@@ -9,14 +9,14 @@
 #include <string>
 #include <vector>
 
-#include "slurm/accounting.h"
-#include "attributiond/pipeline/agent_fanout.h"
-#include "collectors/collector.h"
-#include "rules/engine.h"
-#include "common/config.h"
-#include "attributiond/ops/daemon_metrics.h"
-#include "attributiond/store/job_store.h"
 #include "attributiond/fleet/remediation.h"
+#include "attributiond/ops/daemon_metrics.h"
+#include "attributiond/pipeline/agent_fanout.h"
+#include "attributiond/store/job_store.h"
+#include "collectors/collector.h"
+#include "common/config.h"
+#include "rules/engine.h"
+#include "slurm/accounting.h"
 
 namespace attrib::pipeline {
 
@@ -27,14 +27,15 @@ struct AttributionContext {
   const std::vector<std::unique_ptr<collectors::Collector>>& collectors;  // run on the head for every node
   AgentFanout* agents;  // node agents, or nullptr when none are configured
   store::JobStore& store;
-  ops::HeadMetrics* metrics = nullptr;  // counted when given (the head daemon's)
+  ops::HeadMetrics* metrics = nullptr;      // counted when given (the head daemon's)
   fleet::Remediator* remediator = nullptr;  // remediation.mode other than off (remediation.h)
 };
 
 enum class Outcome { Done, Rescheduled };
 
 // `accounting` is per worker (a slurmdbd connection is not shared between threads).
-Outcome attribute_once(const AttributionContext& context, slurm::Accounting& accounting, const store::QueuedJob& job, TimeUs now);
+Outcome attribute_once(const AttributionContext& context, slurm::Accounting& accounting, const store::QueuedJob& job,
+                       TimeUs now);
 
 // Scoping and collection without the store or Slurm writes: what attrib-replay-style
 // callers and tests use. Hook facts fill what the accounting record lacks.

@@ -21,10 +21,14 @@ bool was_read(CoverageStatus s) {
 // Rank of a status when nothing was read: the first in this list says the most.
 int failure_rank(CoverageStatus s) {
   switch (s) {
-    case CoverageStatus::Failed: return 0;
-    case CoverageStatus::Timeout: return 1;
-    case CoverageStatus::Unavailable: return 2;
-    default: return 3;
+    case CoverageStatus::Failed:
+      return 0;
+    case CoverageStatus::Timeout:
+      return 1;
+    case CoverageStatus::Unavailable:
+      return 2;
+    default:
+      return 3;
   }
 }
 

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "attrib/v1/attrib.pb.h"
 #include "collectors/collector.h"
 #include "rules/engine.h"
-#include "attrib/v1/attrib.pb.h"
 
 namespace attrib::pipeline {
 

@@ -14,11 +14,11 @@ namespace {
 // filters drop is never parsed. The owner lives only in the stored JobEnded (no column
 // of its own), so ownership and the user filter are applied here, row by row.
 // Columns 0..12, read by read_summary.
-#define ATTRIB_SUMMARY_COLUMNS                                                                                    \
-  "SELECT cluster, job_id, status, received_us, domain, request, "                                               \
-  "json_extract(verdict_json, '$.terminal_state'), json_extract(verdict_json, '$.root_cause.rule'), "           \
-  "json_extract(verdict_json, '$.recommended_action'), json_extract(verdict_json, '$.comment'), "               \
-  "json_extract(verdict_json, '$.exit_code'), json_extract(verdict_json, '$.nodes'), "                          \
+#define ATTRIB_SUMMARY_COLUMNS                                                                        \
+  "SELECT cluster, job_id, status, received_us, domain, request, "                                    \
+  "json_extract(verdict_json, '$.terminal_state'), json_extract(verdict_json, '$.root_cause.rule'), " \
+  "json_extract(verdict_json, '$.recommended_action'), json_extract(verdict_json, '$.comment'), "     \
+  "json_extract(verdict_json, '$.exit_code'), json_extract(verdict_json, '$.nodes'), "                \
   "json_extract(verdict_json, '$.affected_nodes') "
 
 constexpr const char* kSelectJob =

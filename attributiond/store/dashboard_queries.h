@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
+#include "attributiond/store/sqlite.h"
 #include "core/result.h"
 #include "core/types.h"
-#include "attributiond/store/sqlite.h"
 
 namespace attrib::store {
 
@@ -29,12 +29,12 @@ struct Viewer {
 
 // Empty strings and unset times mean "any".
 struct VerdictFilter {
-  std::string domain;  // verdict domain, e.g. GPU_HARDWARE
-  std::string node;    // an allocated or affected node of the job
-  std::string user;    // the job's user name, or its uid in digits
-  std::string state;   // the job's terminal state, e.g. FAILED
+  std::string domain;                        // verdict domain, e.g. GPU_HARDWARE
+  std::string node;                          // an allocated or affected node of the job
+  std::string user;                          // the job's user name, or its uid in digits
+  std::string state;                         // the job's terminal state, e.g. FAILED
   std::optional<TimeUs> since_us, until_us;  // when the head received the job's end
-  int limit = 200;     // rows returned by verdicts()
+  int limit = 200;                           // rows returned by verdicts()
 };
 
 // One archived verdict, as listed.

@@ -3,8 +3,7 @@
 namespace attrib::store {
 namespace {
 
-const char* kBlameColumns =
-    "cluster, job_id, node, gpu, domain, rule, state, user_name, uid, time_us, trusted, action";
+const char* kBlameColumns = "cluster, job_id, node, gpu, domain, rule, state, user_name, uid, time_us, trusted, action";
 
 BlameRow blame_row(const Statement& stmt) {
   BlameRow row;
@@ -97,8 +96,7 @@ Result<std::vector<DomainCount>> domain_counts(Database& db, TimeUs since_us) {
   return counts;
 }
 
-Result<std::vector<RemediationRecord>> remediation_history(Database& db, const std::string& node,
-                                                           TimeUs since_us) {
+Result<std::vector<RemediationRecord>> remediation_history(Database& db, const std::string& node, TimeUs since_us) {
   auto stmt = db.prepare(
       "SELECT id, time_us, cluster, node, job_id, rule, action, reason, detail FROM remediation "
       "WHERE time_us >= ? AND (? = '' OR node = ?) ORDER BY time_us, id");
@@ -142,8 +140,14 @@ Status insert_remediation(Database& db, RemediationRecord& record) {
   auto stmt = db.prepare(
       "INSERT INTO remediation (time_us, cluster, node, job_id, rule, action, reason, detail) "
       "VALUES (?,?,?,?,?,?,?,?)");
-  stmt.bind(1, record.time_us).bind(2, record.cluster).bind(3, record.node).bind(4, record.job_id)
-      .bind(5, record.rule).bind(6, record.action).bind(7, record.reason).bind(8, record.detail);
+  stmt.bind(1, record.time_us)
+      .bind(2, record.cluster)
+      .bind(3, record.node)
+      .bind(4, record.job_id)
+      .bind(5, record.rule)
+      .bind(6, record.action)
+      .bind(7, record.reason)
+      .bind(8, record.detail);
   if (auto s = stmt.run(); !s) return s;
   auto id = db.prepare("SELECT last_insert_rowid()");
   if (id.step()) record.id = id.int_at(0);

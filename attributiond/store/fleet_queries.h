@@ -30,7 +30,7 @@ struct BlameRow {
   std::string state;   // the job's terminal state, e.g. FAILED
   std::string user;
   uint32_t uid = 0;
-  TimeUs time_us = 0;  // when the job ended (when it was archived if the end is unknown)
+  TimeUs time_us = 0;    // when the job ended (when it was archived if the end is unknown)
   bool trusted = false;  // the root cause rests on trusted (root-written) evidence
   std::string action;    // the verdict's recommended_action, e.g. DRAIN_NODE
 };
@@ -42,9 +42,9 @@ struct VerdictRow {
   uint32_t uid = 0;
   std::string state;
   std::string domain;
-  std::string rule;            // root cause rule; "" for AMBIGUOUS, UNATTRIBUTED, NONE
-  std::string action;          // recommended_action
-  std::string node;            // root cause node; "" when the verdict blames none
+  std::string rule;    // root cause rule; "" for AMBIGUOUS, UNATTRIBUTED, NONE
+  std::string action;  // recommended_action
+  std::string node;    // root cause node; "" when the verdict blames none
   std::string gpu;
   std::string affected_nodes;  // the verdict's affected_nodes, comma-separated
   TimeUs time_us = 0;
@@ -81,8 +81,7 @@ Result<std::vector<VerdictRow>> verdicts_since(Database& db, TimeUs since_us, co
 Result<std::vector<DomainCount>> domain_counts(Database& db, TimeUs since_us);
 
 // Remediation decisions since since_us, oldest first; node "" for every node.
-Result<std::vector<RemediationRecord>> remediation_history(Database& db, const std::string& node,
-                                                           TimeUs since_us);
+Result<std::vector<RemediationRecord>> remediation_history(Database& db, const std::string& node, TimeUs since_us);
 
 // Whether a remediation decision other than `failed` exists for (cluster, job, node):
 // a job is decided once per node, a failed attempt may be retried.

@@ -115,8 +115,9 @@ std::string blamed_gpu(const Verdict& verdict, const std::string& node) {
 // node: AMBIGUOUS, UNATTRIBUTED and NONE rows keep node ''.
 Status insert_history(store::Database& db, const JobKey& key, const Verdict& verdict, const v1::JobEnded& request,
                       TimeUs archived) {
-  TimeUs time = request.end_time_us() > 0 ? request.end_time_us()
-                : request.hook_time_us() > 0 ? request.hook_time_us() : archived;
+  TimeUs time = request.end_time_us() > 0    ? request.end_time_us()
+                : request.hook_time_us() > 0 ? request.hook_time_us()
+                                             : archived;
   std::string node, gpu, rule;
   bool trusted = false;
   if (verdict.root_cause) {
@@ -130,9 +131,18 @@ Status insert_history(store::Database& db, const JobKey& key, const Verdict& ver
   auto ins = db.prepare(
       "INSERT OR IGNORE INTO history (cluster, job_id, time_us, user_name, uid, state, domain, rule, action, node, "
       "gpu, affected_nodes, trusted) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  ins.bind(1, key.first).bind(2, key.second).bind(3, time).bind(4, request.user())
-      .bind(5, static_cast<int64_t>(request.uid())).bind(6, verdict.terminal_state).bind(7, verdict.domain)
-      .bind(8, rule).bind(9, verdict.recommended_action).bind(10, node).bind(11, gpu).bind(12, affected)
+  ins.bind(1, key.first)
+      .bind(2, key.second)
+      .bind(3, time)
+      .bind(4, request.user())
+      .bind(5, static_cast<int64_t>(request.uid()))
+      .bind(6, verdict.terminal_state)
+      .bind(7, verdict.domain)
+      .bind(8, rule)
+      .bind(9, verdict.recommended_action)
+      .bind(10, node)
+      .bind(11, gpu)
+      .bind(12, affected)
       .bind(13, int64_t{trusted});
   return ins.run();
 }
@@ -152,8 +162,7 @@ Status backfill_history(store::Database& db) {
     if (json.is_discarded()) continue;
     auto verdict = verdict_from_json(json);
     if (!verdict) continue;  // unreadable verdicts stay out of the history, not out of the archive
-    if (auto s = insert_history(db, {missing.text_at(0), missing.text_at(1)}, *verdict, request, missing.int_at(4));
-        !s)
+    if (auto s = insert_history(db, {missing.text_at(0), missing.text_at(1)}, *verdict, request, missing.int_at(4)); !s)
       return s;
     ++added;
   }
@@ -235,8 +244,7 @@ Status JobStore::reschedule(const JobKey& key, TimeUs next_attempt, const std::s
   return stmt.run();
 }
 
-Status JobStore::archive(const JobKey& key, const Verdict& verdict, const std::vector<Event>& events,
-                         TimeUs now) {
+Status JobStore::archive(const JobKey& key, const Verdict& verdict, const std::vector<Event>& events, TimeUs now) {
   std::lock_guard lock(mutex_);
   store::Transaction tx(db_);
   auto update = db_.prepare(
@@ -258,19 +266,36 @@ Status JobStore::archive(const JobKey& key, const Verdict& verdict, const std::v
     auto ins = db_.prepare(
         "INSERT INTO events (cluster, job_id, event_id, kind, rule, node, source, time_us, seq, trusted, "
         "line, fields, count) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    ins.bind(1, key.first).bind(2, key.second).bind(3, e.id).bind(4, e.kind).bind(5, e.rule).bind(6, e.node)
+    ins.bind(1, key.first)
+        .bind(2, key.second)
+        .bind(3, e.id)
+        .bind(4, e.kind)
+        .bind(5, e.rule)
+        .bind(6, e.node)
         .bind(7, e.source);
-    if (e.time) ins.bind(8, *e.time); else ins.bind_null(8);
-    ins.bind(9, static_cast<int64_t>(e.seq)).bind(10, int64_t{e.trusted}).bind(11, e.line)
-        .bind(12, e.fields.dump()).bind(13, static_cast<int64_t>(e.count));
+    if (e.time)
+      ins.bind(8, *e.time);
+    else
+      ins.bind_null(8);
+    ins.bind(9, static_cast<int64_t>(e.seq))
+        .bind(10, int64_t{e.trusted})
+        .bind(11, e.line)
+        .bind(12, e.fields.dump())
+        .bind(13, static_cast<int64_t>(e.count));
     if (auto s = ins.run(); !s) return s;
   }
   for (const Coverage& c : verdict.coverage) {
     auto ins = db_.prepare(
         "INSERT OR REPLACE INTO coverage (cluster, job_id, node, source, status, lines, events, detail) "
         "VALUES (?,?,?,?,?,?,?,?)");
-    ins.bind(1, key.first).bind(2, key.second).bind(3, c.node).bind(4, c.source).bind(5, to_string(c.status))
-        .bind(6, static_cast<int64_t>(c.lines)).bind(7, static_cast<int64_t>(c.events)).bind(8, c.detail);
+    ins.bind(1, key.first)
+        .bind(2, key.second)
+        .bind(3, c.node)
+        .bind(4, c.source)
+        .bind(5, to_string(c.status))
+        .bind(6, static_cast<int64_t>(c.lines))
+        .bind(7, static_cast<int64_t>(c.events))
+        .bind(8, c.detail);
     if (auto s = ins.run(); !s) return s;
   }
   return tx.commit();

@@ -15,10 +15,10 @@
 #include <utility>
 #include <vector>
 
-#include "core/result.h"
-#include "core/verdict.h"
 #include "attrib/v1/attrib.pb.h"
 #include "attributiond/store/sqlite.h"
+#include "core/result.h"
+#include "core/verdict.h"
 
 namespace attrib::store {
 
@@ -37,7 +37,7 @@ struct JobRecord {
   int attempts = 0;
   std::string last_error;
   std::optional<std::string> verdict_json;
-  uint32_t uid = 0;   // who the job ran as, from the stored JobEnded (0 with user "" : unknown)
+  uint32_t uid = 0;  // who the job ran as, from the stored JobEnded (0 with user "" : unknown)
   std::string user;
 };
 

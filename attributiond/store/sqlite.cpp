@@ -19,8 +19,7 @@ Statement::Statement(Statement&& other) noexcept
     : db_(other.db_), stmt_(std::exchange(other.stmt_, nullptr)), error_(std::move(other.error_)) {}
 
 Statement& Statement::bind(int index, std::string_view text) {
-  if (stmt_ != nullptr)
-    sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+  if (stmt_ != nullptr) sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
   return *this;
 }
 
@@ -35,8 +34,7 @@ Statement& Statement::bind_null(int index) {
 }
 
 Statement& Statement::bind_blob(int index, const std::string& bytes) {
-  if (stmt_ != nullptr)
-    sqlite3_bind_blob(stmt_, index, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
+  if (stmt_ != nullptr) sqlite3_bind_blob(stmt_, index, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
   return *this;
 }
 
@@ -69,12 +67,11 @@ bool Statement::is_null(int column) const { return sqlite3_column_type(stmt_, co
 
 Result<Database> Database::open(const std::string& path) {
   sqlite3* raw = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &raw,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
+  int rc =
+      sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, nullptr);
   Database db(raw);  // owns raw even on failure
   if (rc != SQLITE_OK) {
-    return Error{kDbOpen, "cannot open SQLite database " + path + ": " +
-                                  (raw ? sqlite3_errmsg(raw) : "out of memory")};
+    return Error{kDbOpen, "cannot open SQLite database " + path + ": " + (raw ? sqlite3_errmsg(raw) : "out of memory")};
   }
   sqlite3_busy_timeout(raw, 5000);
   // WAL keeps readers (attrib-show, exports) from blocking the workers; FULL sync so an
@@ -89,8 +86,8 @@ Result<Database> Database::open_read_only(const std::string& path) {
   int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY | SQLITE_OPEN_FULLMUTEX, nullptr);
   Database db(raw);  // owns raw even on failure
   if (rc != SQLITE_OK) {
-    return Error{kDbOpen, "cannot open SQLite database " + path + " read-only: " +
-                                  (raw ? sqlite3_errmsg(raw) : "out of memory")};
+    return Error{kDbOpen, "cannot open SQLite database " + path +
+                              " read-only: " + (raw ? sqlite3_errmsg(raw) : "out of memory")};
   }
   sqlite3_busy_timeout(raw, 5000);
   if (auto s = db.exec("PRAGMA query_only=ON;"); !s) return s.error();
@@ -120,11 +117,11 @@ Status Database::migrate(const std::vector<std::string>& migrations) {
   int64_t version = version_stmt.int_at(0);
   if (version > static_cast<int64_t>(migrations.size()))
     return Error{kDbMigrate, "database schema version " + std::to_string(version) +
-                                     " is newer than this attributiond (" +
-                                     std::to_string(migrations.size()) + ")"};
+                                 " is newer than this attributiond (" + std::to_string(migrations.size()) + ")"};
   for (size_t i = static_cast<size_t>(version); i < migrations.size(); ++i) {
     Transaction tx(*this);
-    if (auto s = exec(migrations[i]); !s) return Error{kDbMigrate, "migration " + std::to_string(i + 1) + ": " + s.error().message};
+    if (auto s = exec(migrations[i]); !s)
+      return Error{kDbMigrate, "migration " + std::to_string(i + 1) + ": " + s.error().message};
     if (auto s = exec("PRAGMA user_version=" + std::to_string(i + 1)); !s) return s;
     if (auto s = tx.commit(); !s) return s;
   }

@@ -4,8 +4,8 @@
 #include <chrono>
 #include <cstdio>
 
-#include "tests/support/dashboard_archive.h"
 #include "core/clock.h"
+#include "tests/support/dashboard_archive.h"
 
 int main(int argc, char** argv) {
   if (argc != 4) {
@@ -13,8 +13,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   auto now = attrib::wall_clock_us();
-  auto written = attrib::test::write_archive(argv[1], argv[2], argv[3],
-                                                     attrib::test::known_jobs(now));
+  auto written = attrib::test::write_archive(argv[1], argv[2], argv[3], attrib::test::known_jobs(now));
   if (!written) {
     std::fprintf(stderr, "%s: %s %s\n", argv[0], written.error().code.c_str(), written.error().message.c_str());
     return 1;

@@ -1,7 +1,7 @@
 // The slurmdbd client against the real cluster started by scripts/cluster.sh (fixture
 // `cluster`): real jobs are submitted with sbatch and their accounting records read back.
 // Needs SLURM_CONF (set by CTest) and root.
-#include <gtest/gtest.h>
+#include "slurm/slurmdbd_client.h"
 
 #include <array>
 #include <chrono>
@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "slurm/slurmdbd_client.h"
+#include <gtest/gtest.h>
 
 using namespace attrib;
 using namespace attrib::slurm;
@@ -130,9 +130,9 @@ TEST(StepRankNodes, MapsOnlyLayoutsTheRecordDetermines) {
 }
 
 TEST(JobRankNodes, TakesTheLargestNumberedStep) {
-  std::vector<StepRecord> steps = {step("9.batch", 1, "Block"), step("9.extern", 3, "Block"),
-                                   step("9.0", 3, "Cyclic"), step("9.1", 6, "Cyclic"), step("9.2", 6, "Block")};
-  EXPECT_EQ(job_rank_nodes(steps).at(3), "n1");  // 9.1, the first of the two largest
+  std::vector<StepRecord> steps = {step("9.batch", 1, "Block"), step("9.extern", 3, "Block"), step("9.0", 3, "Cyclic"),
+                                   step("9.1", 6, "Cyclic"), step("9.2", 6, "Block")};
+  EXPECT_EQ(job_rank_nodes(steps).at(3), "n1");                // 9.1, the first of the two largest
   EXPECT_EQ(job_rank_nodes({steps[0], steps[1]}).size(), 0u);  // no numbered step
 }
 
@@ -266,8 +266,7 @@ TEST_F(SlurmdbdClientTest, WriteCommentKeepsExactText) {
   AccountingRecord before = wait_final(id);
   EXPECT_EQ(before.comment, "user note");
 
-  const std::string comment =
-      "user note | attrib: APPLICATION  Exit=1:0 | Mixed Case key=value=x | rule=app.exit  ";
+  const std::string comment = "user note | attrib: APPLICATION  Exit=1:0 | Mixed Case key=value=x | rule=app.exit  ";
   Status written = connection_->write_comment(cluster_name(), id, comment);
   ASSERT_TRUE(written.ok()) << written.error().code << ": " << written.error().message;
 
@@ -337,9 +336,9 @@ TEST_F(SlurmdbdClientTest, ArrayTasksAreAddressedByTaskId) {
 
 TEST_F(SlurmdbdClientTest, HetJobComponentsAreAddressedByOffset) {
   // Component 0 on one node, component 1 on two; the batch script runs in component 0.
-  CommandResult submitted = run(
-      "printf '#!/bin/sh\\n#SBATCH -N1 --output=/dev/null\\n#SBATCH hetjob\\n#SBATCH -N2\\n"
-      "srun --het-group=1 true\\nexit 4\\n' | sbatch --parsable");
+  CommandResult submitted =
+      run("printf '#!/bin/sh\\n#SBATCH -N1 --output=/dev/null\\n#SBATCH hetjob\\n#SBATCH -N2\\n"
+          "srun --het-group=1 true\\nexit 4\\n' | sbatch --parsable");
   ASSERT_EQ(submitted.status, 0) << submitted.output;
   std::string het_id = submitted.output.substr(0, submitted.output.find(';'));
   AccountingRecord leader = wait_final(het_id + "+0");

@@ -1,13 +1,13 @@
 // Temporary evidence bundles for the bundle tests.
 #pragma once
 
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace attrib::test {
 

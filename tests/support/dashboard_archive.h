@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "attributiond/store/job_store.h"
 #include "rules/engine.h"
 #include "rules/golden.h"
-#include "attributiond/store/job_store.h"
 
 namespace attrib::test {
 

@@ -54,17 +54,38 @@ spank_err_t spank_get_item(spank_t, spank_item_t item, ...) {
   va_start(args, item);
   spank_err_t result = ESPANK_BAD_ARG;
   switch (item) {
-    case S_JOB_ID: result = fake_spank::give(fake.job_id, args); break;
-    case S_JOB_ARRAY_ID: result = fake_spank::give(fake.array_job_id, args); break;
-    case S_JOB_ARRAY_TASK_ID: result = fake_spank::give(fake.array_task_id, args); break;
-    case S_JOB_STEPID: result = fake_spank::give(fake.step_id, args); break;
-    case S_TASK_GLOBAL_ID: result = fake_spank::give(fake.global_rank, args); break;
-    case S_TASK_ID: result = fake_spank::give(fake.local_rank, args); break;
-    case S_TASK_PID: result = fake_spank::give(std::optional<pid_t>(fake.pid), args); break;
-    case S_TASK_EXIT_STATUS: result = fake_spank::give(fake.exit_status, args); break;
-    case S_JOB_UID: result = fake_spank::give(std::optional<uid_t>(fake.uid), args); break;
-    case S_JOB_GID: result = fake_spank::give(std::optional<gid_t>(fake.gid), args); break;
-    default: break;
+    case S_JOB_ID:
+      result = fake_spank::give(fake.job_id, args);
+      break;
+    case S_JOB_ARRAY_ID:
+      result = fake_spank::give(fake.array_job_id, args);
+      break;
+    case S_JOB_ARRAY_TASK_ID:
+      result = fake_spank::give(fake.array_task_id, args);
+      break;
+    case S_JOB_STEPID:
+      result = fake_spank::give(fake.step_id, args);
+      break;
+    case S_TASK_GLOBAL_ID:
+      result = fake_spank::give(fake.global_rank, args);
+      break;
+    case S_TASK_ID:
+      result = fake_spank::give(fake.local_rank, args);
+      break;
+    case S_TASK_PID:
+      result = fake_spank::give(std::optional<pid_t>(fake.pid), args);
+      break;
+    case S_TASK_EXIT_STATUS:
+      result = fake_spank::give(fake.exit_status, args);
+      break;
+    case S_JOB_UID:
+      result = fake_spank::give(std::optional<uid_t>(fake.uid), args);
+      break;
+    case S_JOB_GID:
+      result = fake_spank::give(std::optional<gid_t>(fake.gid), args);
+      break;
+    default:
+      break;
   }
   va_end(args);
   return result;

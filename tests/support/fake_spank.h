@@ -24,12 +24,12 @@ struct State {
   std::optional<uint32_t> global_rank = 3;
   std::optional<int> local_rank = 1;
   std::optional<int> pid = 4321;
-  std::optional<int> exit_status;   // raw wait status
+  std::optional<int> exit_status;  // raw wait status
   uid_t uid = 0;
   gid_t gid = 0;
   std::map<std::string, std::string> env;  // the job/task environment
   std::vector<std::string> registered_options;
-  std::vector<spank_option> options;       // as registered, to invoke callbacks
+  std::vector<spank_option> options;  // as registered, to invoke callbacks
   std::vector<std::string> errors;
   std::vector<std::string> debugs;
 };

@@ -1,11 +1,11 @@
 // Helpers shared by the rules tests: the shipped pack, log lines, one-call attribution.
 #pragma once
 
-#include <gtest/gtest.h>
-
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "rules/engine.h"
 
@@ -32,8 +32,7 @@ inline TimeUs at(const std::string& iso) {
 }
 
 // Kernel ring / journald kernel transport: written by root, trusted.
-inline LogLine kernel_line(const std::string& node, const std::string& text, std::optional<TimeUs> time,
-                           uint64_t seq) {
+inline LogLine kernel_line(const std::string& node, const std::string& text, std::optional<TimeUs> time, uint64_t seq) {
   return LogLine{node, "kernel", time, seq, true, text};
 }
 

@@ -2,13 +2,14 @@
 // (the shipped pack changes as rules are added; engine semantics should not).
 #pragma once
 
-#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "rules/engine.h"
 
@@ -17,9 +18,8 @@ namespace attrib::test {
 class TempPackDir {
  public:
   explicit TempPackDir(const std::string& tag) {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("attrib-rules-" + tag + "-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = std::filesystem::temp_directory_path() / ("attrib-rules-" + tag + "-" + std::to_string(::getpid()) + "-" +
+                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }

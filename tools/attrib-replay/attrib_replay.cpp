@@ -6,8 +6,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "rules/bundle.h"
 #include "core/verdict_text.h"
+#include "rules/bundle.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"attrib-replay: attribute an evidence bundle offline, exactly as attributiond would"};
@@ -20,9 +20,11 @@ int main(int argc, char** argv) {
   app.add_flag("--json", json, "print verdict v1 JSON (as attrib-show --json) instead of text");
   app.add_option("--pack", pack_dir, "rule pack directory")->capture_default_str();
   app.add_option("--site", site_dirs, "site rule directory (repeatable)");
-  app.add_option("--window-lead", options.window_lead_s, "seconds of evidence before the job start (attributiond's head.window_lead_s)")
+  app.add_option("--window-lead", options.window_lead_s,
+                 "seconds of evidence before the job start (attributiond's head.window_lead_s)")
       ->capture_default_str();
-  app.add_option("--window-grace", options.window_grace_s, "seconds of evidence after the job end (head.window_grace_s)")
+  app.add_option("--window-grace", options.window_grace_s,
+                 "seconds of evidence after the job end (head.window_grace_s)")
       ->capture_default_str();
   try {
     app.parse(argc, argv);

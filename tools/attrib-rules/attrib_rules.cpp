@@ -15,7 +15,7 @@
 namespace {
 
 attrib::Result<std::shared_ptr<const attrib::rules::RulePack>> load(const std::string& pack_dir,
-                                                                  const std::vector<std::string>& site_dirs) {
+                                                                    const std::vector<std::string>& site_dirs) {
   attrib::rules::LoadOptions options;
   options.pack_dir = pack_dir;
   for (const auto& s : site_dirs) options.site_dirs.emplace_back(s);

@@ -20,13 +20,13 @@
 #include <grpcpp/grpcpp.h>
 
 #include "attrib/v1/attrib.grpc.pb.h"
-#include "core/clock.h"
 #include "common/auth.h"
 #include "common/config.h"
-#include "rules/bundle_export.h"
-#include "core/verdict_text.h"
-#include "tools/attrib-show/fleet_text.h"
 #include "common/time_spec.h"
+#include "core/clock.h"
+#include "core/verdict_text.h"
+#include "rules/bundle_export.h"
+#include "tools/attrib-show/fleet_text.h"
 
 namespace {
 
@@ -77,8 +77,8 @@ namespace {
 
 // --node and --since: one RPC, its JSON printed as is or rendered as text.
 int show_fleet_report(attrib::v1::Attribution::Stub& stub, const attrib::common::AuthConfig& auth,
-                      const std::string& server, const std::string& cluster, const std::string& node,
-                      int64_t since_us, const std::string& domain, bool json) {
+                      const std::string& server, const std::string& cluster, const std::string& node, int64_t since_us,
+                      const std::string& domain, bool json) {
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
   attrib::v1::FleetReport response;
@@ -147,7 +147,8 @@ int main(int argc, char** argv) {
   bool dashboard = false;
   std::string dashboard_url;
   app.add_flag("--dashboard", dashboard, "print a one-time login link for the web dashboard instead of a verdict");
-  app.add_option("--dashboard-url", dashboard_url, "the dashboard's address (default: the config's head.dashboard_listen)");
+  app.add_option("--dashboard-url", dashboard_url,
+                 "the dashboard's address (default: the config's head.dashboard_listen)");
   auto* config_option =
       app.add_option("-c,--config", config_path, "configuration file (for the daemon address and auth settings)")
           ->capture_default_str();
@@ -159,13 +160,13 @@ int main(int argc, char** argv) {
   app.add_option("--cluster", cluster, "cluster name (default: the daemon's)");
   app.add_flag("--json", json, "print the verdict v1 JSON exactly as archived");
   std::string export_dir;
-  app.add_option("--export-bundle", export_dir,
-                 "write the job's archived evidence as an evidence bundle into this (new) directory, for attrib-replay");
+  app.add_option(
+      "--export-bundle", export_dir,
+      "write the job's archived evidence as an evidence bundle into this (new) directory, for attrib-replay");
   CLI11_PARSE(app, argc, argv);
   const bool fleet_query = !node.empty() || !since.empty();
   if (job_id.empty() && !dashboard && !fleet_query) {
-    std::fprintf(stderr, "attrib-show: a job id is required (or --node, --since, --dashboard)\n%s",
-                 app.help().c_str());
+    std::fprintf(stderr, "attrib-show: a job id is required (or --node, --since, --dashboard)\n%s", app.help().c_str());
     return 2;
   }
   if (!job_id.empty() && fleet_query) {
@@ -241,14 +242,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (response.verdict_json().empty() && response.status() == "done") {
-    std::fprintf(stderr, "attrib-show: job %s was not attributed: %s\n", job_id.c_str(),
-                 response.last_error().c_str());
+    std::fprintf(stderr, "attrib-show: job %s was not attributed: %s\n", job_id.c_str(), response.last_error().c_str());
     return 1;
   }
   if (response.verdict_json().empty()) {
     std::fprintf(stderr, "attrib-show: job %s is %s, not attributed yet%s%s\n", job_id.c_str(),
-                 response.status().c_str(), response.last_error().empty() ? "" : ": ",
-                 response.last_error().c_str());
+                 response.status().c_str(), response.last_error().empty() ? "" : ": ", response.last_error().c_str());
     return 1;
   }
   if (json && export_dir.empty()) {

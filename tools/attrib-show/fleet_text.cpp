@@ -132,8 +132,10 @@ std::string render_verdict_list_text(const nlohmann::json& report) {
   out += "\nBy domain:\n";
   std::vector<Row> rows;
   for (const auto& c : report["counts"]) rows.push_back({text(c["domain"]), std::to_string(c.value("jobs", 0))});
-  if (rows.empty()) out += "  (no verdicts)\n";
-  else out += table({"DOMAIN", "JOBS"}, rows);
+  if (rows.empty())
+    out += "  (no verdicts)\n";
+  else
+    out += table({"DOMAIN", "JOBS"}, rows);
   return out;
 }
 

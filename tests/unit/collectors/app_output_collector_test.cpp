@@ -29,7 +29,9 @@ constexpr TimeUs kWindowEnd = kMar21_0200 + 3600 * kSecond;
 // Flow lists need quotes around templates: a bare {job_id} would be a YAML mapping.
 std::string quoted(const std::string& path) { return "'" + path + "'"; }
 
-Result<std::unique_ptr<Collector>> make(const std::string& yaml) { return create_collector("app_output", YAML::Load(yaml)); }
+Result<std::unique_ptr<Collector>> make(const std::string& yaml) {
+  return create_collector("app_output", YAML::Load(yaml));
+}
 
 CollectRequest request_for(const std::string& node) {
   CollectRequest request;
@@ -179,8 +181,8 @@ TEST(AppOutputCollector, RequestPathsAndTemplatesAreReadOnceEach) {
   ScratchDir dir;
   write_file(dir.file("4242.out"), "epoch 1\n");
   write_file(dir.file("4242-n1.err"), "Traceback (most recent call last):\n");
-  auto collector = make("paths: [" + quoted(dir.file("{job_id}.out")) + ", " + quoted(dir.file("{job_id}-{node}.err")) + ", " +
-                        quoted(dir.file("{job_id}.missing")) + "]\n");
+  auto collector = make("paths: [" + quoted(dir.file("{job_id}.out")) + ", " + quoted(dir.file("{job_id}-{node}.err")) +
+                        ", " + quoted(dir.file("{job_id}.missing")) + "]\n");
   ASSERT_TRUE(collector.ok()) << collector.error().message;
   CollectRequest request = request_for("n1");
   request.output_paths = {dir.file("4242.out"), "relative/4242.out"};
@@ -224,7 +226,8 @@ TEST(AppOutputCollector, RefusesSymlinksAndFifosWithoutBlocking) {
   ASSERT_EQ(mkfifo(dir.file("4242.err").c_str(), 0600), 0);
   const int writer = open(dir.file("4242.err").c_str(), O_RDWR | O_NONBLOCK);  // a writer that never closes
   ASSERT_GE(writer, 0);
-  auto collector = make("paths: [" + quoted(dir.file("{job_id}.out")) + ", " + quoted(dir.file("{job_id}.err")) + "]\n");
+  auto collector =
+      make("paths: [" + quoted(dir.file("{job_id}.out")) + ", " + quoted(dir.file("{job_id}.err")) + "]\n");
   ASSERT_TRUE(collector.ok());
   auto got = collect_all(**collector, request_for("n1"));
   close(writer);
@@ -235,7 +238,8 @@ TEST(AppOutputCollector, RefusesSymlinksAndFifosWithoutBlocking) {
 
   // One good file next to a refused one: partial.
   write_file(dir.file("4242-n1.log"), "hello\n");
-  auto mixed_collector = make("paths: [" + quoted(dir.file("{job_id}.out")) + ", " + quoted(dir.file("{job_id}-{node}.log")) + "]\n");
+  auto mixed_collector =
+      make("paths: [" + quoted(dir.file("{job_id}.out")) + ", " + quoted(dir.file("{job_id}-{node}.log")) + "]\n");
   ASSERT_TRUE(mixed_collector.ok());
   auto mixed = collect_all(**mixed_collector, request_for("n1"));
   EXPECT_EQ(mixed.lines.size(), 1u);

@@ -138,7 +138,8 @@ TEST(FabricManagerCollector, CoverageStatuses) {
   auto half = collect_all(**collector, request_for("n6", kJul23_0753 + 50 * kSecond, kWindowEnd));
   EXPECT_EQ(half.lines.size(), 2u);
   EXPECT_EQ(status_of(half.coverage[0]), "partial");
-  EXPECT_NE(half.coverage[0].detail.find("n6.log.1 is not a regular file"), std::string::npos) << half.coverage[0].detail;
+  EXPECT_NE(half.coverage[0].detail.find("n6.log.1 is not a regular file"), std::string::npos)
+      << half.coverage[0].detail;
 }
 
 TEST(FabricManagerCollector, OptionValidation) {

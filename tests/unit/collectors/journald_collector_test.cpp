@@ -66,20 +66,37 @@ struct Entry {
   TimeUs time = kWindowStart;
   std::string boot_id;
 
-  Entry& on(std::string value) { host = std::move(value); return *this; }
-  Entry& via(std::string value) { transport = std::move(value); return *this; }
-  Entry& id(std::string value) { identifier = std::move(value); return *this; }
-  Entry& as_uid(int value) { uid = value; return *this; }
-  Entry& at(TimeUs value) { time = value; return *this; }
-  Entry& boot(std::string value) { boot_id = std::move(value); return *this; }
+  Entry& on(std::string value) {
+    host = std::move(value);
+    return *this;
+  }
+  Entry& via(std::string value) {
+    transport = std::move(value);
+    return *this;
+  }
+  Entry& id(std::string value) {
+    identifier = std::move(value);
+    return *this;
+  }
+  Entry& as_uid(int value) {
+    uid = value;
+    return *this;
+  }
+  Entry& at(TimeUs value) {
+    time = value;
+    return *this;
+  }
+  Entry& boot(std::string value) {
+    boot_id = std::move(value);
+    return *this;
+  }
 };
 
 // Writes `messages` (1 µs apart from entry.time) as one new journal file in `dir`.
 int inject_rc(const fs::path& dir, const Entry& entry, const std::vector<std::string>& messages) {
-  std::string command = std::string(ATTRIB_SCRIPTS_DIR) + "/journal-inject.sh --dir " +
-                        shell_quote(dir.string()) + " --host " + shell_quote(entry.host) +
-                        " --transport " + shell_quote(entry.transport) + " --uid " +
-                        std::to_string(entry.uid) + " --time-us " + std::to_string(entry.time);
+  std::string command = std::string(ATTRIB_SCRIPTS_DIR) + "/journal-inject.sh --dir " + shell_quote(dir.string()) +
+                        " --host " + shell_quote(entry.host) + " --transport " + shell_quote(entry.transport) +
+                        " --uid " + std::to_string(entry.uid) + " --time-us " + std::to_string(entry.time);
   if (!entry.identifier.empty()) command += " --identifier " + shell_quote(entry.identifier);
   if (!entry.boot_id.empty()) command += " --boot-id " + shell_quote(entry.boot_id);
   command += " --";
@@ -124,8 +141,8 @@ JournaldOptions options_for(const fs::path& dir, bool match_hostname = true) {
   return options;
 }
 
-Collected collect(const JournaldOptions& options, const std::string& node = "n2",
-                  TimeUs start = kWindowStart, TimeUs end = kWindowEnd) {
+Collected collect(const JournaldOptions& options, const std::string& node = "n2", TimeUs start = kWindowStart,
+                  TimeUs end = kWindowEnd) {
   JournaldCollector collector(options);
   Collected collected;
   CollectRequest request{"4242", node, start, end};
@@ -137,7 +154,8 @@ TEST(JournaldCollector, KeepsOnlyEntriesInsideTheWindowInclusive) {
   TempDir dir;
   inject(dir.path(), Entry().at(kWindowStart - 10 * kSecond), {"before the window"});
   inject(dir.path(), Entry().at(kWindowStart - 1), {"one microsecond early", "at the window start"});
-  inject(dir.path(), Entry().at(kWindowStart + 5 * kSecond), {"NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus."});
+  inject(dir.path(), Entry().at(kWindowStart + 5 * kSecond),
+         {"NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus."});
   inject(dir.path(), Entry().at(kWindowEnd), {"at the window end", "one microsecond late"});
   inject(dir.path(), Entry().at(kWindowEnd + 60 * kSecond), {"after the window"});
 
@@ -255,8 +273,7 @@ TEST(JournaldCollector, FabricManagerIdentifierMapsToFabricmanager) {
   const std::string fm_line =
       "[Jul 23 2024 07:53:55] [ERROR] [tid 841] detected NVSwitch fatal error 20034 on fid 0 on "
       "NVSwitch pci bus id 00000000:86:00.0 physical id 3 port 33";
-  inject(dir.path(), Entry().via("syslog").id("nv-fabricmanager").as_uid(0).at(kWindowStart + kSecond),
-         {fm_line});
+  inject(dir.path(), Entry().via("syslog").id("nv-fabricmanager").as_uid(0).at(kWindowStart + kSecond), {fm_line});
   inject(dir.path(), Entry().via("syslog").id("nv-fabricmanager").as_uid(1000).at(kWindowStart + 2 * kSecond),
          {"user logger -t nv-fabricmanager"});
   const Collected got = collect(options_for(dir.path()));

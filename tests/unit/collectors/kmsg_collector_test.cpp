@@ -1,7 +1,6 @@
 // The kmsg collector against kmsg-format records written to a file and to a FIFO
 // (never /dev/kmsg itself: writing there pollutes the real kernel ring).
 #include "collectors/kmsg_collector.h"
-#include "core/clock.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -14,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "collectors/registry.h"
+#include "core/clock.h"
 #include "tests/support/file_fixtures.h"
 
 namespace attrib::collectors {
@@ -25,7 +25,7 @@ using testing::status_of;
 using testing::write_file;
 
 constexpr TimeUs kSecond = 1'000'000;
-constexpr int64_t kBootSeconds = 1'764'496'000;             // 2025-11-30T09:46:40Z
+constexpr int64_t kBootSeconds = 1'764'496'000;           // 2025-11-30T09:46:40Z
 constexpr TimeUs kWindowStart = 1'764'496'800 * kSecond;  // 2025-11-30T10:00:00Z (boot + 800 s)
 constexpr TimeUs kWindowEnd = kWindowStart + 600 * kSecond;
 
@@ -123,8 +123,9 @@ TEST(KmsgCollector, ReadsAFifoWithoutBlocking) {
   // the collector must stop at EAGAIN rather than wait for more.
   const int writer = open(fifo.c_str(), O_RDWR | O_NONBLOCK);
   ASSERT_GE(writer, 0);
-  const std::string records = "3,1201,800500000,-;NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n"
-                              "4,1202,801000000,-;second\n";
+  const std::string records =
+      "3,1201,800500000,-;NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\n"
+      "4,1202,801000000,-;second\n";
   ASSERT_EQ(write(writer, records.data(), records.size()), static_cast<ssize_t>(records.size()));
 
   auto collector = make("path: " + fifo + "\nboot_time: " + std::to_string(kBootSeconds) + "\n");

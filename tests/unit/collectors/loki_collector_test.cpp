@@ -1,6 +1,6 @@
 // The Loki collector against tests/support/loki_standin.py, a small stand-in for Loki's
 // query_range API started on loopback by each test (Debian 12 has no Loki package).
-#include <gtest/gtest.h>
+#include "collectors/loki_collector.h"
 
 #include <chrono>
 #include <cstdlib>
@@ -12,13 +12,13 @@
 #include <thread>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include "collectors/http_client.h"
 #include "collectors/registry.h"
 #include "tests/support/child_process.h"
-#include "collectors/http_client.h"
-#include "collectors/loki_collector.h"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -89,14 +89,10 @@ class LokiStandIn {
     if (mkdtemp(pattern) == nullptr) return;
     dir_ = pattern;
     std::ofstream(dir_ / "streams.json") << json{{"streams", streams}}.dump();
-    std::vector<std::string> argv = {ATTRIB_PYTHON3,
-                                     ATTRIB_TEST_SUPPORT_DIR "/loki_standin.py",
-                                     "--data",
-                                     (dir_ / "streams.json").string(),
-                                     "--port-file",
-                                     (dir_ / "port").string(),
-                                     "--request-log",
-                                     (dir_ / "requests.jsonl").string()};
+    std::vector<std::string> argv = {ATTRIB_PYTHON3,  ATTRIB_TEST_SUPPORT_DIR "/loki_standin.py",
+                                     "--data",        (dir_ / "streams.json").string(),
+                                     "--port-file",   (dir_ / "port").string(),
+                                     "--request-log", (dir_ / "requests.jsonl").string()};
     argv.insert(argv.end(), extra.begin(), extra.end());
     process_ = std::make_unique<attrib::test::ChildProcess>(argv, (dir_ / "standin.log").string());
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
@@ -250,12 +246,13 @@ TEST(LokiCollector, SourceMappingAndTrustAreConfigurable) {
   const Fixture fixture;
   LokiStandIn loki(fixture.streams);
   // rank=0 marks the app stream; map nothing to kernel: no line may be trusted.
-  const Collected r = collect(options(loki.url(), 100,
-                                "source_label: rank\nsource_map: {\"0\": app}\ndefault_source: syslog\n"));
+  const Collected r =
+      collect(options(loki.url(), 100, "source_label: rank\nsource_map: {\"0\": app}\ndefault_source: syslog\n"));
   ASSERT_EQ(r.lines.size(), fixture.expected.size());
   for (const LogLine& line : r.lines) {
     EXPECT_FALSE(line.trusted) << line.text;
-    EXPECT_EQ(line.source, line.text.rfind("line ", 0) == 0 && std::stoi(line.text.substr(5)) % 2 == 0 ? "app" : "syslog")
+    EXPECT_EQ(line.source,
+              line.text.rfind("line ", 0) == 0 && std::stoi(line.text.substr(5)) % 2 == 0 ? "app" : "syslog")
         << line.text;
   }
   ASSERT_EQ(r.coverage.size(), 2u);
@@ -304,16 +301,17 @@ TEST(LokiCollector, UnreachableIsFailedAndSlowIsTimeout) {
 }
 
 TEST(LokiParse, StreamsAreMergedInTimeOrder) {
-  auto entries = parse_loki_streams(
-      R"({"status":"success","data":{"resultType":"streams","result":[)"
-      R"({"stream":{"s":"b"},"values":[["30","b30"],["10","b10"]]},)"
-      R"({"stream":{"s":"a"},"values":[["20","a20",{"trace":"x"}],["10","a10"]]}]}})");
+  auto entries = parse_loki_streams(R"({"status":"success","data":{"resultType":"streams","result":[)"
+                                    R"({"stream":{"s":"b"},"values":[["30","b30"],["10","b10"]]},)"
+                                    R"({"stream":{"s":"a"},"values":[["20","a20",{"trace":"x"}],["10","a10"]]}]}})");
   ASSERT_TRUE(entries.ok()) << entries.error().message;
   std::vector<std::string> lines;
   for (const LokiEntry& e : *entries) lines.push_back(e.line);
   EXPECT_EQ(lines, (std::vector<std::string>{"b10", "a10", "a20", "b30"}));
   EXPECT_FALSE(parse_loki_streams(R"({"status":"success","data":{"resultType":"matrix","result":[]}})").ok());
-  EXPECT_FALSE(parse_loki_streams(R"({"status":"success","data":{"resultType":"streams","result":[{"values":[[1,"x"]]}]}})").ok());
+  EXPECT_FALSE(
+      parse_loki_streams(R"({"status":"success","data":{"resultType":"streams","result":[{"values":[[1,"x"]]}]}})")
+          .ok());
 }
 
 TEST(LokiOptions, ValidatedAgainstTheTable) {

@@ -1,7 +1,7 @@
 // The Prometheus collector against a real Prometheus server: OpenMetrics samples for a
 // past window are backfilled with `promtool tsdb create-blocks-from openmetrics`, then
 // `prometheus` is started on a free loopback port over that TSDB for the whole suite.
-#include <gtest/gtest.h>
+#include "collectors/prometheus_collector.h"
 
 #include <chrono>
 #include <cstdlib>
@@ -12,13 +12,13 @@
 #include <thread>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include "collectors/http_client.h"
 #include "collectors/registry.h"
 #include "rules/engine.h"
 #include "tests/support/child_process.h"
-#include "collectors/http_client.h"
-#include "collectors/prometheus_collector.h"
 
 namespace fs = std::filesystem;
 using namespace attrib;
@@ -51,8 +51,9 @@ std::string openmetrics() {
          [](int64_t t) { return (t >= 300 && t < 900) || t >= 1500 ? 48 : 0; });
   om += "# HELP DCGM_FI_DEV_ECC_DBE_VOL_TOTAL Total double-bit volatile ECC errors.\n";
   om += "# TYPE DCGM_FI_DEV_ECC_DBE_VOL_TOTAL gauge\n";
-  series(R"(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{Hostname="n1",gpu="3"})",
-         [](int64_t t) { return t >= 1200 ? 5 : t >= 900 ? 2 : 0; });
+  series(R"(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{Hostname="n1",gpu="3"})", [](int64_t t) {
+    return t >= 1200 ? 5 : t >= 900 ? 2 : 0;
+  });
   om += "# EOF\n";
   return om;
 }
@@ -227,8 +228,8 @@ TEST_F(PrometheusServer, DcgmXidLineBecomesATrustedGpuXidEvent) {
 }
 
 TEST_F(PrometheusServer, PrometheusErrorsAreFailedAndPartialCoverage) {
-  const std::string bad = "url: " + url_ +
-                          "\nqueries:\n  - {name: broken, promql: 'rate(DCGM_FI_DEV_XID_ERRORS{Hostname=\"{node}\"}'}\n";
+  const std::string bad =
+      "url: " + url_ + "\nqueries:\n  - {name: broken, promql: 'rate(DCGM_FI_DEV_XID_ERRORS{Hostname=\"{node}\"}'}\n";
   auto only_bad = make(bad);
   Collected r = run(*only_bad, "n1", at(60), at(3000));
   ASSERT_EQ(r.coverage.size(), 1u);
@@ -295,13 +296,15 @@ TEST(PrometheusOptions, ValidatedAgainstTheTable) {
   auto empty_list = create_collector("prometheus", YAML::Load("queries: []\n"));
   ASSERT_FALSE(empty_list.ok());
   EXPECT_EQ(empty_list.error().code, "CONFIG_E_TYPE");
-  auto unknown = create_collector("prometheus", YAML::Load("url: http://x\nqueries:\n  - {name: a, promql: up, step: 1}\n"));
+  auto unknown =
+      create_collector("prometheus", YAML::Load("url: http://x\nqueries:\n  - {name: a, promql: up, step: 1}\n"));
   ASSERT_FALSE(unknown.ok());
   EXPECT_EQ(unknown.error().code, "CONFIG_E_UNKNOWN_KEY");
   EXPECT_NE(unknown.error().message.find("line 3"), std::string::npos) << unknown.error().message;
   auto not_list = create_collector("prometheus", YAML::Load("url: http://x\nqueries: up\n"));
   EXPECT_FALSE(not_list.ok());
-  auto bad_step = create_collector("prometheus", YAML::Load("url: http://x\nstep_s: 0\nqueries: [{name: a, promql: up}]\n"));
+  auto bad_step =
+      create_collector("prometheus", YAML::Load("url: http://x\nstep_s: 0\nqueries: [{name: a, promql: up}]\n"));
   EXPECT_FALSE(bad_step.ok());
   auto no_url = create_collector("prometheus", YAML::Load("url: ''\nqueries: [{name: a, promql: up}]\n"));
   EXPECT_FALSE(no_url.ok());

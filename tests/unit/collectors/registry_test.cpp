@@ -59,9 +59,9 @@ TEST(Registry, UnknownCollectorIsAnError) {
 }
 
 TEST(Registry, ValidOptionsCreateTheCollector) {
-  auto created = create_collector(
-      "journald", YAML::Load("directory: /var/log/journal/remote\nmatch_hostname: yes\n"
-                             "identifiers: [nv-fabricmanager]\napp_identifiers: [python3]\n"));
+  auto created =
+      create_collector("journald", YAML::Load("directory: /var/log/journal/remote\nmatch_hostname: yes\n"
+                                              "identifiers: [nv-fabricmanager]\napp_identifiers: [python3]\n"));
   ASSERT_TRUE(created.ok()) << created.error().message;
   ASSERT_NE(created->get(), nullptr);
   EXPECT_EQ((*created)->name(), "journald");
@@ -99,8 +99,10 @@ TEST(Registry, MarkdownReferenceHasARowPerOption) {
   EXPECT_NE(markdown.find("### journald"), std::string::npos);
   EXPECT_NE(markdown.find("| key | type | default | meaning |"), std::string::npos);
   for (const OptionDoc& spec : find_collector_kind("journald")->options) {
-    EXPECT_NE(markdown.find("| `" + spec.key + "` | " + spec.type + " | `" + spec.default_value + "` |"), std::string::npos)
-        << spec.key << "\n" << markdown;
+    EXPECT_NE(markdown.find("| `" + spec.key + "` | " + spec.type + " | `" + spec.default_value + "` |"),
+              std::string::npos)
+        << spec.key << "\n"
+        << markdown;
   }
 }
 

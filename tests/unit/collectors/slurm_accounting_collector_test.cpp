@@ -1,11 +1,12 @@
 // The slurm_accounting collector's line shapes against the shipped rules that read them.
 // The collector against a real slurmdbd runs in the end-to-end suite (xid79_symptoms,
 // exit3_unattributed).
+#include "collectors/slurm_accounting_collector.h"
+
 #include <gtest/gtest.h>
 
 #include "collectors/registry.h"
 #include "rules/engine.h"
-#include "collectors/slurm_accounting_collector.h"
 
 using namespace attrib;
 
@@ -77,7 +78,8 @@ TEST(SlurmAccountingCollector, CancelledJobLineNamesWhoCancelled) {
   job.requid = 1000;
   job.requser = "alice";
   line = collectors::format_job_line(job);
-  EXPECT_EQ(line, "job 12 ended CANCELLED exit_code=0 signal=15 reason=None requeues=0 on n[1-3] cancelled_by=alice(1000)");
+  EXPECT_EQ(line,
+            "job 12 ended CANCELLED exit_code=0 signal=15 reason=None requeues=0 on n[1-3] cancelled_by=alice(1000)");
   auto events = extract(line);
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].kind, "slurm.cancelled");
@@ -98,7 +100,8 @@ TEST(SlurmAccountingCollector, CancelledJobLineNamesWhoCancelled) {
   // requid on a job that was not cancelled (Slurm may record it on other ends) is not written.
   job.state = "TIMEOUT";
   job.requid = 1000;
-  EXPECT_EQ(collectors::format_job_line(job), "job 12 ended TIMEOUT exit_code=0 signal=15 reason=None requeues=0 on n[1-3]");
+  EXPECT_EQ(collectors::format_job_line(job),
+            "job 12 ended TIMEOUT exit_code=0 signal=15 reason=None requeues=0 on n[1-3]");
 }
 
 TEST(SlurmAccountingCollector, OptionsAreValidatedAndClusterIsRequiredSomewhere) {

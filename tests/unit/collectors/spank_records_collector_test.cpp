@@ -74,8 +74,9 @@ TEST_F(SpankRecords, EmitsEndedTasksInOrderOfTheirEnd) {
   std::vector<LogLine> lines;
   const auto coverage = collect("n2", "12", lines);
   ASSERT_EQ(lines.size(), 3u);
-  EXPECT_EQ(lines[0].text,
-            "attrib-spank: task exited abnormally: job=12 step=0 rank=3 local_rank=1 node=n2 pid=1003 exit_code=7 signal=0");
+  EXPECT_EQ(
+      lines[0].text,
+      "attrib-spank: task exited abnormally: job=12 step=0 rank=3 local_rank=1 node=n2 pid=1003 exit_code=7 signal=0");
   EXPECT_EQ(lines[0].time, 5'000);
   EXPECT_EQ(lines[0].source, "spank");
   EXPECT_EQ(lines[0].node, "n2");

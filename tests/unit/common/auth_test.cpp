@@ -2,6 +2,8 @@
 // starts its own (private key, private socket) and an in-process head daemon and node
 // agent that verify with it. Credentials of another uid are made in a forked child that
 // drops to that uid first, exactly as an ordinary user's attrib-show would make them.
+#include "common/auth.h"
+
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
@@ -19,11 +21,10 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
-#include "attributiond/pipeline/agent_fanout.h"
 #include "attrib/v1/attrib.grpc.pb.h"
-#include "common/auth.h"
 #include "attributiond/head/head_daemon.h"
 #include "attributiond/node/node_collect_service.h"
+#include "attributiond/pipeline/agent_fanout.h"
 #include "tests/support/private_munged.h"
 
 extern char** environ;
@@ -146,8 +147,7 @@ class AuthTest : public ::testing::Test {
 
   // A credential for (method, request) made by uid: directly as root, else in a child
   // that has dropped to uid.
-  std::string Credential(uid_t uid, std::string_view method, const google::protobuf::Message& request,
-                         int ttl_s = 0) {
+  std::string Credential(uid_t uid, std::string_view method, const google::protobuf::Message& request, int ttl_s = 0) {
     if (uid == 0) {
       auto cred = common::encode_credential(munge_socket_, method, request, ttl_s);
       EXPECT_TRUE(cred) << cred.error().message;
@@ -218,7 +218,6 @@ class AuthTest : public ::testing::Test {
   std::unique_ptr<node::NodeCollectService> agent_service_;
   std::unique_ptr<grpc::Server> agent_server_;
 };
-
 
 TEST_F(AuthTest, RequestWithoutCredentialIsUnauthenticatedAndQueuesNothing) {
   StartHead();

@@ -1,7 +1,8 @@
+#include "common/config.h"
+
 #include <gtest/gtest.h>
 
 #include "collectors/registry.h"
-#include "common/config.h"
 
 using attrib::common::parse_config;
 
@@ -59,9 +60,9 @@ TEST(Config, CollectorsKeepKindOptionsAndLine) {
 
 TEST(Config, ReferenceDocumentsEveryKey) {
   std::string ref = attrib::common::config_reference_markdown();
-  for (const char* key : {"cluster", "head.listen", "head.database", "head.spool_dir", "head.workers",
-                          "head.scope_max_wait_s", "epilog.server", "epilog.deadline_ms", "rules.pack_dir",
-                          "collectors"})
+  for (const char* key :
+       {"cluster", "head.listen", "head.database", "head.spool_dir", "head.workers", "head.scope_max_wait_s",
+        "epilog.server", "epilog.deadline_ms", "rules.pack_dir", "collectors"})
     EXPECT_NE(ref.find(std::string("`") + key + "`"), std::string::npos) << key;
 }
 
@@ -90,7 +91,8 @@ TEST(Config, AuthDefaultsToMungeAndRejectsUnknownModes) {
   EXPECT_EQ(defaults->auth.munge_socket, "");
   EXPECT_EQ(defaults->auth.slurm_user, "slurm");
   EXPECT_EQ(defaults->auth.admin_group, "");
-  auto set = parse_config("cluster: lab\nauth:\n  mode: none\n  munge_socket: /tmp/m.sock\n  admin_group: hpcadm\n", "a.yaml");
+  auto set =
+      parse_config("cluster: lab\nauth:\n  mode: none\n  munge_socket: /tmp/m.sock\n  admin_group: hpcadm\n", "a.yaml");
   ASSERT_TRUE(set) << set.error().message;
   EXPECT_FALSE(set->auth.enabled());
   EXPECT_EQ(set->auth.munge_socket, "/tmp/m.sock");

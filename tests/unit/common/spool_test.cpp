@@ -1,9 +1,9 @@
+#include "common/spool.h"
+
 #include <filesystem>
 #include <fstream>
 
 #include <gtest/gtest.h>
-
-#include "common/spool.h"
 
 namespace fs = std::filesystem;
 

@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "core/comment.h"
+
+#include <gtest/gtest.h>
 
 namespace attrib {
 namespace {
@@ -34,13 +34,13 @@ TEST(RenderComment, RootCauseForm) {
 
 TEST(RenderComment, CoverageCountsNodesWithEverySourceOkOrEmpty) {
   Verdict v = gpu_verdict();
-  v.coverage[0].status = CoverageStatus::Empty;        // n1 still covered
+  v.coverage[0].status = CoverageStatus::Empty;  // n1 still covered
   Coverage app;
   app.node = "n3";
   app.source = "app";
-  app.status = CoverageStatus::Unavailable;           // n3 not fully covered
+  app.status = CoverageStatus::Unavailable;  // n3 not fully covered
   v.coverage.push_back(app);
-  v.nodes.push_back("n4");                             // allocated, nothing collected
+  v.nodes.push_back("n4");  // allocated, nothing collected
   EXPECT_NE(render_comment(v).find("coverage=2/4"), std::string::npos) << render_comment(v);
 }
 
@@ -65,7 +65,8 @@ TEST(RenderComment, NoneUnattributedAmbiguous) {
   Verdict ambiguous = gpu_verdict();
   ambiguous.domain = "AMBIGUOUS";
   ambiguous.root_cause.reset();
-  ambiguous.candidates = {{"HOST_HARDWARE", "host.pcie_fatal", "", {"e1"}}, {"GPU_HARDWARE", "gpu.fallen_off_bus", "", {"e2"}}};
+  ambiguous.candidates = {{"HOST_HARDWARE", "host.pcie_fatal", "", {"e1"}},
+                          {"GPU_HARDWARE", "gpu.fallen_off_bus", "", {"e2"}}};
   EXPECT_EQ(render_comment(ambiguous),
             "attrib: AMBIGUOUS candidates=GPU_HARDWARE/gpu.fallen_off_bus,HOST_HARDWARE/host.pcie_fatal node=n2 "
             "gpu=0000:3b:00.0 action=DRAIN_NODE symptoms=2 unexplained=0 coverage=3/3");

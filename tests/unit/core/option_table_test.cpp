@@ -104,11 +104,11 @@ TEST(OptionTable, ChecksRunOnDefaultsToo) {
   struct Path {
     std::string path;
   };
-  const OptionTable<Path> strict = {option("path", &Path::path, "relative", "A path.", {},
-                                           [](const std::string& p) -> OptionProblem {
-                                             if (p.empty() || p[0] != '/') return Error{kConfigValue, "not absolute"};
-                                             return std::nullopt;
-                                           })};
+  const OptionTable<Path> strict = {
+      option("path", &Path::path, "relative", "A path.", {}, [](const std::string& p) -> OptionProblem {
+        if (p.empty() || p[0] != '/') return Error{kConfigValue, "not absolute"};
+        return std::nullopt;
+      })};
   Path path;
   Status s = read_options(strict, YAML::Node(), OptionScope{"", "collector 't'"}, path);
   ASSERT_FALSE(s);
@@ -120,7 +120,8 @@ TEST(OptionTable, MarkdownHasATypedRowPerOptionWithItsLimits) {
   EXPECT_NE(markdown.find("| key | type | default | meaning |"), std::string::npos);
   EXPECT_NE(markdown.find("| `workers` | integer | `2` | How many. At least 1. |"), std::string::npos) << markdown;
   EXPECT_NE(markdown.find("| `mode` | string | `fast` | How. One of: `fast` `slow`. |"), std::string::npos) << markdown;
-  EXPECT_NE(markdown.find("| `section.limit` | integer | `10` | Nested. At most 100. |"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("| `section.limit` | integer | `10` | Nested. At most 100. |"), std::string::npos)
+      << markdown;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
+#include "core/types.h"
+
 #include <gtest/gtest.h>
 
-#include "core/types.h"
 #include "rules/sha256.h"
 
 namespace attrib {

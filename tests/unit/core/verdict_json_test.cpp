@@ -73,7 +73,8 @@ TEST(VerdictJson, HasTheV1Shape) {
   EXPECT_EQ(j["job_id"], "4242_7");
   EXPECT_EQ(j["root_cause"]["rule"], "gpu.fallen_off_bus");
   const json& event = j["root_cause"]["event"];
-  for (const char* key : {"id", "kind", "rule", "node", "source", "time", "seq", "trusted", "line", "fields", "count"}) {
+  for (const char* key :
+       {"id", "kind", "rule", "node", "source", "time", "seq", "trusted", "line", "fields", "count"}) {
     EXPECT_TRUE(event.contains(key)) << key;
   }
   EXPECT_EQ(event["time"], "2026-11-30T10:03:12.123456Z");
@@ -88,9 +89,11 @@ TEST(VerdictJson, HasTheV1Shape) {
   EXPECT_EQ(j["coverage"][1]["status"], "ok");
   EXPECT_EQ(j["ruleset"]["version"], "1.0.0");
   EXPECT_EQ(j["affected_gpus"][0]["pci"], "0000:3b:00.0");
-  EXPECT_EQ(j["missing_sources"][0],
-            json({{"node", "gpu001"}, {"source", "kernel"}, {"status", "unavailable"},
-                  {"note", "no kernel log from gpu001 (unavailable)"}, {"named_by", {"e2"}}}));
+  EXPECT_EQ(j["missing_sources"][0], json({{"node", "gpu001"},
+                                           {"source", "kernel"},
+                                           {"status", "unavailable"},
+                                           {"note", "no kernel log from gpu001 (unavailable)"},
+                                           {"named_by", {"e2"}}}));
 }
 
 TEST(VerdictJson, NullRootCauseForUnattributed) {

@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "epilog/hook_env.h"
+
+#include <gtest/gtest.h>
 
 using attrib::epilog::job_ended_from_env;
 
@@ -40,22 +40,22 @@ TEST(HookEnv, RawWaitStatusDecodesSignal) {
 }
 
 TEST(HookEnv, ArrayTaskUsesTheIdUsersSee) {
-  auto m = job_ended_from_env(
-      {{"SLURM_JOB_ID", "4250"}, {"SLURM_ARRAY_JOB_ID", "4242"}, {"SLURM_ARRAY_TASK_ID", "7"}}, 0);
+  auto m =
+      job_ended_from_env({{"SLURM_JOB_ID", "4250"}, {"SLURM_ARRAY_JOB_ID", "4242"}, {"SLURM_ARRAY_TASK_ID", "7"}}, 0);
   ASSERT_TRUE(m);
   EXPECT_EQ(m->job_id(), "4242_7");
   EXPECT_EQ(m->slurm_job_id(), "4250") << "what %j means in its output path";
 }
 
 TEST(HookEnv, JobcompScriptArrayTaskUsesTheIdUsersSee) {
-  auto task = job_ended_from_env({{"JOBID", "4250"}, {"JOBSTATE", "FAILED"}, {"ARRAYJOBID", "4242"},
-                                  {"ARRAYTASKID", "7"}}, 0);
+  auto task =
+      job_ended_from_env({{"JOBID", "4250"}, {"JOBSTATE", "FAILED"}, {"ARRAYJOBID", "4242"}, {"ARRAYTASKID", "7"}}, 0);
   ASSERT_TRUE(task);
   EXPECT_EQ(task->job_id(), "4242_7");
   EXPECT_EQ(task->slurm_job_id(), "4250");
   // jobcomp/script's values for a job that is not an array task.
-  auto plain = job_ended_from_env({{"JOBID", "4251"}, {"JOBSTATE", "FAILED"}, {"ARRAYJOBID", "0"},
-                                   {"ARRAYTASKID", "4294967294"}}, 0);
+  auto plain = job_ended_from_env(
+      {{"JOBID", "4251"}, {"JOBSTATE", "FAILED"}, {"ARRAYJOBID", "0"}, {"ARRAYTASKID", "4294967294"}}, 0);
   ASSERT_TRUE(plain);
   EXPECT_EQ(plain->job_id(), "4251");
 }

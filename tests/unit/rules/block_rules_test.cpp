@@ -3,8 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "rules/pack_patterns.h"
-#include "tests/support/temp_pack.h"
 #include "tests/support/rule_test_support.h"
+#include "tests/support/temp_pack.h"
 
 namespace attrib {
 namespace {
@@ -82,14 +82,14 @@ TEST_F(BlockRules, TracebackBecomesOneEventDatedByItsFirstLine) {
   EXPECT_EQ(e.fields["message"], "CUDA error: an illegal memory access was encountered");
   EXPECT_EQ(e.fields["language"], "python");
   EXPECT_FALSE(e.fields.contains("rank"));
-  EXPECT_EQ(e.line, "Traceback (most recent call last):\nRuntimeError: CUDA error: an illegal memory access was encountered");
+  EXPECT_EQ(e.line,
+            "Traceback (most recent call last):\nRuntimeError: CUDA error: an illegal memory access was encountered");
 }
 
 TEST_F(BlockRules, InterleavedRanksAreToldApartByTheKey) {
   const auto events = extract({
       app("n1", "[rank0]: Traceback (most recent call last):", 0),
-      app("n1", "[rank1]: Traceback (most recent call last):", 1),
-      app("n1", "[rank1]:   File \"x.py\", line 1", 2),
+      app("n1", "[rank1]: Traceback (most recent call last):", 1), app("n1", "[rank1]:   File \"x.py\", line 1", 2),
       app("n1", "[rank1]: KeyError: 'w'", 3),
       app("n1", "[rank0]: ValueError: bad shape", 4),  // line 5 of rank 0's block: max_lines
   });
@@ -117,7 +117,7 @@ TEST_F(BlockRules, AnAbortLineClosesTheBlockWithoutAnEvent) {
   const auto events = extract({
       app("n1", "[rank2]: Traceback (most recent call last):", 0),
       app("n1", "[rank1]: Traceback (most recent call last):", 1),
-      app("n1", "[rank2]: SystemExit: 3", 2),           // ends rank 2's block: no event
+      app("n1", "[rank2]: SystemExit: 3", 2),              // ends rank 2's block: no event
       app("n1", "[rank2]: OSError: later, unrelated", 3),  // so this cannot complete it
       app("n1", "[rank1]: KeyError: 'w'", 4),
   });
@@ -137,7 +137,7 @@ TEST_F(BlockRules, StateIsPerNodeAndSource) {
 TEST_F(BlockRules, EndMustComeWithinMaxLinesAndOpenBlocksAreNotReported) {
   std::vector<LogLine> lines = {app("n1", "Traceback (most recent call last):", 0)};
   for (uint64_t i = 1; i <= 4; ++i) lines.push_back(app("n1", "  frame", i));
-  lines.push_back(app("n1", "RuntimeError: too late", 5));  // line 6 of a 5-line block
+  lines.push_back(app("n1", "RuntimeError: too late", 5));              // line 6 of a 5-line block
   lines.push_back(app("n2", "Traceback (most recent call last):", 0));  // never ends
   EXPECT_TRUE(extract(lines).empty());
 
@@ -235,17 +235,19 @@ TEST(BlockLoadError, BlockMustBeAMap) {
 INSTANTIATE_TEST_SUITE_P(
     Block, BlockLoadErrors,
     ::testing::Values(
-        BadBlock{"UnknownKey", "      end: '", "      ending: '", "RULE_E_FIELD", "extract[0].block.ending: unknown key"},
+        BadBlock{"UnknownKey", "      end: '", "      ending: '", "RULE_E_FIELD",
+                 "extract[0].block.ending: unknown key"},
         BadBlock{"MissingEnd", "      end: '", nullptr, "RULE_E_FIELD", "extract[0].block.end: missing required key"},
         BadBlock{"BadEndRegex", "(?:Error|Exception)):", "(?:Error|Exception):", "RULE_E_REGEX",
                  "rules.yaml:8: extract.t.traceback.block.end: "},
         BadBlock{"UntypedEndGroup", "(?P<message>", "(?P<msg>", "RULE_E_REGEX",
                  "block.end: named group 'msg' has no type under fields"},
-        BadBlock{"MaxLines", "max_lines: 5", "max_lines: 1", "RULE_E_FIELD", "extract[0].block.max_lines: must be 2..10000"},
+        BadBlock{"MaxLines", "max_lines: 5", "max_lines: 1", "RULE_E_FIELD",
+                 "extract[0].block.max_lines: must be 2..10000"},
         BadBlock{"KeyNotCaptured", "key: rank", "key: exception", "RULE_E_FIELD",
                  "extract.t.traceback.block.key: 'exception' must be a named group of both regex and block.end"},
-        BadBlock{"ExampleWithoutEnd", "            RuntimeError: CUDA error: an illegal", "            CUDA error: an illegal",
-                 "RULE_E_EXAMPLE", "lines do not make a block: Traceback"},
+        BadBlock{"ExampleWithoutEnd", "            RuntimeError: CUDA error: an illegal",
+                 "            CUDA error: an illegal", "RULE_E_EXAMPLE", "lines do not make a block: Traceback"},
         BadBlock{"NoMatchThatMatches", "          SystemExit: 3", "          SystemError: 3", "RULE_E_EXAMPLE",
                  "lines make a block but must not"}),
     [](const ::testing::TestParamInfo<BadBlock>& info) { return info.param.name; });

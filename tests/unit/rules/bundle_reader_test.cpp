@@ -183,8 +183,8 @@ TEST(BundleReader, DisagreeingBootTimesLeaveDmesgLinesUntimed) {
   TempDir dir;
   write_text(dir.path() / "job.json", kJob);
   // A reboot inside the window: two pairings an hour apart.
-  write_file(dir.path() / "gpu017" / "syslog.log", {"Nov 30 10:01:00 gpu017 kernel: [5000.000000] a",
-                                                    "Nov 30 10:02:00 gpu017 kernel: [10.000000] b"});
+  write_file(dir.path() / "gpu017" / "syslog.log",
+             {"Nov 30 10:01:00 gpu017 kernel: [5000.000000] a", "Nov 30 10:02:00 gpu017 kernel: [10.000000] b"});
   write_file(dir.path() / "gpu017" / "kernel.log", {"[20.000000] bare"});
   auto b = open_bundle(dir.path());
   ASSERT_TRUE(b.ok());
@@ -215,8 +215,8 @@ TEST(BundleReader, WindowFilteringAndCoverage) {
   TempDir dir;
   write_text(dir.path() / "job.json", R"({"job_id":"4242","state":"FAILED","exit_code":1,
     "start":"2026-11-30T10:00:00Z","end":"2026-11-30T10:20:00Z","nodes":["gpu001","gpu002","gpu003"]})");
-  write_file(dir.path() / "gpu001" / "kernel.log", {"2026-11-30T08:00:00Z n k: too early",
-                                                   "2026-11-30T10:05:00Z n k: inside", "", "untimed"});
+  write_file(dir.path() / "gpu001" / "kernel.log",
+             {"2026-11-30T08:00:00Z n k: too early", "2026-11-30T10:05:00Z n k: inside", "", "untimed"});
   write_file(dir.path() / "gpu001" / "app.log", {"a"});
   write_file(dir.path() / "gpu002" / "kernel.log", {});
   write_file(dir.path() / "head" / "slurm.log", {"[2026-11-30T10:11:00.120] Killing JobId=4242 on failed node gpu003"});
@@ -239,7 +239,7 @@ TEST(BundleReader, WindowFilteringAndCoverage) {
   EXPECT_EQ(row(coverage, "gpu003", "kernel")->status, CoverageStatus::Unavailable);
   EXPECT_NE(row(coverage, "gpu003", "kernel")->detail.find("no gpu003/ directory"), std::string::npos);
   EXPECT_EQ(row(coverage, "head", "slurm")->status, CoverageStatus::Ok);  // a host outside the job is kept
-  EXPECT_EQ(row(coverage, "head", "kernel"), nullptr);                     // ...but never reported missing
+  EXPECT_EQ(row(coverage, "head", "kernel"), nullptr);                    // ...but never reported missing
 }
 
 TEST(BundleReader, InvalidUtf8IsReplacedNotFatal) {

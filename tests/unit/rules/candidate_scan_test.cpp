@@ -1,15 +1,16 @@
 // The one-pass candidate scan (rules/candidate_scan.h) must give exactly the events
 // of the RE2-only path it replaces: it may flag too many lines, never too few.
-#include <gtest/gtest.h>
+#include "rules/candidate_scan.h"
 
 #include <random>
 #include <thread>
 
+#include <gtest/gtest.h>
+
 #include "core/verdict.h"
-#include "rules/candidate_scan.h"
 #include "rules/rule_pack.h"
-#include "tests/support/temp_pack.h"
 #include "tests/support/rule_test_support.h"
+#include "tests/support/temp_pack.h"
 
 namespace attrib {
 namespace {
@@ -124,11 +125,23 @@ TEST(CandidateScan, EveryInlineExampleGivesTheSameEventsAsTheRe2Path) {
 // multi-byte and invalid UTF-8, on every source.
 std::vector<LogLine> mixed_input(const rules::RulePack& pack, size_t count) {
   const auto examples = all_example_lines(pack);
-  const std::vector<std::string> sources = {"kernel", "syslog", "fabricmanager", "slurm", "spank",
-                                            "prometheus", "app", "app.rank0", "app.rank13", "bogus"};
-  const std::vector<std::string> noise = {"", " ", "é", "\xff\xfe", "NVRM", "Xid", "(", ")", ": ", "\t",
-                                          "[rank3]: ", "Traceback (most recent call last):", "\xe2\x82",
-                                          "  File \"train.py\", line 1, in <module>", "RuntimeError: x"};
+  const std::vector<std::string> sources = {"kernel",     "syslog", "fabricmanager", "slurm",      "spank",
+                                            "prometheus", "app",    "app.rank0",     "app.rank13", "bogus"};
+  const std::vector<std::string> noise = {"",
+                                          " ",
+                                          "é",
+                                          "\xff\xfe",
+                                          "NVRM",
+                                          "Xid",
+                                          "(",
+                                          ")",
+                                          ": ",
+                                          "\t",
+                                          "[rank3]: ",
+                                          "Traceback (most recent call last):",
+                                          "\xe2\x82",
+                                          "  File \"train.py\", line 1, in <module>",
+                                          "RuntimeError: x"};
   std::mt19937_64 rng(20261130);  // fixed seed: the test is deterministic
   std::vector<LogLine> out;
   out.reserve(count);
@@ -136,12 +149,23 @@ std::vector<LogLine> mixed_input(const rules::RulePack& pack, size_t count) {
   for (size_t i = 0; i < count; ++i) {
     std::string text = examples[rng() % examples.size()].text;
     switch (rng() % 6) {
-      case 0: break;  // as is
-      case 1: text = text.substr(0, rng() % (text.size() + 1)); break;
-      case 2: text = text.substr(rng() % (text.size() + 1)); break;
-      case 3: text.insert(rng() % (text.size() + 1), noise[rng() % noise.size()]); break;
-      case 4: if (!text.empty()) text[rng() % text.size()] = static_cast<char>(rng() % 256); break;
-      case 5: text = noise[rng() % noise.size()] + examples[rng() % examples.size()].text; break;
+      case 0:
+        break;  // as is
+      case 1:
+        text = text.substr(0, rng() % (text.size() + 1));
+        break;
+      case 2:
+        text = text.substr(rng() % (text.size() + 1));
+        break;
+      case 3:
+        text.insert(rng() % (text.size() + 1), noise[rng() % noise.size()]);
+        break;
+      case 4:
+        if (!text.empty()) text[rng() % text.size()] = static_cast<char>(rng() % 256);
+        break;
+      case 5:
+        text = noise[rng() % noise.size()] + examples[rng() % examples.size()].text;
+        break;
     }
     const size_t s = rng() % sources.size();
     const size_t node = rng() % 4;
@@ -254,10 +278,28 @@ TEST(CandidateScan, RegexRulesAndFallbacksMatchTheRe2Path) {
   EXPECT_NE(stats.scan_fallbacks[2].find("t.empty: Hyperscan"), std::string::npos) << stats.scan_fallbacks[2];
 
   std::vector<LogLine> lines;
-  const std::vector<std::string> texts = {
-      "x aéb12 y", "a\xff" "b3", "a\xc3\xa9" "b4", "ab5", "a\xe2\x82\xac" "b6", "id=éé done", "id=\xff\xfe x",
-      "id=ab cd",  "KELVIN 3", "kelvin 4",    "\xe2\x84\xaa" "elvin 5" /* KELVIN SIGN */, "qxz", "q\xffz",
-      "",          "1",        "GPU lost: 0000:3b:00.0", "gpu lost: 0000:3b:00.0", "Gpu lost: 0000:3b:00.0"};
+  const std::vector<std::string> texts = {"x aéb12 y",
+                                          "a\xff"
+                                          "b3",
+                                          "a\xc3\xa9"
+                                          "b4",
+                                          "ab5",
+                                          "a\xe2\x82\xac"
+                                          "b6",
+                                          "id=éé done",
+                                          "id=\xff\xfe x",
+                                          "id=ab cd",
+                                          "KELVIN 3",
+                                          "kelvin 4",
+                                          "\xe2\x84\xaa"
+                                          "elvin 5" /* KELVIN SIGN */,
+                                          "qxz",
+                                          "q\xffz",
+                                          "",
+                                          "1",
+                                          "GPU lost: 0000:3b:00.0",
+                                          "gpu lost: 0000:3b:00.0",
+                                          "Gpu lost: 0000:3b:00.0"};
   uint64_t seq = 0;
   for (const auto& t : texts) {
     for (const char* source : {"kernel", "app"}) lines.push_back(LogLine{"n1", source, std::nullopt, seq++, true, t});

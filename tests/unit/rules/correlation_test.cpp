@@ -1,8 +1,8 @@
 // Verdict semantics on realistic lines (message-formats.md), one scenario per test.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <random>
+
+#include <gtest/gtest.h>
 
 #include "core/comment.h"
 #include "tests/support/rule_test_support.h"
@@ -19,7 +19,8 @@ const std::vector<std::string> kNodes = {"n1", "n2", "n3"};
 
 std::string watchdog_line(int rank, int seq) {
   return "[rank" + std::to_string(rank) + "]:[E1130 10:13:12.408271257 ProcessGroupNCCL.cpp:607] [Rank " +
-         std::to_string(rank) + "] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=" + std::to_string(seq) +
+         std::to_string(rank) +
+         "] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=" + std::to_string(seq) +
          ", OpType=ALLREDUCE, NumelIn=466119168, NumelOut=466119168, Timeout(ms)=600000) ran for 600060 milliseconds "
          "before timing out.";
 }
@@ -28,7 +29,8 @@ const char* kXid79 = "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unk
 
 std::vector<LogLine> gpu_failure_lines() {
   return {
-      kernel_line("n2", "NVRM: GPU at PCI:0000:3b:00: GPU-660d987e-5b28-3bf6-2a2d-1d5ecae7f6df", at("2026-11-30T10:03:12Z"), 40),
+      kernel_line("n2", "NVRM: GPU at PCI:0000:3b:00: GPU-660d987e-5b28-3bf6-2a2d-1d5ecae7f6df",
+                  at("2026-11-30T10:03:12Z"), 40),
       kernel_line("n2", kXid79, at("2026-11-30T10:03:12.000100Z"), 41),
       app_line("n1", "app.rank0", watchdog_line(0, 1580), at("2026-11-30T10:13:12Z"), 900),
       app_line("n3", "app.rank2", watchdog_line(2, 1580), at("2026-11-30T10:13:13Z"), 700),
@@ -84,8 +86,9 @@ TEST(Correlate, CommentForTheGpuFailure) {
 
 TEST(Correlate, HangUntilTimeLimitAfterXid79IsAGpuVerdict) {
   auto lines = gpu_failure_lines();
-  lines.push_back(app_line("n1", "app", "slurmstepd: error: *** JOB 4242 ON n1 CANCELLED AT 2026-11-30T10:20:00 DUE TO TIME LIMIT ***",
-                           at("2026-11-30T10:20:00Z"), 1000));
+  lines.push_back(app_line(
+      "n1", "app", "slurmstepd: error: *** JOB 4242 ON n1 CANCELLED AT 2026-11-30T10:20:00 DUE TO TIME LIMIT ***",
+      at("2026-11-30T10:20:00Z"), 1000));
   const Verdict v = test::attribute(job("TIMEOUT", 0, kNodes, 15), lines);
   EXPECT_EQ(v.domain, "GPU_HARDWARE");
   ASSERT_TRUE(v.root_cause.has_value());
@@ -100,9 +103,10 @@ TEST(Correlate, HangUntilTimeLimitAfterXid79IsAGpuVerdict) {
 }
 
 TEST(Correlate, CleanSuccessIsNone) {
-  const Verdict v = test::attribute(
-      job("COMPLETED", 0, kNodes),
-      {app_line("n1", "app", "gh-3714u15:7038:7053 [0] NCCL INFO Bootstrap : Using eth0:10.1.32.2<0>", std::nullopt, 1)});
+  const Verdict v =
+      test::attribute(job("COMPLETED", 0, kNodes),
+                      {app_line("n1", "app", "gh-3714u15:7038:7053 [0] NCCL INFO Bootstrap : Using eth0:10.1.32.2<0>",
+                                std::nullopt, 1)});
   EXPECT_EQ(v.domain, "NONE");
   EXPECT_FALSE(v.root_cause.has_value());
   EXPECT_EQ(v.recommended_action, "NONE");
@@ -112,10 +116,11 @@ TEST(Correlate, CleanSuccessIsNone) {
 
 TEST(Correlate, SuccessWithNoiseIsStillNone) {
   // A benign Xid and an unrelated application Xid never make a successful job a failure.
-  const Verdict v = test::attribute(
-      job("COMPLETED", 0, kNodes),
-      {kernel_line("n1", "NVRM: Xid (PCI:0000:cb:00): 43, pid=1, name=python3, Ch 00000008", at("2026-11-30T09:00:00Z"), 1),
-       kernel_line("n1", kXid79, at("2026-11-30T10:30:00Z"), 2)});
+  const Verdict v =
+      test::attribute(job("COMPLETED", 0, kNodes),
+                      {kernel_line("n1", "NVRM: Xid (PCI:0000:cb:00): 43, pid=1, name=python3, Ch 00000008",
+                                   at("2026-11-30T09:00:00Z"), 1),
+                       kernel_line("n1", kXid79, at("2026-11-30T10:30:00Z"), 2)});
   EXPECT_EQ(v.domain, "NONE");
   EXPECT_EQ(v.unexplained.size(), 2u);
 }
@@ -140,7 +145,8 @@ TEST(Correlate, OnlyWatchdogTimeoutsIsUnattributedWithThemListed) {
 TEST(Correlate, CancelledIsScheduler) {
   const Verdict v = test::attribute(
       job("CANCELLED", 0, kNodes, 15),
-      {app_line("n1", "app", "slurmstepd: error: *** JOB 4242 ON n1 CANCELLED AT 2026-11-30T10:19:00 ***", std::nullopt, 5),
+      {app_line("n1", "app", "slurmstepd: error: *** JOB 4242 ON n1 CANCELLED AT 2026-11-30T10:19:00 ***", std::nullopt,
+                5),
        app_line("n1", "app", "srun: error: n1: tasks 0-3: Terminated", std::nullopt, 6)});
   EXPECT_EQ(v.domain, "SCHEDULER");
   ASSERT_TRUE(v.root_cause.has_value());
@@ -165,7 +171,8 @@ TEST(Correlate, CancelledByNamesTheUser) {
         {LogLine{"n1", "slurm", at("2026-11-30T10:19:00Z"), 0, true,
                  "job 4242 ended CANCELLED exit_code=0 signal=15 reason=None requeues=0 on n[1-3] cancelled_by=" + who +
                      "(" + std::to_string(uid) + ")"},
-         app_line("n1", "app", "slurmstepd: error: *** JOB 4242 ON n1 CANCELLED AT 2026-11-30T10:19:00 ***", std::nullopt, 5)});
+         app_line("n1", "app", "slurmstepd: error: *** JOB 4242 ON n1 CANCELLED AT 2026-11-30T10:19:00 ***",
+                  std::nullopt, 5)});
     EXPECT_EQ(v.domain, "SCHEDULER");
     EXPECT_EQ(v.recommended_action, "NONE");
     ASSERT_TRUE(v.root_cause.has_value());
@@ -180,7 +187,8 @@ TEST(Correlate, CancelledByNamesTheUser) {
   // Users cannot name a canceller: the same text in the job's output is not evidence.
   const Verdict forged = test::attribute(
       job("CANCELLED", 0, kNodes, 15),
-      {app_line("n1", "app", "job 4242 ended CANCELLED exit_code=0 signal=15 reason=None requeues=0 on n1 cancelled_by=root(0)",
+      {app_line("n1", "app",
+                "job 4242 ended CANCELLED exit_code=0 signal=15 reason=None requeues=0 on n1 cancelled_by=root(0)",
                 std::nullopt, 1)});
   ASSERT_TRUE(forged.root_cause.has_value());
   EXPECT_EQ(forged.root_cause->rule, "slurm.cancelled");
@@ -197,9 +205,9 @@ std::string xid13(const std::string& pci, const std::string& pid) {
 }
 
 TEST(Correlate, Xid13TwiceFromOneProcessIsTheApplication) {
-  const Verdict v = test::attribute(job("FAILED", 1, kNodes),
-                                    {kernel_line("n1", kXid13Pid100, at("2026-11-30T10:01:00Z"), 1),
-                                     kernel_line("n1", kXid13Pid100, at("2026-11-30T10:02:00Z"), 2)});
+  const Verdict v =
+      test::attribute(job("FAILED", 1, kNodes), {kernel_line("n1", kXid13Pid100, at("2026-11-30T10:01:00Z"), 1),
+                                                 kernel_line("n1", kXid13Pid100, at("2026-11-30T10:02:00Z"), 2)});
   EXPECT_EQ(v.domain, "APPLICATION");
   ASSERT_TRUE(v.root_cause.has_value());
   EXPECT_EQ(v.root_cause->rule, "gpu.xid_job_fatal");
@@ -214,10 +222,12 @@ TEST(Correlate, Xid13FromTwoProcessesOnOneGpuIsTheGpu) {
                    "NVRM: Xid (PCI:0000:3b:00): 13, pid=100, name=python, Graphics Exception: ESR 0x57c730=0xc04000b "
                    "0x57c734=0x24 0x57c728=0x1f81fb60 0x57c72c=0x1174",
                    at("2026-11-30T10:01:30Z"), 2),
-       kernel_line("n1",
-                   "NVRM: Xid (PCI:0000:3b:00): 31, pid=230, name=python, channel 0x0000000c, intr 00000000. MMU Fault: "
-                   "ENGINE GRAPHICS GPC2 GPCCLIENT_PROP_0 faulted @ 0x0_00000000. Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ",
-                   at("2026-11-30T10:02:00Z"), 3),
+       kernel_line(
+           "n1",
+           "NVRM: Xid (PCI:0000:3b:00): 31, pid=230, name=python, channel 0x0000000c, intr 00000000. MMU Fault: "
+           "ENGINE GRAPHICS GPC2 GPCCLIENT_PROP_0 faulted @ 0x0_00000000. Fault is of type FAULT_PDE "
+           "ACCESS_TYPE_VIRT_READ",
+           at("2026-11-30T10:02:00Z"), 3),
        app_line("n2", "app.rank1", watchdog_line(1, 7), at("2026-11-30T10:12:00Z"), 1)});
   EXPECT_EQ(v.domain, "GPU_HARDWARE");
   EXPECT_EQ(v.recommended_action, "DRAIN_NODE");
@@ -245,13 +255,13 @@ TEST(Correlate, Xid13FromTwoProcessesOnDifferentGpusIsTheApplication) {
 }
 
 TEST(Correlate, UnknownPidsAndUntrustedCopiesDoNotCountAsProcesses) {
-  const Verdict v = test::attribute(
-      job("FAILED", 1, kNodes),
-      {kernel_line("n1", xid13("0000:3b:00", "100"), at("2026-11-30T10:01:00Z"), 1),
-       kernel_line("n1", xid13("0000:3b:00", "'<unknown>'"), at("2026-11-30T10:01:01Z"), 2),
-       kernel_line("n1", xid13("0000:3b:00", "<n/a>"), at("2026-11-30T10:01:02Z"), 3),
-       // the user's own printout of a fault "from another process" is no evidence
-       app_line("n1", "app.rank0", xid13("0000:3b:00", "999"), at("2026-11-30T10:01:03Z"), 4)});
+  const Verdict v =
+      test::attribute(job("FAILED", 1, kNodes),
+                      {kernel_line("n1", xid13("0000:3b:00", "100"), at("2026-11-30T10:01:00Z"), 1),
+                       kernel_line("n1", xid13("0000:3b:00", "'<unknown>'"), at("2026-11-30T10:01:01Z"), 2),
+                       kernel_line("n1", xid13("0000:3b:00", "<n/a>"), at("2026-11-30T10:01:02Z"), 3),
+                       // the user's own printout of a fault "from another process" is no evidence
+                       app_line("n1", "app.rank0", xid13("0000:3b:00", "999"), at("2026-11-30T10:01:03Z"), 4)});
   EXPECT_EQ(v.domain, "APPLICATION");
   ASSERT_TRUE(v.root_cause.has_value());
   EXPECT_EQ(v.root_cause->rule, "gpu.xid_job_fatal");
@@ -260,7 +270,8 @@ TEST(Correlate, UnknownPidsAndUntrustedCopiesDoNotCountAsProcesses) {
 TEST(Correlate, TimeoutIsScheduler) {
   const Verdict v = test::attribute(
       job("TIMEOUT", 0, kNodes, 15),
-      {app_line("n1", "app", "slurmstepd: error: *** JOB 4242 ON n1 CANCELLED AT 2026-11-30T10:20:00 DUE TO TIME LIMIT ***",
+      {app_line("n1", "app",
+                "slurmstepd: error: *** JOB 4242 ON n1 CANCELLED AT 2026-11-30T10:20:00 DUE TO TIME LIMIT ***",
                 at("2026-11-30T10:20:00Z"), 5)});
   EXPECT_EQ(v.domain, "SCHEDULER");
   ASSERT_TRUE(v.root_cause.has_value());
@@ -278,11 +289,13 @@ TEST(Correlate, OutOfMemoryStateIsTheJobsSizing) {
   EXPECT_EQ(bare.recommended_action, "FIX_APPLICATION");
 
   // With slurmstepd's report the node is known.
-  const Verdict v = test::attribute(
-      job("OUT_OF_MEMORY", 0, kNodes, 125),
-      {app_line("n3", "app", "slurmstepd: error: Detected 1 oom_kill event in StepId=4242.0. Some of the step tasks have been OOM Killed.",
-                at("2026-11-30T10:10:00Z"), 3),
-       app_line("n3", "app", "srun: error: n3: task 2: Out Of Memory", at("2026-11-30T10:10:01Z"), 4)});
+  const Verdict v =
+      test::attribute(job("OUT_OF_MEMORY", 0, kNodes, 125),
+                      {app_line("n3", "app",
+                                "slurmstepd: error: Detected 1 oom_kill event in StepId=4242.0. Some of the step tasks "
+                                "have been OOM Killed.",
+                                at("2026-11-30T10:10:00Z"), 3),
+                       app_line("n3", "app", "srun: error: n3: task 2: Out Of Memory", at("2026-11-30T10:10:01Z"), 4)});
   EXPECT_EQ(v.domain, "APPLICATION");
   ASSERT_TRUE(v.root_cause.has_value());
   EXPECT_EQ(v.root_cause->rule, "app.cgroup_oom");
@@ -293,13 +306,17 @@ TEST(Correlate, OutOfMemoryStateIsTheJobsSizing) {
 TEST(Correlate, KernelOomKillInTheJobsCgroupIsApplication) {
   const Verdict v = test::attribute(
       job("FAILED", 137, kNodes),
-      {kernel_line("n2", "python3 invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0", at("2026-11-30T10:10:00Z"), 1),
+      {kernel_line("n2", "python3 invoked oom-killer: gfp_mask=0xcc0(GFP_KERNEL), order=0, oom_score_adj=0",
+                   at("2026-11-30T10:10:00Z"), 1),
+       kernel_line(
+           "n2",
+           "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0-1,oom_memcg=/system.slice/"
+           "slurmstepd.scope/job_4242,task_memcg=/system.slice/slurmstepd.scope/job_4242/step_0/user/task_0,"
+           "task=python3,pid=52811,uid=1000",
+           at("2026-11-30T10:10:00.000100Z"), 2),
        kernel_line("n2",
-                   "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0-1,oom_memcg=/system.slice/"
-                   "slurmstepd.scope/job_4242,task_memcg=/system.slice/slurmstepd.scope/job_4242/step_0/user/task_0,"
-                   "task=python3,pid=52811,uid=1000",
-                   at("2026-11-30T10:10:00.000100Z"), 2),
-       kernel_line("n2", "Memory cgroup out of memory: Killed process 52811 (python3) total-vm:93240kB, anon-rss:81200kB, file-rss:64kB, shmem-rss:0kB",
+                   "Memory cgroup out of memory: Killed process 52811 (python3) total-vm:93240kB, anon-rss:81200kB, "
+                   "file-rss:64kB, shmem-rss:0kB",
                    at("2026-11-30T10:10:00.000200Z"), 3),
        app_line("n1", "app.rank0", watchdog_line(0, 77), at("2026-11-30T10:20:00Z"), 9)});
   EXPECT_EQ(v.domain, "APPLICATION");
@@ -318,7 +335,9 @@ TEST(Correlate, GlobalKernelOomIsHostOs) {
                    "oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,task_memcg=/"
                    "user.slice/user-1000.slice/session-1.scope,task=stress-ng,pid=1811,uid=1000",
                    at("2026-11-30T10:10:00Z"), 1),
-       kernel_line("n1", "Out of memory: Killed process 1811 (stress-ng) total-vm:43240kB, anon-rss:0kB, file-rss:64kB, shmem-rss:0kB, UID:1000 pgtables:104kB oom_score_adj:1000",
+       kernel_line("n1",
+                   "Out of memory: Killed process 1811 (stress-ng) total-vm:43240kB, anon-rss:0kB, file-rss:64kB, "
+                   "shmem-rss:0kB, UID:1000 pgtables:104kB oom_score_adj:1000",
                    at("2026-11-30T10:10:00Z"), 2)});
   EXPECT_EQ(v.domain, "HOST_OS");
   ASSERT_TRUE(v.root_cause.has_value());
@@ -327,8 +346,8 @@ TEST(Correlate, GlobalKernelOomIsHostOs) {
 }
 
 TEST(Correlate, UserPrintedXidIsNotAHardwareVerdict) {
-  const Verdict v = test::attribute(job("FAILED", 1, kNodes),
-                                    {LogLine{"n2", "app.rank1", at("2026-11-30T10:03:12Z"), 1, /*trusted=*/true, kXid79}});
+  const Verdict v = test::attribute(
+      job("FAILED", 1, kNodes), {LogLine{"n2", "app.rank1", at("2026-11-30T10:03:12Z"), 1, /*trusted=*/true, kXid79}});
   EXPECT_NE(v.domain, "GPU_HARDWARE");
   EXPECT_EQ(v.domain, "UNATTRIBUTED");
   ASSERT_EQ(v.unexplained.size(), 1u);
@@ -349,11 +368,14 @@ TEST(Correlate, UserPrintedXidCorroboratesARealOne) {
 }
 
 TEST(Correlate, BenignAndDegradedXidsAreNeverRoots) {
-  const std::string remap = "NVRM: Xid (PCI:0000:52:00): 63, pid='<unknown>', name=<unknown>, Row Remapper: New row (0x0000000018f31d80) marked for remapping, reset gpu to activate.";
+  const std::string remap =
+      "NVRM: Xid (PCI:0000:52:00): 63, pid='<unknown>', name=<unknown>, Row Remapper: New row (0x0000000018f31d80) "
+      "marked for remapping, reset gpu to activate.";
   const Verdict v = test::attribute(
       job("FAILED", 1, kNodes),
       {kernel_line("n1", remap, at("2026-11-30T10:01:00Z"), 1),
-       kernel_line("n1", "NVRM: Xid (PCI:0000:52:00): 154, GPU recovery action changed from 0x0 (None) to 0x3 (Drain P2P)",
+       kernel_line("n1",
+                   "NVRM: Xid (PCI:0000:52:00): 154, GPU recovery action changed from 0x0 (None) to 0x3 (Drain P2P)",
                    at("2026-11-30T10:01:01Z"), 2)});
   EXPECT_EQ(v.domain, "UNATTRIBUTED");
   EXPECT_EQ(v.unexplained.size(), 2u);
@@ -364,10 +386,14 @@ TEST(Correlate, BenignAndDegradedXidsAreNeverRoots) {
 TEST(Correlate, RecoveryActionXid154NeedingAResetIsAGpuVerdict) {
   const Verdict v = test::attribute(
       job("FAILED", 1, kNodes),
-      {kernel_line("n1", "NVRM: Xid (PCI:0000:52:00): 63, pid='<unknown>', name=<unknown>, Row Remapper: New row (0x0000000018f31d80) marked for remapping, reset gpu to activate.",
+      {kernel_line("n1",
+                   "NVRM: Xid (PCI:0000:52:00): 63, pid='<unknown>', name=<unknown>, Row Remapper: New row "
+                   "(0x0000000018f31d80) marked for remapping, reset gpu to activate.",
                    at("2026-11-30T10:01:00Z"), 1),
-       kernel_line("n1", "NVRM: Xid (PCI:0000:52:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)",
-                   at("2026-11-30T10:01:01Z"), 2)});
+       kernel_line(
+           "n1",
+           "NVRM: Xid (PCI:0000:52:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)",
+           at("2026-11-30T10:01:01Z"), 2)});
   EXPECT_EQ(v.domain, "GPU_HARDWARE");
   EXPECT_EQ(v.recommended_action, "RESET_GPU");
   ASSERT_TRUE(v.root_cause.has_value());
@@ -378,12 +404,19 @@ TEST(Correlate, RecoveryActionXid154NeedingAResetIsAGpuVerdict) {
 TEST(Correlate, HbmSequenceIsOneGpuVerdictWithTheLaterXidsAsSymptoms) {
   const Verdict v = test::attribute(
       job("FAILED", 1, kNodes),
-      {kernel_line("n1", "NVRM: Xid (PCI:0000:52:00): 48, pid='<unknown>', name=<unknown>, An uncorrectable double bit error (DBE) has been detected on GPU in the framebuffer at physAddr 0x7fffa8860 partition 7, subpartition 1.",
-                   at("2026-11-30T10:01:00Z"), 1),
-       kernel_line("n1", "NVRM: Xid (PCI:0000:52:00): 63, pid='<unknown>', name=<unknown>, Row Remapper: New row (0x0000000018f31d80) marked for remapping, reset gpu to activate.",
+      {kernel_line(
+           "n1",
+           "NVRM: Xid (PCI:0000:52:00): 48, pid='<unknown>', name=<unknown>, An uncorrectable double bit error (DBE) "
+           "has been detected on GPU in the framebuffer at physAddr 0x7fffa8860 partition 7, subpartition 1.",
+           at("2026-11-30T10:01:00Z"), 1),
+       kernel_line("n1",
+                   "NVRM: Xid (PCI:0000:52:00): 63, pid='<unknown>', name=<unknown>, Row Remapper: New row "
+                   "(0x0000000018f31d80) marked for remapping, reset gpu to activate.",
                    at("2026-11-30T10:01:00.010Z"), 2),
-       kernel_line("n1", "NVRM: Xid (PCI:0000:52:00): 94, pid='<unknown>', name=<unknown>, Contained: SM (0x1). RST: No, D-RST: No",
-                   at("2026-11-30T10:01:00.025Z"), 3)});
+       kernel_line(
+           "n1",
+           "NVRM: Xid (PCI:0000:52:00): 94, pid='<unknown>', name=<unknown>, Contained: SM (0x1). RST: No, D-RST: No",
+           at("2026-11-30T10:01:00.025Z"), 3)});
   EXPECT_EQ(v.domain, "GPU_HARDWARE");
   ASSERT_TRUE(v.root_cause.has_value());
   EXPECT_EQ(v.root_cause->rule, "gpu.xid_fatal");
@@ -394,11 +427,12 @@ TEST(Correlate, HbmSequenceIsOneGpuVerdictWithTheLaterXidsAsSymptoms) {
 }
 
 TEST(Correlate, PcieFatalAndXid79TogetherAreAmbiguous) {
-  const Verdict v = test::attribute(
-      job("FAILED", 1, kNodes),
-      {kernel_line("n2", "pcieport 0000:00:02.0: AER: Uncorrected (Fatal) error received: id=0010", at("2026-11-30T10:03:11.900Z"), 1),
-       kernel_line("n2", kXid79, at("2026-11-30T10:03:12Z"), 2),
-       app_line("n1", "app.rank0", watchdog_line(0, 5), at("2026-11-30T10:13:12Z"), 1)});
+  const Verdict v =
+      test::attribute(job("FAILED", 1, kNodes),
+                      {kernel_line("n2", "pcieport 0000:00:02.0: AER: Uncorrected (Fatal) error received: id=0010",
+                                   at("2026-11-30T10:03:11.900Z"), 1),
+                       kernel_line("n2", kXid79, at("2026-11-30T10:03:12Z"), 2),
+                       app_line("n1", "app.rank0", watchdog_line(0, 5), at("2026-11-30T10:13:12Z"), 1)});
   EXPECT_EQ(v.domain, "AMBIGUOUS");
   EXPECT_FALSE(v.root_cause.has_value());
   ASSERT_EQ(v.candidates.size(), 2u);
@@ -410,18 +444,20 @@ TEST(Correlate, PcieFatalAndXid79TogetherAreAmbiguous) {
   EXPECT_EQ(v.affected_nodes, std::vector<std::string>{"n2"});
   ASSERT_EQ(v.symptoms.size(), 1u);
   EXPECT_EQ(v.symptoms[0].event.kind, "nccl.watchdog_timeout");
-  EXPECT_EQ(v.comment.rfind("attrib: AMBIGUOUS candidates=GPU_HARDWARE/gpu.fallen_off_bus,HOST_HARDWARE/host.pcie_fatal", 0), 0u)
+  EXPECT_EQ(
+      v.comment.rfind("attrib: AMBIGUOUS candidates=GPU_HARDWARE/gpu.fallen_off_bus,HOST_HARDWARE/host.pcie_fatal", 0),
+      0u)
       << v.comment;
 }
 
 TEST(Correlate, CudaOomOnOneRankIsApplicationOnThatNode) {
   const Verdict v = test::attribute(
-      job("FAILED", 1, kNodes),
-      {app_line("n2", "app.rank2",
-                "[rank2]: torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 2; 39.39 GiB total capacity; 38.10 GiB already allocated)",
-                at("2026-11-30T10:05:00Z"), 1),
-       app_line("n1", "app.rank0", watchdog_line(0, 99), at("2026-11-30T10:15:00Z"), 1),
-       app_line("n3", "app.rank4", watchdog_line(4, 99), at("2026-11-30T10:15:00Z"), 1)});
+      job("FAILED", 1, kNodes), {app_line("n2", "app.rank2",
+                                          "[rank2]: torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate "
+                                          "20.00 MiB (GPU 2; 39.39 GiB total capacity; 38.10 GiB already allocated)",
+                                          at("2026-11-30T10:05:00Z"), 1),
+                                 app_line("n1", "app.rank0", watchdog_line(0, 99), at("2026-11-30T10:15:00Z"), 1),
+                                 app_line("n3", "app.rank4", watchdog_line(4, 99), at("2026-11-30T10:15:00Z"), 1)});
   EXPECT_EQ(v.domain, "APPLICATION");
   ASSERT_TRUE(v.root_cause.has_value());
   EXPECT_EQ(v.root_cause->rule, "app.cuda_oom");
@@ -443,8 +479,9 @@ TEST(Correlate, SymptomsBeforeTheirCauseAreNotExplained) {
 TEST(Correlate, StormFoldsInTheVerdict) {
   std::vector<LogLine> lines;
   for (uint64_t i = 0; i < 100000; ++i) {
-    lines.push_back(kernel_line("n2", "NVRM: Xid (PCI:0000:01:00): 95, pid=7062, Uncontained: LTC TAG (0x2, 0x1). RST: Yes, D-RST: No",
-                                at("2026-11-30T10:03:12Z") + static_cast<TimeUs>(i), i));
+    lines.push_back(kernel_line(
+        "n2", "NVRM: Xid (PCI:0000:01:00): 95, pid=7062, Uncontained: LTC TAG (0x2, 0x1). RST: Yes, D-RST: No",
+        at("2026-11-30T10:03:12Z") + static_cast<TimeUs>(i), i));
   }
   const Verdict v = test::attribute(job("FAILED", 1, kNodes), lines);
   ASSERT_TRUE(v.root_cause.has_value());
@@ -457,8 +494,10 @@ TEST(Correlate, VerdictIsIdenticalUnderShuffling) {
   lines.push_back(app_line("n2", "app.rank1", kXid79, std::nullopt, 3));
   lines.push_back(app_line("n1", "app", "srun: error: n1: tasks 0-1: Terminated", std::nullopt, 4));
   lines.push_back(app_line("n3", "app", "srun: error: n3: task 2: Exited with exit code 1", std::nullopt, 4));
-  lines.push_back(kernel_line("n3", "INFO: task python3:5403 blocked for more than 120 seconds.", at("2026-11-30T10:05:00Z"), 5));
-  lines.push_back(kernel_line("n1", "mlx5_core 0000:53:00.0 mlx5_3: Port: 1 Link ACTIVE", at("2026-11-30T10:00:01Z"), 6));
+  lines.push_back(
+      kernel_line("n3", "INFO: task python3:5403 blocked for more than 120 seconds.", at("2026-11-30T10:05:00Z"), 5));
+  lines.push_back(
+      kernel_line("n1", "mlx5_core 0000:53:00.0 mlx5_3: Port: 1 Link ACTIVE", at("2026-11-30T10:00:01Z"), 6));
   for (int i = 0; i < 50; ++i) lines.push_back(lines[1]);  // a small storm
   const auto facts = job("TIMEOUT", 0, kNodes, 15);
   const std::string expected = to_json(test::attribute(facts, lines)).dump();
@@ -471,12 +510,14 @@ TEST(Correlate, VerdictIsIdenticalUnderShuffling) {
   // Correlating events in any order (and split across extractors) gives the same verdict.
   auto events = test::extract(lines);
   std::reverse(events.begin(), events.end());
-  EXPECT_EQ(to_json(rules::correlate(*test::shipped_pack(), facts, events, test::full_coverage(kNodes))).dump(), expected);
+  EXPECT_EQ(to_json(rules::correlate(*test::shipped_pack(), facts, events, test::full_coverage(kNodes))).dump(),
+            expected);
   const size_t half = lines.size() / 2;
   auto first = test::extract({lines.begin(), lines.begin() + static_cast<long>(half)});
   auto second = test::extract({lines.begin() + static_cast<long>(half), lines.end()});
   first.insert(first.end(), second.begin(), second.end());
-  EXPECT_EQ(to_json(rules::correlate(*test::shipped_pack(), facts, first, test::full_coverage(kNodes))).dump(), expected);
+  EXPECT_EQ(to_json(rules::correlate(*test::shipped_pack(), facts, first, test::full_coverage(kNodes))).dump(),
+            expected);
 }
 
 TEST(Correlate, CoverageIsPassedThroughSorted) {
@@ -494,7 +535,9 @@ TEST(Correlate, IbPortDownAndLustreEvictionOnDifferentNodesAreAmbiguous) {
   const Verdict v = test::attribute(
       job("FAILED", 1, kNodes),
       {kernel_line("n1", "mlx5_core 0000:53:00.0 mlx5_3: Port: 1 Link DOWN", at("2026-11-30T10:05:00Z"), 1),
-       kernel_line("n3", "LustreError: 167-0: scratch-OST0004-osc-ffff8f3a2c3e9000: This client was evicted by scratch-OST0004; in progress operations using this service will fail.",
+       kernel_line("n3",
+                   "LustreError: 167-0: scratch-OST0004-osc-ffff8f3a2c3e9000: This client was evicted by "
+                   "scratch-OST0004; in progress operations using this service will fail.",
                    at("2026-11-30T10:05:01Z"), 1)});
   EXPECT_EQ(v.domain, "AMBIGUOUS");
   ASSERT_EQ(v.candidates.size(), 2u);

@@ -1,15 +1,15 @@
 // Coverage lowers certainty (rules.md): a verdict names the missing (node, source) whose
 // evidence would decide or change it, and does not claim what such a source could move.
 // A pack of its own keeps these semantics independent of the shipped rules.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <map>
 #include <random>
 
+#include <gtest/gtest.h>
+
 #include "core/verdict.h"
-#include "tests/support/temp_pack.h"
 #include "tests/support/rule_test_support.h"
+#include "tests/support/temp_pack.h"
 
 namespace attrib {
 namespace {
@@ -174,8 +174,9 @@ TEST_F(CoverageVerdicts, UnattributedNamesTheMissingSourcesThatCouldHoldARoot) {
   EXPECT_EQ(missing(v), (std::vector<std::string>{"n2:app", "n2:kernel", "n2:syslog"}));
   EXPECT_EQ(v.missing_sources[1].note, "no kernel log from n2 (unavailable)");
   EXPECT_EQ(v.missing_sources[1].status, CoverageStatus::Unavailable);
-  EXPECT_EQ(v.comment,
-            "attrib: UNATTRIBUTED action=NONE symptoms=0 unexplained=1 coverage=1/2 missing=n2:app,n2:kernel,n2:syslog");
+  EXPECT_EQ(
+      v.comment,
+      "attrib: UNATTRIBUTED action=NONE symptoms=0 unexplained=1 coverage=1/2 missing=n2:app,n2:kernel,n2:syslog");
 }
 
 TEST_F(CoverageVerdicts, FullCoverageNamesNothing) {
@@ -187,10 +188,11 @@ TEST_F(CoverageVerdicts, FullCoverageNamesNothing) {
 }
 
 TEST_F(CoverageVerdicts, ADecidedVerdictSaysWhichMissingSourceCouldChangeIt) {
-  const Verdict v = attribute({line("n1", "kernel", "LINK_DOWN port=1", 1, 4), line("n2", "app", "COLL_TIMEOUT rank=1", 1)},
-                              coverage({{{"n2", "kernel"}, CoverageStatus::Unavailable},
-                                        {{"n2", "app"}, CoverageStatus::Unavailable},
-                                        {{"n2", "syslog"}, CoverageStatus::Unavailable}}));
+  const Verdict v =
+      attribute({line("n1", "kernel", "LINK_DOWN port=1", 1, 4), line("n2", "app", "COLL_TIMEOUT rank=1", 1)},
+                coverage({{{"n2", "kernel"}, CoverageStatus::Unavailable},
+                          {{"n2", "app"}, CoverageStatus::Unavailable},
+                          {{"n2", "syslog"}, CoverageStatus::Unavailable}}));
   EXPECT_EQ(v.domain, "NETWORK");  // made: the link is down whatever else may be missing
   ASSERT_TRUE(v.root_cause);
   // kernel and syslog could hold higher roots (GPU 100, power 100). The app output could
@@ -199,12 +201,12 @@ TEST_F(CoverageVerdicts, ADecidedVerdictSaysWhichMissingSourceCouldChangeIt) {
 }
 
 TEST_F(CoverageVerdicts, AmbiguousNamesTheSourceThatWouldOrderTheCandidates) {
-  const Verdict v = attribute({line("n1", "kernel", "GPU_FAULT pci=0000:3b:00.0", 1),
-                               line("n1", "kernel", "PCIE_FATAL 0000:3a:00.0", 2)},
-                              coverage({{{"n1", "syslog"}, CoverageStatus::Partial},
-                                        {{"n2", "syslog"}, CoverageStatus::Unavailable},
-                                        {{"n2", "kernel"}, CoverageStatus::Unavailable},
-                                        {{"n2", "app"}, CoverageStatus::Unavailable}}));
+  const Verdict v = attribute(
+      {line("n1", "kernel", "GPU_FAULT pci=0000:3b:00.0", 1), line("n1", "kernel", "PCIE_FATAL 0000:3a:00.0", 2)},
+      coverage({{{"n1", "syslog"}, CoverageStatus::Partial},
+                {{"n2", "syslog"}, CoverageStatus::Unavailable},
+                {{"n2", "kernel"}, CoverageStatus::Unavailable},
+                {{"n2", "app"}, CoverageStatus::Unavailable}}));
   EXPECT_EQ(v.domain, "AMBIGUOUS");
   ASSERT_EQ(v.candidates.size(), 2u);
   // A power fault on n1 would explain both (same node); on n2 it would explain neither,
@@ -228,9 +230,9 @@ TEST_F(CoverageVerdicts, ALocatorDoesNotClaimTheFirstFailureWhenAnotherNodesReco
 }
 
 TEST_F(CoverageVerdicts, EventsPointingAtAPeerWithMissingEvidenceAreNamed) {
-  const Verdict v = attribute({line("n1", "spank", "TASK_EXIT host=n2 code=9", 1),
-                               line("n1", "app", "COLL_TIMEOUT rank=0", 2)},
-                              coverage({{{"n2", "kernel"}, CoverageStatus::Unavailable}}));
+  const Verdict v =
+      attribute({line("n1", "spank", "TASK_EXIT host=n2 code=9", 1), line("n1", "app", "COLL_TIMEOUT rank=0", 2)},
+                coverage({{{"n2", "kernel"}, CoverageStatus::Unavailable}}));
   EXPECT_EQ(v.domain, "UNATTRIBUTED");
   ASSERT_EQ(v.missing_sources.size(), 1u);
   ASSERT_EQ(v.missing_sources[0].named_by.size(), 1u);
@@ -240,10 +242,9 @@ TEST_F(CoverageVerdicts, EventsPointingAtAPeerWithMissingEvidenceAreNamed) {
 }
 
 TEST_F(CoverageVerdicts, MissingSourcesRoundTripAndStayDeterministic) {
-  std::vector<LogLine> lines = {line("n1", "kernel", "GPU_FAULT pci=0000:3b:00.0", 1),
-                                line("n1", "kernel", "PCIE_FATAL 0000:3a:00.0", 2),
-                                line("n2", "spank", "TASK_EXIT host=n1 code=9", 1),
-                                line("n2", "app", "COLL_TIMEOUT rank=1", 1)};
+  std::vector<LogLine> lines = {
+      line("n1", "kernel", "GPU_FAULT pci=0000:3b:00.0", 1), line("n1", "kernel", "PCIE_FATAL 0000:3a:00.0", 2),
+      line("n2", "spank", "TASK_EXIT host=n1 code=9", 1), line("n2", "app", "COLL_TIMEOUT rank=1", 1)};
   auto cov = coverage({{{"n1", "syslog"}, CoverageStatus::Partial}, {{"n2", "syslog"}, CoverageStatus::Partial}});
   const std::string expected = to_json(attribute(lines, cov)).dump();
   std::mt19937 rng(7);

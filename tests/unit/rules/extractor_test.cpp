@@ -10,9 +10,9 @@ using test::at;
 using test::kernel_line;
 
 TEST(Extractor, TypedFieldsFromARealXidLine) {
-  const auto events = test::extract({kernel_line(
-      "n2", "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
-      at("2026-11-30T10:03:12Z"), 5)});
+  const auto events = test::extract(
+      {kernel_line("n2", "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
+                   at("2026-11-30T10:03:12Z"), 5)});
   ASSERT_EQ(events.size(), 1u);
   const Event& e = events[0];
   EXPECT_EQ(e.kind, "gpu.xid");
@@ -92,7 +92,8 @@ TEST(Extractor, PrefixedLinesStillMatch) {
   // Collectors strip prefixes, but the regexes are unanchored: a dmesg stamp does no harm.
   const auto events = test::extract(
       {kernel_line("n2", "[74889.644138] NVRM: Xid (PCI:0000:02:00): 79, GPU has fallen off the bus.", std::nullopt, 1),
-       app_line("n1", "app", "slurmstepd: error: *** JOB 4242 ON n1 CANCELLED AT 2026-11-30T10:20:00 DUE TO TIME LIMIT ***",
+       app_line("n1", "app",
+                "slurmstepd: error: *** JOB 4242 ON n1 CANCELLED AT 2026-11-30T10:20:00 DUE TO TIME LIMIT ***",
                 std::nullopt, 2)});
   ASSERT_EQ(events.size(), 2u);
   EXPECT_EQ(events[0].kind, "slurm.time_limit");

@@ -1,8 +1,9 @@
 // Line prefixes and timestamps (rules/line_time.h), one case per
 // shape in message-formats.md section 0 plus the near misses that must stay payload.
+#include "rules/line_time.h"
+
 #include <gtest/gtest.h>
 
-#include "rules/line_time.h"
 #include "tests/support/rule_test_support.h"
 
 namespace attrib::rules {
@@ -31,7 +32,8 @@ TEST(LineTime, SyslogWithPaddedDayPidAndNestedDmesgStamp) {
   EXPECT_EQ(s.uptime, int64_t{21584690529862});
   EXPECT_EQ(payload(line, s), "mce: [Hardware Error]: Machine check events logged");
 
-  const std::string daemon = "Nov 15 09:00:01 leon nv-fabricmanager[4177]: request to query NVSwitch device information";
+  const std::string daemon =
+      "Nov 15 09:00:01 leon nv-fabricmanager[4177]: request to query NVSwitch device information";
   auto d = parse_line_stamp(daemon, in_2026(), true);
   EXPECT_EQ(d.format, StampFormat::Syslog);
   EXPECT_EQ(payload(daemon, d), "request to query NVSwitch device information");
@@ -95,7 +97,8 @@ TEST(LineTime, DmesgShapes) {
   EXPECT_EQ(payload(ctime, c), "NVRM: Xid (PCI:0000:cb:00): 13, pid='<unknown>'");
   EXPECT_EQ(parse_line_stamp("[Fri Oct  6 11:12:25 2023] Lustre: x", {}, true).time, at("2023-10-06T11:12:25Z"));
 
-  const std::string iso = "kern  :err   : 2025-01-25T10:34:54,859532+00:00 nvidia-nvswitch1: SXid (PCI:0000:84:00.0): 12028";
+  const std::string iso =
+      "kern  :err   : 2025-01-25T10:34:54,859532+00:00 nvidia-nvswitch1: SXid (PCI:0000:84:00.0): 12028";
   auto i = parse_line_stamp(iso, {}, true);
   EXPECT_EQ(i.format, StampFormat::DmesgIso);
   EXPECT_EQ(i.time, at("2025-01-25T10:34:54.859532Z"));
@@ -118,13 +121,15 @@ TEST(LineTime, FabricManagerAndSlurmdBrackets) {
 
 TEST(LineTime, GlogGivesTimeButStaysInThePayload) {
   const std::string line =
-      "[rank3]:[E1130 10:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 3] Watchdog caught collective operation timeout";
+      "[rank3]:[E1130 10:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 3] Watchdog caught collective operation "
+      "timeout";
   auto s = parse_line_stamp(line, in_2026(), false);
   EXPECT_EQ(s.format, StampFormat::Glog);
   EXPECT_EQ(s.time, at("2026-11-30T10:07:08.408271Z"));
   EXPECT_EQ(s.payload_offset, 0u);
 
-  const std::string torchrun = "E0801 13:23:20.000000 32974 torch/distributed/elastic/multiprocessing/api.py:874] failed";
+  const std::string torchrun =
+      "E0801 13:23:20.000000 32974 torch/distributed/elastic/multiprocessing/api.py:874] failed";
   auto t = parse_line_stamp(torchrun, TimeContext{at("2026-08-01T12:00:00Z"), 0}, false);
   EXPECT_EQ(t.format, StampFormat::Glog);
   EXPECT_EQ(t.time, at("2026-08-01T13:23:20Z"));

@@ -1,9 +1,10 @@
 // Load errors carry a stable code and name file:line and the field.
-#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+
+#include <gtest/gtest.h>
 
 #include "rules/engine.h"
 
@@ -35,9 +36,8 @@ correlate:
 class TempPack : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("attrib-rules-test-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() / ("attrib-rules-test-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "data");
     write("pack.yaml", "name: test\nversion: 0.0.1\nrule_files: [bad.yaml]\n");
@@ -303,8 +303,9 @@ TEST_F(TempPack, CatalogSecondaryActionThatMapsToNothing) {
   EXPECT_EQ(e.code, "RULE_E_CATALOG");
   EXPECT_NE(e.message.find("but no cell says when"), std::string::npos) << e.message;
 
-  write("pack.yaml", manifest.substr(0, manifest.find("    secondary_action:")) +
-                         "    secondary_action: {column: action2, when: {columns: [mask2], field: subunit, type: name}}\n");
+  write("pack.yaml",
+        manifest.substr(0, manifest.find("    secondary_action:")) +
+            "    secondary_action: {column: action2, when: {columns: [mask2], field: subunit, type: name}}\n");
   e = load_error();
   EXPECT_EQ(e.code, "RULE_E_FIELD");
   EXPECT_NE(e.message.find("catalogs[0].secondary_action.when.type: type must be bits or hex"), std::string::npos)

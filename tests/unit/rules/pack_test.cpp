@@ -1,7 +1,7 @@
 // The shipped pack: every file loads, every inline example passes (checked at load),
 // every row of the three NVIDIA tables (Xid catalog, NVLink5 Xid 144-150 decode, NVSwitch
 // SXid catalog) maps to a named event with a domain, a severity and an action.
-#include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -10,7 +10,7 @@
 #include <set>
 #include <sstream>
 
-#include <unistd.h>
+#include <gtest/gtest.h>
 
 #include "rules/engine.h"
 #include "rules/rule_pack.h"
@@ -92,15 +92,16 @@ size_t column(const std::vector<std::string>& header, const std::string& name) {
 // One data table, read here independently of the loader: which columns make a row's
 // identity (the engine's CatalogEntry::key joins them with '|').
 struct TableSpec {
-  std::string catalog;                    // name in pack.yaml
-  std::string file;                       // under data/
-  std::vector<std::string> key_columns;   // key column, then the decode columns
+  std::string catalog;                   // name in pack.yaml
+  std::string file;                      // under data/
+  std::vector<std::string> key_columns;  // key column, then the decode columns
 };
 
 const std::vector<TableSpec>& table_specs() {
   static const std::vector<TableSpec> specs = {
       {"xid", "xid-catalog.tsv", {"xid"}},
-      {"nvlink5", "xid-nvlink5-decode.tsv",
+      {"nvlink5",
+       "xid-nvlink5-decode.tsv",
        {"xid", "intrinfo_mask_v1_pre_r575", "intrinfo_mask_v2_r575plus", "action2_mask_v1", "action2_mask_v2",
         "error_status_hex", "subunit"}},
       {"sxid", "sxid-catalog.tsv", {"sxid"}},
@@ -119,11 +120,12 @@ TEST_P(CatalogRows, EveryRowMapsToANamedEventWithDomainSeverityAndAction) {
   const auto entries = rules::catalog_entries(*pack, spec.catalog);
   ASSERT_EQ(entries.size(), rows.size() - 1) << spec.catalog << ": table rows and engine entries differ";
 
-  const std::set<std::string> domains = {"GPU_HARDWARE", "GPU_DRIVER", "NVLINK_FABRIC", "APPLICATION",
-                                         "HOST_HARDWARE", "UNATTRIBUTED"};
+  const std::set<std::string> domains = {"GPU_HARDWARE", "GPU_DRIVER",    "NVLINK_FABRIC",
+                                         "APPLICATION",  "HOST_HARDWARE", "UNATTRIBUTED"};
   const std::set<std::string> severities = {"fatal", "job-fatal", "degraded", "benign"};
-  const std::set<std::string> actions = {"NONE", "RESUBMIT", "FIX_APPLICATION", "DRAIN_NODE", "RESET_GPU",
-                                         "REBOOT_NODE", "INSPECT_FABRIC", "CONTACT_VENDOR", "FIX_CONFIGURATION"};
+  const std::set<std::string> actions = {"NONE",           "RESUBMIT",       "FIX_APPLICATION",
+                                         "DRAIN_NODE",     "RESET_GPU",      "REBOOT_NODE",
+                                         "INSPECT_FABRIC", "CONTACT_VENDOR", "FIX_CONFIGURATION"};
   std::set<std::string> keys;
   for (const auto& e : entries) {
     keys.insert(e.key);
@@ -160,11 +162,11 @@ TEST(XidCatalog, SpotChecksAgainstTheReferenceMapping) {
   };
   EXPECT_EQ(find("79").domain, "GPU_HARDWARE");
   EXPECT_EQ(find("79").action, "DRAIN_NODE");
-  EXPECT_EQ(find("119").domain, "GPU_DRIVER");    // GPU_DRIVER_FIRMWARE
-  EXPECT_EQ(find("54").domain, "GPU_HARDWARE");   // THERMAL_POWER
+  EXPECT_EQ(find("119").domain, "GPU_DRIVER");   // GPU_DRIVER_FIRMWARE
+  EXPECT_EQ(find("54").domain, "GPU_HARDWARE");  // THERMAL_POWER
   EXPECT_EQ(find("13").action, "FIX_APPLICATION");
-  EXPECT_FALSE(find("1").root_eligible);           // UNKNOWN
-  EXPECT_FALSE(find("154").root_eligible);         // benign
+  EXPECT_FALSE(find("1").root_eligible);    // UNKNOWN
+  EXPECT_FALSE(find("154").root_eligible);  // benign
 }
 
 TEST(SxidCatalog, SeverityAndActionFollowTheTable) {
@@ -177,9 +179,9 @@ TEST(SxidCatalog, SeverityAndActionFollowTheTable) {
   EXPECT_EQ(find("20034").severity, "fatal");
   EXPECT_EQ(find("20034").action, "RESET_GPU");
   EXPECT_EQ(find("20034").domain, "NVLINK_FABRIC");
-  EXPECT_EQ(find("22013").severity, "benign");     // NONFATAL, IGNORE
+  EXPECT_EQ(find("22013").severity, "benign");  // NONFATAL, IGNORE
   EXPECT_FALSE(find("22013").root_eligible);
-  EXPECT_EQ(find("10004").domain, "HOST_HARDWARE"); // the switch's thermal event
+  EXPECT_EQ(find("10004").domain, "HOST_HARDWARE");  // the switch's thermal event
   EXPECT_EQ(find("11004").action, "FIX_CONFIGURATION");
   EXPECT_EQ(find("28006").name, "OSFP module thermal");
 }
@@ -205,10 +207,11 @@ TEST(Nvlink5Decode, EveryRowIsFoundFromTheFieldsOfItsXidLine) {
   for (size_t i = 1; i < rows.size(); ++i) {
     const auto& r = rows[i];
     std::string st = r[status].empty() ? "0x00000000" : r[status].substr(0, r[status].find('/'));
-    const std::string name = r[subunit].substr(r[subunit].rfind('/') == std::string::npos ? 0 : r[subunit].rfind('/') + 1);
+    const std::string name =
+        r[subunit].substr(r[subunit].rfind('/') == std::string::npos ? 0 : r[subunit].rfind('/') + 1);
     for (size_t mask : {v1, v2}) {
-      const nlohmann::json fields = {{"xid", std::stoi(r[xid])}, {"intr_info", value_of(r[mask])},
-                                     {"error_status", st}, {"subunit", name}};
+      const nlohmann::json fields = {
+          {"xid", std::stoi(r[xid])}, {"intr_info", value_of(r[mask])}, {"error_status", st}, {"subunit", name}};
       const auto* entry = rules::detail::find_catalog_entry(table, r[xid], fields);
       ASSERT_NE(entry, nullptr) << "line " << i + 1 << " " << fields.dump();
       const std::string expected = r[xid] + "|" + r[v1] + "|" + r[v2];
@@ -223,18 +226,22 @@ TEST(Nvlink5Decode, EveryRowIsFoundFromTheFieldsOfItsXidLine) {
 // summary names the decoded unit; a non-fatal one is never a cause.
 TEST(Nvlink5Decode, FatalRowsDecideTheVerdictAndNonFatalOnesDoNot) {
   const auto facts = test::job("FAILED", 1, {"n1"});
-  const auto fatal = test::attribute(facts, {test::kernel_line(
-      "n1", "NVRM: Xid (PCI:0018:01:00): 145, RLW_REMAP Fatal XC0 i0 Link 13 (0x0409a082 0x00000040 0x00000000 0x00000000 0x00000000 0x00000000)",
-      test::at("2026-11-30T10:05:00Z"), 1)});
+  const auto fatal =
+      test::attribute(facts, {test::kernel_line("n1",
+                                                "NVRM: Xid (PCI:0018:01:00): 145, RLW_REMAP Fatal XC0 i0 Link 13 "
+                                                "(0x0409a082 0x00000040 0x00000000 0x00000000 0x00000000 0x00000000)",
+                                                test::at("2026-11-30T10:05:00Z"), 1)});
   EXPECT_EQ(fatal.domain, "NVLINK_FABRIC");
   EXPECT_EQ(fatal.recommended_action, "RESET_GPU");
   ASSERT_TRUE(fatal.root_cause.has_value());
   EXPECT_EQ(fatal.root_cause->rule, "gpu.nvlink5_fatal");
   EXPECT_NE(fatal.root_cause->summary.find("RLW_REMAP"), std::string::npos) << fatal.root_cause->summary;
 
-  const auto nonfatal = test::attribute(facts, {test::kernel_line(
-      "n1", "NVRM: Xid (PCI:0018:01:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 13 (0x0409a0c2 0x00000008 0x00000001 0x00000000 0x00100000 0x00000004)",
-      test::at("2026-11-30T10:05:00Z"), 1)});
+  const auto nonfatal =
+      test::attribute(facts, {test::kernel_line("n1",
+                                                "NVRM: Xid (PCI:0018:01:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 13 "
+                                                "(0x0409a0c2 0x00000008 0x00000001 0x00000000 0x00100000 0x00000004)",
+                                                test::at("2026-11-30T10:05:00Z"), 1)});
   EXPECT_EQ(nonfatal.domain, "UNATTRIBUTED");
   EXPECT_FALSE(nonfatal.root_cause.has_value());
 }
@@ -245,7 +252,8 @@ TEST(Nvlink5Decode, SecondaryActionResetsTheGpuWhenIntrInfoBit10IsSet) {
   const auto pack = test::shipped_pack();
   ASSERT_TRUE(pack);
   const auto& table = pack->catalogs.at("nvlink5");
-  const nlohmann::json clear = {{"xid", 145}, {"intr_info", "0x0409a0c2"}, {"error_status", "0x00000001"}, {"subunit", "RLW_RXPIPE"}};
+  const nlohmann::json clear = {
+      {"xid", 145}, {"intr_info", "0x0409a0c2"}, {"error_status", "0x00000001"}, {"subunit", "RLW_RXPIPE"}};
   nlohmann::json set = clear;
   set["intr_info"] = "0x0409a4c2";  // bit 10
   const auto* plain = rules::detail::find_catalog_entry(table, "145", clear);
@@ -265,9 +273,11 @@ TEST(Nvlink5Decode, SecondaryActionResetsTheGpuWhenIntrInfoBit10IsSet) {
   EXPECT_EQ(v2->action, "RESET_GPU");
 
   const auto facts = test::job("FAILED", 1, {"n1"});
-  const auto v = test::attribute(facts, {test::kernel_line(
-      "n1", "NVRM: Xid (PCI:0018:01:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 13 (0x0409a4c2 0x00000001 0x00000001 0x00000000 0x00100000 0x00000004)",
-      test::at("2026-11-30T10:05:00Z"), 1)});
+  const auto v =
+      test::attribute(facts, {test::kernel_line("n1",
+                                                "NVRM: Xid (PCI:0018:01:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 13 "
+                                                "(0x0409a4c2 0x00000001 0x00000001 0x00000000 0x00100000 0x00000004)",
+                                                test::at("2026-11-30T10:05:00Z"), 1)});
   EXPECT_EQ(v.domain, "NVLINK_FABRIC");
   EXPECT_EQ(v.recommended_action, "RESET_GPU");
   ASSERT_TRUE(v.root_cause.has_value());
@@ -275,9 +285,11 @@ TEST(Nvlink5Decode, SecondaryActionResetsTheGpuWhenIntrInfoBit10IsSet) {
   EXPECT_NE(v.root_cause->summary.find("RLW_RXPIPE"), std::string::npos) << v.root_cause->summary;
   EXPECT_NE(v.root_cause->summary.find("0x0409a4c2"), std::string::npos) << v.root_cause->summary;
 
-  const auto without = test::attribute(facts, {test::kernel_line(
-      "n1", "NVRM: Xid (PCI:0018:01:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 13 (0x0409a0c2 0x00000001 0x00000001 0x00000000 0x00100000 0x00000004)",
-      test::at("2026-11-30T10:05:00Z"), 1)});
+  const auto without =
+      test::attribute(facts, {test::kernel_line("n1",
+                                                "NVRM: Xid (PCI:0018:01:00): 145, RLW_RXPIPE Nonfatal XC0 i0 Link 13 "
+                                                "(0x0409a0c2 0x00000001 0x00000001 0x00000000 0x00100000 0x00000004)",
+                                                test::at("2026-11-30T10:05:00Z"), 1)});
   EXPECT_EQ(without.domain, "UNATTRIBUTED");
   EXPECT_FALSE(without.root_cause.has_value());
 }

@@ -1,10 +1,10 @@
 // Replay over the golden fixtures: determinism under shuffled file and host order,
 // export of archived evidence that replays to the same verdict, and a storm of a
 // million identical lines.
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <random>
+
+#include <gtest/gtest.h>
 
 #include "rules/bundle.h"
 #include "rules/bundle_export.h"

@@ -27,8 +27,8 @@ Verdict attribute(const JobFacts& facts, const std::vector<LogLine>& lines) {
 }
 
 TEST(TaskRecords, ExtractsOnlyAbnormalEndsWithTypedFields) {
-  const auto events = extract({task_line("n2", "0", 3, 7, 0, "2026-11-30T10:10:00Z"),
-                               task_line("n1", "0", 0, 0, 0, "2026-11-30T10:10:05Z")});
+  const auto events = extract(
+      {task_line("n2", "0", 3, 7, 0, "2026-11-30T10:10:00Z"), task_line("n1", "0", 0, 0, 0, "2026-11-30T10:10:05Z")});
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].kind, "slurm.task_exit");
   EXPECT_EQ(events[0].rule, "slurm.spank_task_exit");
@@ -43,11 +43,11 @@ TEST(TaskRecords, ExtractsOnlyAbnormalEndsWithTypedFields) {
 
 // srun -N3 -n6: rank 3 on n2 exits 7, rank 5 on n3 is killed later, then the batch step.
 TEST(TaskRecords, FirstAbnormalTaskNamesTheNodeLaterOnesAreSymptoms) {
-  const Verdict v = attribute(job("FAILED", 137, {"n1", "n2", "n3"}),
-                              {task_line("n3", "0", 5, 0, 9, "2026-11-30T10:10:02Z"),
-                               task_line("n2", "0", 3, 7, 0, "2026-11-30T10:10:00Z"),
-                               task_line("n1", "0", 0, 0, 0, "2026-11-30T10:10:04Z"),
-                               task_line("n1", "batch", 0, 137, 0, "2026-11-30T10:10:05Z")});
+  const Verdict v =
+      attribute(job("FAILED", 137, {"n1", "n2", "n3"}), {task_line("n3", "0", 5, 0, 9, "2026-11-30T10:10:02Z"),
+                                                         task_line("n2", "0", 3, 7, 0, "2026-11-30T10:10:00Z"),
+                                                         task_line("n1", "0", 0, 0, 0, "2026-11-30T10:10:04Z"),
+                                                         task_line("n1", "batch", 0, 137, 0, "2026-11-30T10:10:05Z")});
   EXPECT_EQ(v.domain, "UNATTRIBUTED") << "an exit code says where, not why";
   EXPECT_FALSE(v.root_cause.has_value());
   EXPECT_EQ(v.recommended_action, "NONE");
@@ -64,11 +64,14 @@ TEST(TaskRecords, FirstAbnormalTaskNamesTheNodeLaterOnesAreSymptoms) {
 }
 
 TEST(TaskRecords, NccLFalloutOnOtherRanksIsASymptom) {
-  const Verdict v = attribute(
-      job("FAILED", 1, {"n1", "n2"}),
-      {task_line("n2", "0", 1, 0, 11, "2026-11-30T10:10:00Z"),
-       app_line("n1", "app", "[rank0]:[E1130 10:17:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=4, NumelOut=4, Timeout(ms)=600000) ran for 600060 milliseconds before timing out.",
-                at("2026-11-30T10:17:08Z"), 0)});
+  const Verdict v =
+      attribute(job("FAILED", 1, {"n1", "n2"}),
+                {task_line("n2", "0", 1, 0, 11, "2026-11-30T10:10:00Z"),
+                 app_line("n1", "app",
+                          "[rank0]:[E1130 10:17:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught "
+                          "collective operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=4, "
+                          "NumelOut=4, Timeout(ms)=600000) ran for 600060 milliseconds before timing out.",
+                          at("2026-11-30T10:17:08Z"), 0)});
   EXPECT_EQ(v.affected_nodes, std::vector<std::string>{"n2"});
   ASSERT_EQ(v.symptoms.size(), 1u);
   EXPECT_EQ(v.symptoms[0].event.kind, "nccl.watchdog_timeout");
@@ -79,8 +82,7 @@ TEST(TaskRecords, HardwareRootElsewhereWinsAndTaskDeathsAreItsSymptoms) {
       job("FAILED", 1, {"n1", "n2", "n3"}),
       {kernel_line("n2", "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
                    at("2026-11-30T10:10:03Z"), 0),
-       task_line("n1", "0", 0, 1, 0, "2026-11-30T10:10:01Z"),
-       task_line("n3", "0", 5, 0, 6, "2026-11-30T10:10:06Z")});
+       task_line("n1", "0", 0, 1, 0, "2026-11-30T10:10:01Z"), task_line("n3", "0", 5, 0, 6, "2026-11-30T10:10:06Z")});
   EXPECT_EQ(v.domain, "GPU_HARDWARE");
   ASSERT_TRUE(v.root_cause.has_value());
   EXPECT_EQ(v.root_cause->event.node, "n2");
@@ -91,13 +93,15 @@ TEST(TaskRecords, HardwareRootElsewhereWinsAndTaskDeathsAreItsSymptoms) {
 }
 
 TEST(TaskRecords, CancelledJobKeepsTheSchedulerVerdict) {
-  const Verdict v = attribute(job("CANCELLED", 0, {"n1"}, 15), {task_line("n1", "batch", 0, 0, 15, "2026-11-30T10:19:59Z")});
+  const Verdict v =
+      attribute(job("CANCELLED", 0, {"n1"}, 15), {task_line("n1", "batch", 0, 0, 15, "2026-11-30T10:19:59Z")});
   EXPECT_EQ(v.domain, "SCHEDULER");
   ASSERT_EQ(v.symptoms.size(), 1u);
 }
 
 TEST(TaskRecords, UntrustedRecordNamesNoNode) {
-  const Verdict v = attribute(job("FAILED", 7, {"n1", "n2"}), {task_line("n2", "0", 1, 7, 0, "2026-11-30T10:10:00Z", false)});
+  const Verdict v =
+      attribute(job("FAILED", 7, {"n1", "n2"}), {task_line("n2", "0", 1, 7, 0, "2026-11-30T10:10:00Z", false)});
   EXPECT_EQ(v.domain, "UNATTRIBUTED");
   EXPECT_TRUE(v.affected_nodes.empty());
 }

@@ -22,12 +22,12 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "attributiond/dashboard/dashboard_server.h"
+#include "attributiond/store/dashboard_queries.h"
 #include "common/auth.h"
 #include "core/clock.h"
 #include "tests/support/dashboard_archive.h"
 #include "tests/support/private_munged.h"
-#include "attributiond/store/dashboard_queries.h"
-#include "attributiond/dashboard/dashboard_server.h"
 
 extern char** environ;
 
@@ -40,7 +40,6 @@ namespace {
 
 constexpr uid_t kNobody = 65534;
 constexpr TimeUs kHourUs = 3600LL * 1000000;
-
 
 std::set<std::string> ids(const store::VerdictPage& page) {
   std::set<std::string> out;
@@ -56,7 +55,7 @@ std::set<std::string> ids(const json& body) {
 
 // A filter without designated initializers (-Wmissing-field-initializers).
 store::VerdictFilter Filter(std::string domain, std::string node = "", std::string user = "", std::string state = "",
-                           std::optional<TimeUs> since = {}, std::optional<TimeUs> until = {}) {
+                            std::optional<TimeUs> since = {}, std::optional<TimeUs> until = {}) {
   store::VerdictFilter filter;
   filter.domain = std::move(domain);
   filter.node = std::move(node);
@@ -67,7 +66,9 @@ store::VerdictFilter Filter(std::string domain, std::string node = "", std::stri
   return filter;
 }
 
-store::VerdictFilter Since(TimeUs since, std::optional<TimeUs> until = {}) { return Filter("", "", "", "", since, until); }
+store::VerdictFilter Since(TimeUs since, std::optional<TimeUs> until = {}) {
+  return Filter("", "", "", "", since, until);
+}
 
 }  // namespace
 
@@ -82,8 +83,8 @@ class DashboardTest : public ::testing::Test {
     fs::create_directories(dir_);
     database_ = (dir_ / "attrib.db").string();
     now_ = wall_clock_us();
-    auto written = test::write_archive(database_, fs::path(ATTRIB_SOURCE_DIR) / "tests/fixtures",
-                                          ATTRIB_RULES_PACK_DIR, test::known_jobs(now_, users_));
+    auto written = test::write_archive(database_, fs::path(ATTRIB_SOURCE_DIR) / "tests/fixtures", ATTRIB_RULES_PACK_DIR,
+                                       test::known_jobs(now_, users_));
     ASSERT_TRUE(written) << written.error().code << " " << written.error().message;
   }
   void TearDown() override {
@@ -157,8 +158,7 @@ TEST_F(DashboardTest, FiltersNarrowTheList) {
   EXPECT_EQ(by(Filter("", "", "", "TIMEOUT")), (std::set<std::string>{"5005"}));
   EXPECT_EQ(by(Filter("GPU_HARDWARE", "gpu007")), (std::set<std::string>{"5008"}));
   EXPECT_EQ(by(Since(now_ - 4 * kHourUs)), (std::set<std::string>{"5001", "5003", "5006"}));
-  EXPECT_EQ(by(Since(now_ - 31 * kHourUs, now_ - 4 * kHourUs)),
-            (std::set<std::string>{"5002", "5004", "5005"}));
+  EXPECT_EQ(by(Since(now_ - 31 * kHourUs, now_ - 4 * kHourUs)), (std::set<std::string>{"5002", "5004", "5005"}));
   EXPECT_TRUE(by(Filter("NVLINK_FABRIC")).empty());
   // A filter is a bound value, never SQL.
   EXPECT_TRUE(by(Filter("' OR 1=1 --")).empty());
@@ -205,8 +205,10 @@ TEST_F(DashboardTest, CountsPerDomainPerBucket) {
     }
     for (const auto& [domain, n] : (*counts)[i].domains) totals[domain] += n;
   }
-  EXPECT_EQ(totals, (std::map<std::string, int64_t>{{"AMBIGUOUS", 1}, {"APPLICATION", 1}, {"GPU_HARDWARE", 3},
-                                                     {"NETWORK", 1}, {"NONE", 1}, {"SCHEDULER", 1}}));
+  EXPECT_EQ(
+      totals,
+      (std::map<std::string, int64_t>{
+          {"AMBIGUOUS", 1}, {"APPLICATION", 1}, {"GPU_HARDWARE", 3}, {"NETWORK", 1}, {"NONE", 1}, {"SCHEDULER", 1}}));
   auto too_many = queries->counts(Since(0, now_), 3600, {true, 0});
   EXPECT_FALSE(too_many);
 }

@@ -9,10 +9,10 @@
 
 #include <gtest/gtest.h>
 
-#include "attributiond/fleet/offender_policy.h"
 #include "attributiond/fleet/fleet_report.h"
-#include "attributiond/store/job_store.h"
+#include "attributiond/fleet/offender_policy.h"
 #include "attributiond/fleet/remediation.h"
+#include "attributiond/store/job_store.h"
 #include "common/time_spec.h"
 
 namespace fs = std::filesystem;
@@ -24,8 +24,8 @@ constexpr TimeUs kSecond = 1000000;
 constexpr TimeUs kDay = 86400 * kSecond;
 constexpr TimeUs kNow = 1796000000LL * kSecond;
 
-store::BlameRow Blame(const std::string& job, const std::string& node, TimeUs time, const std::string& domain = "GPU_HARDWARE",
-               bool trusted = true, const std::string& gpu = "") {
+store::BlameRow Blame(const std::string& job, const std::string& node, TimeUs time,
+                      const std::string& domain = "GPU_HARDWARE", bool trusted = true, const std::string& gpu = "") {
   store::BlameRow row;
   row.cluster = "lab";
   row.job_id = job;
@@ -51,7 +51,7 @@ std::vector<std::string> OffenderKeys(const fleet::OffenderReport& report) {
 TEST(FleetPolicy, TwoTrustedHardwareVerdictsMakeARepeatOffenderOneDoesNot) {
   fleet::FleetPolicy policy;  // 2 in 14 days
   std::vector<store::BlameRow> rows = {Blame("1", "n1", kNow - 3 * kDay), Blame("2", "n1", kNow - 1 * kDay),
-                                Blame("3", "n2", kNow - 1 * kDay)};
+                                       Blame("3", "n2", kNow - 1 * kDay)};
   auto report = fleet::evaluate_offenders(rows, policy, kNow);
   ASSERT_EQ(OffenderKeys(report), std::vector<std::string>{"n1"});
   EXPECT_EQ(report.offenders[0].verdicts, 2);
@@ -69,9 +69,11 @@ TEST(FleetPolicy, WindowEdgeIsInclusiveAndOlderVerdictsAreForgotten) {
   TimeUs edge = kNow - policy.offender_window_s * kSecond;
   EXPECT_EQ(OffenderKeys(fleet::evaluate_offenders({Blame("1", "n1", edge), Blame("2", "n1", kNow)}, policy, kNow)),
             std::vector<std::string>{"n1"});
-  EXPECT_TRUE(fleet::evaluate_offenders({Blame("1", "n1", edge - 1), Blame("2", "n1", kNow)}, policy, kNow).offenders.empty());
+  EXPECT_TRUE(
+      fleet::evaluate_offenders({Blame("1", "n1", edge - 1), Blame("2", "n1", kNow)}, policy, kNow).offenders.empty());
   // Later verdicts than `now` are not yet history.
-  EXPECT_TRUE(fleet::evaluate_offenders({Blame("1", "n1", kNow), Blame("2", "n1", kNow + 1)}, policy, kNow).offenders.empty());
+  EXPECT_TRUE(
+      fleet::evaluate_offenders({Blame("1", "n1", kNow), Blame("2", "n1", kNow + 1)}, policy, kNow).offenders.empty());
 }
 
 TEST(FleetPolicy, OnlyTrustedVerdictsInOffenderDomainsCount) {
@@ -96,9 +98,9 @@ TEST(FleetPolicy, OnlyTrustedVerdictsInOffenderDomainsCount) {
 TEST(FleetPolicy, AGpuIsAnOffenderOnlyWhenTheSameGpuIsBlamedAgain) {
   fleet::FleetPolicy policy;
   std::vector<store::BlameRow> rows = {Blame("1", "n1", kNow - 2 * kDay, "GPU_HARDWARE", true, "0000:3b:00.0"),
-                                Blame("2", "n1", kNow - 1 * kDay, "GPU_HARDWARE", true, "0000:86:00.0"),
-                                Blame("3", "n2", kNow - 2 * kDay, "GPU_HARDWARE", true, "0000:3b:00.0"),
-                                Blame("4", "n2", kNow - 1 * kDay, "GPU_HARDWARE", true, "0000:3b:00.0")};
+                                       Blame("2", "n1", kNow - 1 * kDay, "GPU_HARDWARE", true, "0000:86:00.0"),
+                                       Blame("3", "n2", kNow - 2 * kDay, "GPU_HARDWARE", true, "0000:3b:00.0"),
+                                       Blame("4", "n2", kNow - 1 * kDay, "GPU_HARDWARE", true, "0000:3b:00.0")};
   EXPECT_EQ(OffenderKeys(fleet::evaluate_offenders(rows, policy, kNow)),
             (std::vector<std::string>{"n1", "n2", "n2/0000:3b:00.0"}));
 }
@@ -116,24 +118,24 @@ TEST(FleetPolicy, AppClassXidsOnOneGpuAcrossUsersJobsMakeTheGpuAnOffender) {
   };
   const std::string gpu = "0000:3b:00.0";
   // One user's bug resubmitted onto the same GPU: not the GPU.
-  EXPECT_TRUE(fleet::evaluate_offenders({app_xid("1", "alice", kNow - kDay, gpu), app_xid("2", "alice", kNow, gpu)}, policy,
-                                 kNow)
+  EXPECT_TRUE(fleet::evaluate_offenders({app_xid("1", "alice", kNow - kDay, gpu), app_xid("2", "alice", kNow, gpu)},
+                                        policy, kNow)
                   .offenders.empty());
   // Two users' jobs on the same GPU: the GPU, and never the node as a whole.
-  auto report =
-      fleet::evaluate_offenders({app_xid("1", "alice", kNow - kDay, gpu), app_xid("2", "bob", kNow, gpu)}, policy, kNow);
+  auto report = fleet::evaluate_offenders({app_xid("1", "alice", kNow - kDay, gpu), app_xid("2", "bob", kNow, gpu)},
+                                          policy, kNow);
   ASSERT_EQ(OffenderKeys(report), std::vector<std::string>{"n1/" + gpu});
   EXPECT_EQ(report.offenders[0].basis, "app_class_xid");
   EXPECT_EQ(report.offenders[0].job_ids, (std::vector<std::string>{"1", "2"}));
   // Different GPUs, an untrusted report, or outside the window: nothing.
-  EXPECT_TRUE(fleet::evaluate_offenders({app_xid("1", "alice", kNow - kDay, gpu), app_xid("2", "bob", kNow, "0000:86:00.0")},
-                                 policy, kNow)
+  EXPECT_TRUE(fleet::evaluate_offenders(
+                  {app_xid("1", "alice", kNow - kDay, gpu), app_xid("2", "bob", kNow, "0000:86:00.0")}, policy, kNow)
                   .offenders.empty());
-  EXPECT_TRUE(fleet::evaluate_offenders({app_xid("1", "alice", kNow - kDay, gpu), app_xid("2", "bob", kNow, gpu, false)},
-                                 policy, kNow)
+  EXPECT_TRUE(fleet::evaluate_offenders(
+                  {app_xid("1", "alice", kNow - kDay, gpu), app_xid("2", "bob", kNow, gpu, false)}, policy, kNow)
                   .offenders.empty());
   EXPECT_TRUE(fleet::evaluate_offenders({app_xid("1", "alice", kNow - 15 * kDay, gpu), app_xid("2", "bob", kNow, gpu)},
-                                 policy, kNow)
+                                        policy, kNow)
                   .offenders.empty());
 }
 
@@ -142,8 +144,8 @@ TEST(FleetPolicy, SeventeenNodesInAnHourAreOneSystemicEventAndMarkNone) {
   std::vector<store::BlameRow> rows;
   // A fabric event: 17 nodes blamed within 20 minutes; n1 also had an earlier verdict.
   for (int i = 1; i <= 17; ++i)
-    rows.push_back(Blame("b" + std::to_string(i), "n" + std::to_string(i), kNow - kDay + i * 60 * kSecond,
-                         "NVLINK_FABRIC"));
+    rows.push_back(
+        Blame("b" + std::to_string(i), "n" + std::to_string(i), kNow - kDay + i * 60 * kSecond, "NVLINK_FABRIC"));
   rows.push_back(Blame("early", "n1", kNow - 5 * kDay));
   // An hour after the burst's second verdict: outside every window holding the burst.
   rows.push_back(Blame("late", "n2", kNow - kDay + 78 * 60 * kSecond));
@@ -316,7 +318,8 @@ TEST_F(FleetStoreTest, ArchiveWritesOneHistoryRowPerVerdictAndOnlyRootCausesBlam
   EXPECT_EQ(ids, (std::vector<std::string>{"1", "2", "4"})) << "NONE (successes) only when asked for";
   auto successes = store_->with_db([](store::Database& db) { return store::verdicts_since(db, 0, "NONE"); });
   ASSERT_EQ(successes->size(), 1u);
-  auto since = store_->with_db([](store::Database& db) { return store::verdicts_since(db, kNow - kDay, "APPLICATION"); });
+  auto since =
+      store_->with_db([](store::Database& db) { return store::verdicts_since(db, kNow - kDay, "APPLICATION"); });
   ASSERT_EQ(since->size(), 1u);
   EXPECT_EQ((*since)[0].user, "bob");
   auto counts = store_->with_db([](store::Database& db) { return store::domain_counts(db, 0); });
@@ -324,7 +327,8 @@ TEST_F(FleetStoreTest, ArchiveWritesOneHistoryRowPerVerdictAndOnlyRootCausesBlam
   EXPECT_EQ(counts->size(), 4u);
 
   // Non-admins' listings hold their own jobs only, counts included.
-  auto bobs = store_->with_db([](store::Database& db) { return fleet::verdict_list_report(db, 0, "", uid_t{1001}, "lab"); });
+  auto bobs =
+      store_->with_db([](store::Database& db) { return fleet::verdict_list_report(db, 0, "", uid_t{1001}, "lab"); });
   ASSERT_TRUE(bobs);
   EXPECT_EQ((*bobs)["verdicts"].size(), 1u);
   EXPECT_EQ((*bobs)["counts"], nlohmann::json::parse(R"([{"domain":"APPLICATION","jobs":1}])"));
@@ -338,7 +342,8 @@ TEST_F(FleetStoreTest, HistoryIsBackfilledFromArchivedVerdicts) {
   auto reopened = store::JobStore::open(path_.string());
   ASSERT_TRUE(reopened) << reopened.error().message;
   store_ = std::move(*reopened);
-  auto report = store_->with_db([](store::Database& db) { return fleet::repeat_offenders(db, fleet::FleetPolicy{}, kNow); });
+  auto report =
+      store_->with_db([](store::Database& db) { return fleet::repeat_offenders(db, fleet::FleetPolicy{}, kNow); });
   ASSERT_TRUE(report);
   EXPECT_EQ(OffenderKeys(*report), (std::vector<std::string>{"n2", "n2/0000:3b:00.0"}));
   auto json = store_->with_db(

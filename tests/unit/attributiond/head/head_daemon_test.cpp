@@ -2,6 +2,8 @@
 // real journald collector over journal files written by systemd-journal-remote, the
 // shipped rule pack. Only slurmdbd is replaced (by an in-memory accounting record);
 // the real one is exercised by the end-to-end suite.
+#include "attributiond/head/head_daemon.h"
+
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -11,13 +13,12 @@
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 
-#include "collectors/registry.h"
-#include "core/clock.h"
 #include "attrib/v1/attrib.grpc.pb.h"
-#include "attributiond/head/head_daemon.h"
-#include "tests/support/head_test_config.h"
 #include "attributiond/node/node_collect_service.h"
+#include "collectors/registry.h"
 #include "common/spool.h"
+#include "core/clock.h"
+#include "tests/support/head_test_config.h"
 
 namespace fs = std::filesystem;
 using namespace attrib;
@@ -59,7 +60,6 @@ class MemoryAccounting : public slurm::Accounting {
   std::shared_ptr<AccountingState> state_;
 };
 
-
 }  // namespace
 
 class HeadDaemonTest : public ::testing::Test {
@@ -76,8 +76,8 @@ class HeadDaemonTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
 
-  void Inject(const std::string& host, TimeUs time, const std::vector<std::string>& args,
-              const std::string& message, const std::string& journal = "journal") {
+  void Inject(const std::string& host, TimeUs time, const std::vector<std::string>& args, const std::string& message,
+              const std::string& journal = "journal") {
     std::string cmd = std::string(ATTRIB_SCRIPTS_DIR) + "/journal-inject.sh --dir " + (dir_ / journal).string() +
                       " --host " + host + " --time-us " + std::to_string(time);
     for (const auto& a : args) cmd += " " + a;
@@ -170,7 +170,8 @@ class HeadDaemonTest : public ::testing::Test {
     auto pack = rules::load_rule_pack({config_.rules_pack_dir, {}});
     EXPECT_TRUE(pack);
     Agent agent;
-    agent.service = std::make_unique<node::NodeCollectService>(node, *pack, std::move(list), common::Authenticator::none());
+    agent.service =
+        std::make_unique<node::NodeCollectService>(node, *pack, std::move(list), common::Authenticator::none());
     std::string address = "unix://" + (dir_ / ("agent-" + node + ".sock")).string();
     grpc::ServerBuilder builder;
     builder.AddListeningPort(address, grpc::InsecureServerCredentials());
@@ -462,8 +463,8 @@ TEST_F(HeadDaemonTest, RemediationDrainsTheBlamedNodeAfterArchiveAndTheHistorySh
   auto verdict = WaitDone("300");
   ASSERT_EQ(verdict["recommended_action"], "DRAIN_NODE");
   ASSERT_EQ(drains->size(), 1u);
-  EXPECT_EQ(drains->front(), "n2: attrib: job 300 rule " + verdict["root_cause"]["rule"].get<std::string>() +
-                                 " GPU_HARDWARE");
+  EXPECT_EQ(drains->front(),
+            "n2: attrib: job 300 rule " + verdict["root_cause"]["rule"].get<std::string>() + " GPU_HARDWARE");
 
   grpc::ClientContext context;
   v1::NodeHistoryRequest request;

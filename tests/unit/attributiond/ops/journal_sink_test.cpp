@@ -1,6 +1,7 @@
 // The journal sink: spdlog levels to syslog priorities, the structured ATTRIB_* fields
 // from the thread's LogScope, and JOURNAL_STREAM matching only the file it names.
-#include <gtest/gtest.h>
+#include "attributiond/ops/journal_sink.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <syslog.h>
@@ -11,7 +12,8 @@
 #include <fstream>
 #include <thread>
 
-#include "attributiond/ops/journal_sink.h"
+#include <gtest/gtest.h>
+
 #include "attributiond/ops/log_context.h"
 
 using namespace attrib;
@@ -93,7 +95,8 @@ TEST(JournalSink, JournalStreamMatchesOnlyTheFileItNames) {
   ASSERT_EQ(fstat(fd, &st), 0);
   std::string named = std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino);
   EXPECT_TRUE(ops::fd_is_journal_stream(fd, named.c_str()));
-  EXPECT_FALSE(ops::fd_is_journal_stream(fd, (std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino + 1)).c_str()));
+  EXPECT_FALSE(
+      ops::fd_is_journal_stream(fd, (std::to_string(st.st_dev) + ":" + std::to_string(st.st_ino + 1)).c_str()));
   EXPECT_FALSE(ops::fd_is_journal_stream(fd, nullptr));
   EXPECT_FALSE(ops::fd_is_journal_stream(fd, "garbage"));
   EXPECT_FALSE(ops::fd_is_journal_stream(-1, named.c_str()));

@@ -2,8 +2,6 @@
 // directory as its only log source, an in-memory slurmdbd), read once with a plain HTTP
 // client and once by a real `prometheus` scraping it on loopback and answering PromQL.
 // Also the node agent's counters, and docs/operations.md listing every metric.
-#include <gtest/gtest.h>
-
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -13,18 +11,19 @@
 #include <thread>
 
 #include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
-#include "collectors/registry.h"
-#include "core/clock.h"
 #include "attrib/v1/attrib.grpc.pb.h"
-#include "common/auth.h"
-#include "tests/support/child_process.h"
 #include "attributiond/head/head_daemon.h"
-#include "tests/support/head_test_config.h"
 #include "attributiond/node/node_collect_service.h"
+#include "collectors/registry.h"
+#include "common/auth.h"
 #include "common/spool.h"
+#include "core/clock.h"
+#include "tests/support/child_process.h"
+#include "tests/support/head_test_config.h"
 
 namespace fs = std::filesystem;
 using namespace attrib;
@@ -33,7 +32,6 @@ using namespace std::chrono_literals;
 namespace {
 
 constexpr TimeUs kSecond = 1000000;
-
 
 // slurmdbd stand-in: every job's record is final at once.
 class FinalAccounting : public slurm::Accounting {
@@ -93,8 +91,9 @@ class MetricsEndpointTest : public ::testing::Test {
     list.push_back(std::move(*journald));
     auto mutex = mutex_;
     auto jobs = jobs_;
-    daemon_ = std::make_unique<head::HeadDaemon>(config_, std::move(*store), *pack, std::move(list),
-                                                 [mutex, jobs] { return std::make_unique<FinalAccounting>(mutex, jobs); });
+    daemon_ = std::make_unique<head::HeadDaemon>(config_, std::move(*store), *pack, std::move(list), [mutex, jobs] {
+      return std::make_unique<FinalAccounting>(mutex, jobs);
+    });
     auto started = daemon_->start();
     ASSERT_TRUE(started) << started.error().message;
     ASSERT_GT(daemon_->metrics_port(), 0);
@@ -327,7 +326,8 @@ TEST(NodeAgentMetrics, CollectRequestsAreCountedByStatusWithDuration) {
 TEST(MetricsDocs, OperationsGuideListsEveryMetric) {
   ops::MetricsRegistry head_registry, node_registry;
   ops::HeadMetrics head_metrics(head_registry);
-  ops::register_head_gauges(head_registry, [] { return 0.0; }, [] { return 0.0; });
+  ops::register_head_gauges(
+      head_registry, [] { return 0.0; }, [] { return 0.0; });
   ops::register_info(head_registry, "head", "", "");
   ops::NodeMetrics node_metrics(node_registry);
   std::string doc = ReadFile(fs::path(ATTRIB_SOURCE_DIR) / "docs" / "operations.md");

@@ -1,12 +1,13 @@
 // The metrics registry's text exposition (format 0.0.4): HELP/TYPE lines, label
 // escaping, histogram buckets, deterministic order, and misuse caught at registration.
-#include <gtest/gtest.h>
+#include "attributiond/ops/metrics_registry.h"
 
 #include <thread>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "attributiond/ops/daemon_metrics.h"
-#include "attributiond/ops/metrics_registry.h"
 
 using namespace attrib;
 using ops::MetricsRegistry;
@@ -118,7 +119,8 @@ TEST(MetricsRegistry, ConcurrentIncrementsAreAllCounted) {
 TEST(DaemonMetrics, EveryFamilyOfBothRolesRegistersAndHookLabelsAreShort) {
   MetricsRegistry head;
   ops::HeadMetrics head_metrics(head);
-  ops::register_head_gauges(head, [] { return 0.0; }, [] { return 0.0; });
+  ops::register_head_gauges(
+      head, [] { return 0.0; }, [] { return 0.0; });
   ops::register_info(head, "head", "1", "sha256:x");
   MetricsRegistry node;
   ops::NodeMetrics node_metrics(node);

@@ -2,7 +2,8 @@
 // of the real attributiond binary in both roles, read from a datagram socket the test
 // owns and names in NOTIFY_SOCKET; the watchdog's health gate in-process; and the unit
 // files in packaging/systemd checked by `systemd-analyze verify`.
-#include <gtest/gtest.h>
+#include "attributiond/ops/systemd_notify.h"
+
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
@@ -19,10 +20,10 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
 #include <httplib.h>
 
 #include "tests/support/child_process.h"
-#include "attributiond/ops/systemd_notify.h"
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
@@ -133,8 +134,10 @@ class SystemdTest : public ::testing::Test {
     auto deadline = std::chrono::steady_clock::now() + 30s;
     while (std::chrono::steady_clock::now() < deadline &&
            !(Has(messages, "READY=1") && Count(messages, "WATCHDOG=1") >= 2)) {
-      if (auto m = notify.receive(200ms)) messages.push_back(*m);
-      else if (!daemon->running()) break;
+      if (auto m = notify.receive(200ms))
+        messages.push_back(*m);
+      else if (!daemon->running())
+        break;
     }
     EXPECT_TRUE(Has(messages, "READY=1")) << ReadFile(dir_ / "daemon.log");
     if (metrics_text != nullptr && Has(messages, "READY=1")) {
@@ -157,11 +160,12 @@ class SystemdTest : public ::testing::Test {
 TEST_F(SystemdTest, NodeAgentSaysReadyPingsTheWatchdogAndSaysStopping) {
   int port = attrib::test::free_loopback_port();
   std::string metrics;
-  auto messages = RunUnderNotify("node",
-                                 "cluster: lab\nauth:\n  mode: none\nnode:\n  name: n1\n  listen: [\"unix://" +
-                                     (dir_ / "agent.sock").string() + "\"]\n  metrics_listen: \"127.0.0.1:" +
-                                     std::to_string(port) + "\"\nrules:\n  pack_dir: " ATTRIB_RULES_PACK_DIR "\n",
-                                 port, &metrics);
+  auto messages =
+      RunUnderNotify("node",
+                     "cluster: lab\nauth:\n  mode: none\nnode:\n  name: n1\n  listen: [\"unix://" +
+                         (dir_ / "agent.sock").string() + "\"]\n  metrics_listen: \"127.0.0.1:" + std::to_string(port) +
+                         "\"\nrules:\n  pack_dir: " ATTRIB_RULES_PACK_DIR "\n",
+                     port, &metrics);
   EXPECT_TRUE(Has(messages, "STATUS=")) << "READY=1 carries a STATUS= line";
   EXPECT_GE(Count(messages, "WATCHDOG=1"), 2);
   EXPECT_TRUE(Has(messages, "STOPPING=1"));
@@ -172,12 +176,13 @@ TEST_F(SystemdTest, NodeAgentSaysReadyPingsTheWatchdogAndSaysStopping) {
 TEST_F(SystemdTest, HeadSaysReadyPingsTheWatchdogAndSaysStopping) {
   int port = attrib::test::free_loopback_port();
   std::string metrics;
-  auto messages = RunUnderNotify("head",
-                                 "cluster: lab\nauth:\n  mode: none\nhead:\n  listen: [\"unix://" + (dir_ / "head.sock").string() +
-                                     "\"]\n  database: " + (dir_ / "attrib.db").string() + "\n  spool_dir: " +
-                                     (dir_ / "spool").string() + "\n  metrics_listen: \"127.0.0.1:" +
-                                     std::to_string(port) + "\"\nrules:\n  pack_dir: " ATTRIB_RULES_PACK_DIR "\n",
-                                 port, &metrics);
+  auto messages = RunUnderNotify(
+      "head",
+      "cluster: lab\nauth:\n  mode: none\nhead:\n  listen: [\"unix://" + (dir_ / "head.sock").string() +
+          "\"]\n  database: " + (dir_ / "attrib.db").string() + "\n  spool_dir: " + (dir_ / "spool").string() +
+          "\n  metrics_listen: \"127.0.0.1:" + std::to_string(port) +
+          "\"\nrules:\n  pack_dir: " ATTRIB_RULES_PACK_DIR "\n",
+      port, &metrics);
   EXPECT_TRUE(Has(messages, "STATUS="));
   EXPECT_GE(Count(messages, "WATCHDOG=1"), 2);
   EXPECT_TRUE(Has(messages, "STOPPING=1"));
@@ -228,8 +233,8 @@ TEST_F(SystemdTest, UnitFilesPassSystemdAnalyzeVerify) {
          at = text.find("/usr/bin/attributiond", at + 1))
       text.replace(at, std::string("/usr/bin/attributiond").size(), ATTRIBUTIOND_BINARY);
     std::ofstream(dir_ / unit) << text;
-    std::string command = analyze + " verify --man=no " + (dir_ / unit).string() + " > " +
-                          (dir_ / "verify.log").string() + " 2>&1";
+    std::string command =
+        analyze + " verify --man=no " + (dir_ / unit).string() + " > " + (dir_ / "verify.log").string() + " 2>&1";
     int rc = std::system(command.c_str());
     std::string output = ReadFile(dir_ / "verify.log");
     EXPECT_EQ(rc, 0) << unit << ":\n" << output;

@@ -1,7 +1,7 @@
 // One coverage row per (node, source), whichever collectors read that source.
-#include <gtest/gtest.h>
-
 #include "attributiond/pipeline/node_evidence.h"
+
+#include <gtest/gtest.h>
 
 namespace attrib::head {
 namespace {
@@ -66,8 +66,10 @@ class TwoAppCollector : public collectors::Collector {
     LogLine line;
     line.node = request.node;
     line.source = "app";
-    line.text = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
-                "capacity of 79.15 GiB of which 1.06 GiB is free. (" + name_ + ")";
+    line.text =
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+        "capacity of 79.15 GiB of which 1.06 GiB is free. (" +
+        name_ + ")";
     line.seq = 1;
     sink(line);
     Coverage c = row("app", CoverageStatus::Ok, 1, name_);

@@ -1,8 +1,8 @@
+#include "attributiond/store/job_store.h"
+
 #include <filesystem>
 
 #include <gtest/gtest.h>
-
-#include "attributiond/store/job_store.h"
 
 namespace fs = std::filesystem;
 using attrib::store::JobStore;
@@ -36,7 +36,7 @@ TEST_F(JobStoreTest, EnqueueIsDurableAndDeduplicated) {
   {
     auto store = Open();
     EXPECT_TRUE(*store->enqueue(Job("1"), "lab", 100));
-    EXPECT_FALSE(*store->enqueue(Job("1"), "lab", 200));  // the epilog may retry
+    EXPECT_FALSE(*store->enqueue(Job("1"), "lab", 200));   // the epilog may retry
     EXPECT_TRUE(*store->enqueue(Job("1"), "other", 200));  // same id, other cluster
   }
   auto reopened = Open();  // a restarted daemon sees what was accepted
