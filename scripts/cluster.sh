@@ -24,6 +24,8 @@
 # Must run as root (slurmd, and daemons that drop to their own users).
 set -euo pipefail
 
+source "$(dirname "${BASH_SOURCE[0]}")/lib/runtime.sh"
+
 readonly NODES=(n1 n2 n3)
 readonly CLUSTER_NAME=lab
 readonly DB_NAME=slurm_acct_db
@@ -327,6 +329,14 @@ cmd_up() {
   install -d -m 755 -o munge -g munge "$base/munge"
   install -d -m 755 -o mysql -g mysql "$base/mysql"
   chmod 755 "$base/run" && chown slurm:slurm "$base/run"   # slurmdbd writes its pid file there
+
+  # Preflight: munged, slurmdbd/slurmctld (SlurmUser) and the hooks run as other users;
+  # a base directory (or hook) they cannot reach must fail here, naming path and user,
+  # not as a daemon that never comes up.
+  require_reachable munge -x "$base/munge" "munged's socket directory"
+  require_reachable slurm -w "$log_dir" "the Slurm daemons' log directory"
+  [ -z "${ATTRIB_EPILOG_SLURMCTLD:-}" ] || require_reachable slurm -x "$ATTRIB_EPILOG_SLURMCTLD" "EpilogSlurmctld"
+  [ -z "${ATTRIB_JOBCOMP_SCRIPT:-}" ] || require_reachable slurm -x "$ATTRIB_JOBCOMP_SCRIPT" "JobCompLoc"
 
   host=$(hostname -s)
   cpus=$(nproc)

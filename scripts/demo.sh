@@ -4,26 +4,38 @@
 # attributiond, runs a 3-node job that fails while n2's kernel log reports Xid 79 (GPU
 # fallen off the bus) and n1/n3's application output fills with NCCL watchdog timeouts,
 # then shows the verdict in sacct and attrib-show, and tears everything down by PID.
-# Run as root on Debian 12, from any directory.
+# Run as root on Debian 12, from any directory (root's home included: what other users
+# run is staged under the demo directory, ATTRIB_DEMO_DIR, default /tmp/attrib-demo).
 set -euo pipefail
+started=$SECONDS
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 export ATTRIB_SOURCE_DIR=$src
 export ATTRIB_BUILD_DIR=${ATTRIB_BUILD_DIR:-$src/build}
 demo=${ATTRIB_DEMO_DIR:-/tmp/attrib-demo}
 DAEMON_ADDR=127.0.0.1:7069
 
+source "$src/scripts/lib/runtime.sh"
+
 echo "== building attrib (first run installs Debian packages; a few minutes)"
-"$src/scripts/build.sh"
+"$src/scripts/install-deps.sh"
+preflight_runtime "$demo"  # before the build: slurm and munge must reach the demo directory
+# Only what the demo runs: the daemon, the hook and attrib-show.
+ATTRIB_BUILD_TARGETS="attributiond attrib-epilog attrib-show" "$src/scripts/build.sh"
 
 echo "== starting a local Slurm cluster under $demo/cluster"
 rm -rf "$demo"
-mkdir -p "$demo/attrib"
+install -d -m 755 "$demo" "$demo/attrib"
+# slurmctld runs the hook as SlurmUser, which may not reach the checkout (root's home is
+# 0700): the programs run by other users are staged under $demo.
+stage_binaries "$ATTRIB_BUILD_DIR" "$demo/bin"
 # EpilogSlurmctld takes no arguments: a two-line wrapper points attrib-epilog at its config.
 cat > "$demo/attrib-epilog-hook" <<HOOK
 #!/bin/sh
-exec "$ATTRIB_BUILD_DIR/epilog/attrib-epilog" --config "$demo/attrib/attrib.yaml"
+exec "$demo/bin/attrib-epilog" --config "$demo/attrib/attrib.yaml"
 HOOK
-chmod 755 "$demo" "$demo/attrib-epilog-hook"
+chmod 755 "$demo/attrib-epilog-hook"
+require_reachable slurm -x "$demo/attrib-epilog-hook" "the EpilogSlurmctld hook"
+require_reachable slurm -x "$demo/bin/attrib-epilog" "the hook's binary"
 teardown() {
   stop_attributiond 2>/dev/null || true
   "$src/scripts/cluster.sh" down "$demo/cluster" >/dev/null 2>&1 || true
@@ -56,6 +68,7 @@ echo "== waiting for job $job to end and be attributed"
 wait_verdict "$job" "$demo/attrib/verdict.json"
 
 echo
+echo "== first verdict in sacct $((SECONDS - started)) s after the demo started (installing and building included)"
 echo "\$ sacct -j $job -o JobID,State,ExitCode,Comment%120"
 sacct -j "$job" -o JobID,State,ExitCode,Comment%120
 echo

@@ -8,6 +8,11 @@
 set -euo pipefail
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${ATTRIB_BUILD_DIR:-$src/build}
+"$src/scripts/install-deps.sh"
+# Before the long build: the end-to-end suite stages what slurm, munged and ordinary users
+# run in a runtime directory under /tmp (scripts/lib/runtime.sh); it must be reachable.
+source "$src/scripts/lib/runtime.sh"
+preflight_runtime "$(attrib_runtime_dir "$build")"
 "$src/scripts/build.sh"
 cd "$build"
 ctest --output-on-failure --timeout 600 -j"$(nproc)"

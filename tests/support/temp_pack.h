@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -18,8 +19,11 @@ namespace attrib::test {
 class TempPackDir {
  public:
   explicit TempPackDir(const std::string& tag) {
-    dir_ = std::filesystem::temp_directory_path() / ("attrib-rules-" + tag + "-" + std::to_string(::getpid()) + "-" +
-                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    // A parameterized test's name has a '/' ("Case/0"): one directory per test, not a subdirectory.
+    std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(test.begin(), test.end(), '/', '_');
+    dir_ = std::filesystem::temp_directory_path() /
+           ("attrib-rules-" + tag + "-" + std::to_string(::getpid()) + "-" + test);
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }

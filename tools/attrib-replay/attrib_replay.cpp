@@ -8,11 +8,12 @@
 
 #include "core/verdict_text.h"
 #include "rules/bundle.h"
+#include "rules/pack_location.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"attrib-replay: attribute an evidence bundle offline, exactly as attributiond would"};
   std::string bundle_dir;
-  std::string pack_dir = ATTRIB_DEFAULT_PACK_DIR;
+  std::string pack_dir = attrib::rules::default_pack_dir();
   std::vector<std::string> site_dirs;
   bool json = false;
   attrib::rules::BundleOptions options;

@@ -10,6 +10,7 @@
 
 #include "rules/engine.h"
 #include "rules/golden.h"
+#include "rules/pack_location.h"
 #include "rules/pack_patterns.h"
 
 namespace {
@@ -98,7 +99,7 @@ static std::string unnamed_groups(const std::string& regex) {
 int main(int argc, char** argv) {
   CLI::App app{"attrib-rules: validate and test a rule pack"};
   app.require_subcommand(1);
-  std::string pack_dir = ATTRIB_DEFAULT_PACK_DIR;
+  std::string pack_dir = attrib::rules::default_pack_dir();
   std::vector<std::string> site_dirs;
   std::string fixtures;
   bool verbose = false;

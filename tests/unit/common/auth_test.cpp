@@ -337,11 +337,15 @@ TEST_F(AuthTest, AttribShowAsOrdinaryUser) {
   StartHead();
   SubmitAsRoot(Job("100", 1000));
   SubmitAsRoot(Job("101", kNobody));
+  // A copy nobody can reach: the build tree may sit in root's 0700 home.
+  const fs::path staged = dir_ / "attrib-show";
+  fs::copy_file(ATTRIB_SHOW_BINARY, staged, fs::copy_options::overwrite_existing);
+  fs::permissions(staged, fs::perms(0755));
   auto show = [&](const std::string& job_id) {
     return run_as(kNobody, [&] {
       setenv("ATTRIB_MUNGE_SOCKET", munge_socket_.c_str(), 1);  // as the e2e cluster's env.sh does
       std::string server = config_.head.listen[0];
-      execl(ATTRIB_SHOW_BINARY, "attrib-show", "--server", server.c_str(), job_id.c_str(), nullptr);
+      execl(staged.c_str(), "attrib-show", "--server", server.c_str(), job_id.c_str(), nullptr);
       return 98;
     });
   };

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Runs a command on a fresh Debian root made from Debian's package registry, with a copy of
+# this checkout inside: how a newcomer's machine looks, without a container runtime.
+#
+#   scripts/in-debian.sh [--release bookworm] [--checkout-at /root/src/attrib] [--keep] -- COMMAND...
+#
+# The first run makes a pristine root with debootstrap (minbase, Debian's main, updates and
+# security suites) and caches it under ATTRIB_ROOT_CACHE (default /var/cache/attrib/roots);
+# every run then works on a fresh copy of it, so nothing from an earlier run is installed.
+# The checkout (tracked and untracked-but-not-ignored files, as git sees them) is copied to
+# --checkout-at, whose parent directories keep Debian's modes (root's home is 0700). COMMAND
+# runs there as root in its own mount, PID and UTS namespaces (unshare + chroot): every
+# process it starts dies with it and every mount it needs vanishes with it, whatever
+# happens. The copy is removed afterwards unless --keep (its path is printed).
+# Example, the README's two commands with the checkout in root's home:
+#   scripts/in-debian.sh -- 'scripts/demo.sh && scripts/test.sh'
+set -euo pipefail
+src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+release=bookworm
+checkout_at=/root/src/attrib
+keep=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --release) release=$2; shift 2 ;;
+    --checkout-at) checkout_at=$2; shift 2 ;;
+    --keep) keep=1; shift ;;
+    --) shift; break ;;
+    *) echo "usage: $0 [--release R] [--checkout-at PATH] [--keep] -- COMMAND..." >&2; exit 2 ;;
+  esac
+done
+[ $# -gt 0 ] || { echo "in-debian.sh: no command" >&2; exit 2; }
+[ "$(id -u)" -eq 0 ] || { echo "in-debian.sh: must run as root" >&2; exit 1; }
+command -v debootstrap >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q debootstrap >/dev/null
+
+cache=${ATTRIB_ROOT_CACHE:-/var/cache/attrib/roots}/$release
+mirror=http://deb.debian.org/debian
+if [ ! -e "$cache/.complete" ]; then
+  echo "in-debian.sh: making a $release root in $cache (once; a few minutes)"
+  rm -rf "$cache"
+  mkdir -p "$(dirname "$cache")"
+  debootstrap --variant=minbase --include=ca-certificates "$release" "$cache" "$mirror" >"$cache.log" 2>&1 ||
+    { tail -n 20 "$cache.log" >&2; echo "in-debian.sh: debootstrap failed ($cache.log)" >&2; exit 1; }
+  cat >"$cache/etc/apt/sources.list" <<EOF
+deb $mirror $release main
+deb $mirror $release-updates main
+deb http://deb.debian.org/debian-security $release-security main
+EOF
+  touch "$cache/.complete"
+fi
+
+root=$(mktemp -d "/var/tmp/attrib-$release-root.XXXXXX")
+cleanup() {
+  if [ "$keep" = 1 ]; then echo "in-debian.sh: root kept at $root"; else rm -rf --one-file-system "$root"; fi
+}
+trap cleanup EXIT
+chmod 755 "$root"
+cp -a "$cache/." "$root/"
+rm -f "$root/.complete"
+install -d -m 755 "$root$(dirname "$checkout_at")"
+chmod 700 "$root/root"
+(cd "$src" && git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf -) |
+  (mkdir -p "$root$checkout_at" && tar -C "$root$checkout_at" -xf -)
+cp /etc/resolv.conf "$root/etc/resolv.conf"
+
+# The namespaces end with this script: --kill-child takes every process along, and the
+# mounts below exist only inside the private mount namespace.
+status=0
+unshare --mount --pid --fork --uts --kill-child -- bash -euo pipefail -c '
+  root=$1; dir=$2; shift 2
+  mount --make-rprivate /
+  mount -t proc proc "$root/proc"
+  mount --rbind /sys "$root/sys"
+  mount --rbind /dev "$root/dev"
+  mount -t tmpfs -o mode=1777 tmpfs "$root/tmp"
+  mount -t tmpfs -o mode=755 tmpfs "$root/run"
+  hostname attrib-fresh
+  exec chroot "$root" /usr/bin/env -i HOME=/root TERM="${TERM:-dumb}" LANG=C.UTF-8 \
+    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    /bin/bash -c "cd \"$dir\" && $*"
+' in-debian "$root" "$checkout_at" "$@" || status=$?
+exit "$status"
