@@ -61,9 +61,13 @@ chmod 700 "$root/root"
 (cd "$src" && git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf -) |
   (mkdir -p "$root$checkout_at" && tar -C "$root$checkout_at" -xf -)
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+# What the installer writes and debootstrap does not: a host name that resolves.
+echo attrib-fresh >"$root/etc/hostname"
+printf '127.0.0.1\tlocalhost\n127.0.1.1\tattrib-fresh\n::1\tlocalhost ip6-localhost ip6-loopback\n' >"$root/etc/hosts"
 
 # The namespaces end with this script: --kill-child takes every process along, and the
-# mounts below exist only inside the private mount namespace.
+# mounts below exist only inside the private mount namespace. unshare ignores SIGTERM
+# while it waits, so a stop of this script is passed on as SIGKILL.
 status=0
 unshare --mount --pid --fork --uts --kill-child -- bash -euo pipefail -c '
   root=$1; dir=$2; shift 2
@@ -77,5 +81,8 @@ unshare --mount --pid --fork --uts --kill-child -- bash -euo pipefail -c '
   exec chroot "$root" /usr/bin/env -i HOME=/root TERM="${TERM:-dumb}" LANG=C.UTF-8 \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     /bin/bash -c "cd \"$dir\" && $*"
-' in-debian "$root" "$checkout_at" "$@" || status=$?
+' in-debian "$root" "$checkout_at" "$@" &
+namespace=$!
+trap 'kill -KILL "$namespace" 2>/dev/null; wait "$namespace" 2>/dev/null; exit 130' INT TERM HUP
+wait "$namespace" || status=$?
 exit "$status"
