@@ -172,11 +172,11 @@ const OptionTable<AppOutputOptions>& AppOutputCollector::option_table() {
              }),
       option("timezone_offset_minutes", &AppOutputOptions::timezone_offset_minutes, "0",
              "The nodes' UTC offset in minutes (east positive) for glog and ISO times without a zone.",
-             {.min = -kMaxOffsetMinutes, .max = kMaxOffsetMinutes}),
+             between(-kMaxOffsetMinutes, kMaxOffsetMinutes)),
       option("max_bytes_per_file", &AppOutputOptions::max_bytes_per_file, "67108864",
              "Only the last this many bytes of each file are read (the failure is at the end); coverage "
              "is partial when a file was cut.",
-             {.min = 4096}),
+             at_least(4096)),
   };
   return table;
 }

@@ -72,7 +72,7 @@ const OptionTable<FabricManagerOptions>& FabricManagerCollector::option_table() 
       option("timezone_offset_minutes", &FabricManagerOptions::timezone_offset_minutes, "0",
              "The node's UTC offset in minutes (east positive, e.g. 60 for CET): Fabric Manager writes "
              "local time without a zone.",
-             {.min = -kMaxOffsetMinutes, .max = kMaxOffsetMinutes}),
+             between(-kMaxOffsetMinutes, kMaxOffsetMinutes)),
   };
   return table;
 }

@@ -81,18 +81,17 @@ Result<std::vector<LokiEntry>> parse_loki_streams(const std::string& body) {
 const OptionTable<LokiOptions>& LokiCollector::option_table() {
   static const OptionTable<LokiOptions> table = {
       option("url", &LokiOptions::url, "http://localhost:3100", "Base URL of Loki, e.g. http://loki:3100.",
-             {.non_empty = true}),
+             non_empty()),
       option("query", &LokiOptions::query, "'{host=\"{node}\"}'",
-             "LogQL log query; {node} is replaced by the Slurm node name (quoted for a LogQL string).",
-             {.non_empty = true}),
+             "LogQL log query; {node} is replaced by the Slurm node name (quoted for a LogQL string).", non_empty()),
       option("limit", &LokiOptions::limit, "100", "Entries per query_range page (Loki's default maximum is 5000).",
-             {.min = 1, .max = kMaxPage}),
+             between(1, kMaxPage)),
       option("max_lines", &LokiOptions::max_lines, "100000",
-             "Most lines read per node; more makes the coverage partial.", {.min = 1}),
+             "Most lines read per node; more makes the coverage partial.", at_least(1)),
       option("timeout_ms", &LokiOptions::timeout_ms, "10000",
-             "Deadline of each HTTP request (one page), connect included.", {.min = 1}),
+             "Deadline of each HTTP request (one page), connect included.", at_least(1)),
       option("source_label", &LokiOptions::source_label, "source",
-             "Stream label whose value selects the attrib source through source_map.", {.non_empty = true}),
+             "Stream label whose value selects the attrib source through source_map.", non_empty()),
       option("source_map", &LokiOptions::source_map,
              "{kernel: kernel, syslog: syslog, fabricmanager: fabricmanager, app: app}",
              "Label value -> source (kernel, syslog, fabricmanager or app). Only kernel is trusted: map to it "
@@ -106,7 +105,7 @@ const OptionTable<LokiOptions>& LokiCollector::option_table() {
                return std::nullopt;
              }),
       option("default_source", &LokiOptions::default_source, "app",
-             "Source of streams whose label is missing or not in source_map (untrusted).", {.choices = kSources}),
+             "Source of streams whose label is missing or not in source_map (untrusted).", one_of(kSources)),
   };
   return table;
 }

@@ -151,13 +151,13 @@ std::string prometheus_line(const PromSeries& series, const std::string& fallbac
 const OptionTable<PrometheusOptions>& PrometheusCollector::option_table() {
   static const OptionTable<PrometheusOptions> table = {
       option("url", &PrometheusOptions::url, "http://localhost:9090",
-             "Base URL of the Prometheus server, e.g. http://prometheus:9090.", {.non_empty = true}),
+             "Base URL of the Prometheus server, e.g. http://prometheus:9090.", non_empty()),
       queries_option(),
       option("step_s", &PrometheusOptions::step_s, "15",
              "Range-query resolution in seconds. A change is seen at the first evaluation step at or after it.",
-             {.min = 1}),
+             at_least(1)),
       option("timeout_ms", &PrometheusOptions::timeout_ms, "10000",
-             "Deadline of each HTTP request (connect included), also sent to Prometheus as timeout.", {.min = 1}),
+             "Deadline of each HTTP request (connect included), also sent to Prometheus as timeout.", at_least(1)),
   };
   return table;
 }

@@ -55,7 +55,7 @@ const OptionTable<SpankRecordsOptions>& SpankRecordsCollector::option_table() {
       option("directory", &SpankRecordsOptions::directory, "/var/spool/attrib/tasks",
              "The spank_attrib.so spool of a node (its plugstack spool_dir). \"{node}\" is replaced by the Slurm "
              "node name, for nodes that share one filesystem (plugstack spool_dir=.../%n).",
-             {.non_empty = true}),
+             non_empty()),
   };
   return table;
 }

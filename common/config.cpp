@@ -41,8 +41,9 @@ Option<Config> collectors_option() {
 // The one table of configuration keys. Defaults here are the documented ones.
 const OptionTable<Config>& table() {
   static const OptionTable<Config> options = {
-      option<Config>("cluster", [](Config& c) -> std::string& { return c.cluster; }, "",
-                     "Slurm ClusterName; used when a hook does not report one. Required.", {.non_empty = true}),
+      option<Config>(
+          "cluster", [](Config& c) -> std::string& { return c.cluster; }, "",
+          "Slurm ClusterName; used when a hook does not report one. Required.", non_empty()),
       option<Config>(
           "head.listen", [](Config& c) -> std::vector<std::string>& { return c.head.listen; },
           "[unix:///run/attrib/attributiond.sock]",
@@ -61,7 +62,7 @@ const OptionTable<Config>& table() {
       option<Config>(
           "head.dashboard_session_ttl_s", [](Config& c) -> int& { return c.head.dashboard_session_ttl_s; }, "28800",
           "Lifetime of a dashboard login session (seconds, from login). Sessions live in memory: a restart ends them.",
-          {.min = 60}),
+          at_least(60)),
       option<Config>(
           "head.database", [](Config& c) -> std::string& { return c.head.database; }, "/var/lib/attrib/attrib.db",
           "SQLite file holding the durable job queue and the verdict archive."),
@@ -69,26 +70,44 @@ const OptionTable<Config>& table() {
           "head.spool_dir", [](Config& c) -> std::string& { return c.head.spool_dir; }, "/var/spool/attrib",
           "Directory where attrib-epilog leaves jobs when the daemon is unreachable; drained at start and "
           "periodically."),
-      option<Config>("head.spool_scan_interval_s", [](Config& c) -> int& { return c.head.spool_scan_interval_s; }, "5",
-                     "Seconds between spool directory scans.", {.min = 1}),
-      option<Config>("head.workers", [](Config& c) -> int& { return c.head.workers; }, "2",
-                     "Jobs attributed concurrently.", {.min = 1}),
-      option<Config>("head.scope_poll_interval_ms", [](Config& c) -> int& { return c.head.scope_poll_interval_ms; },
-                     "1000",
-                     "How often to re-read a job's accounting record while slurmdbd has not finalised it (it lags the "
-                     "hook by seconds).",
-                     {.min = 1}),
+      option<Config>(
+          "head.spool_scan_interval_s", [](Config& c) -> int& { return c.head.spool_scan_interval_s; }, "5",
+          "Seconds between spool directory scans.", at_least(1)),
+      option<Config>(
+          "head.workers", [](Config& c) -> int& { return c.head.workers; }, "2", "Jobs attributed concurrently.",
+          at_least(1)),
+      option<Config>(
+          "head.scope_poll_interval_ms", [](Config& c) -> int& { return c.head.scope_poll_interval_ms; }, "1000",
+          "How often to re-read a job's accounting record while slurmdbd has not finalised it (it lags the "
+          "hook by seconds).",
+          at_least(1)),
       option<Config>(
           "head.scope_max_wait_s", [](Config& c) -> int& { return c.head.scope_max_wait_s; }, "600",
           "After this long without a final accounting record the job is attributed from the hook's facts alone "
           "(state UNKNOWN), so no accepted job waits forever.",
-          {.min = 1}),
-      option<Config>("head.retry_backoff_s", [](Config& c) -> int& { return c.head.retry_backoff_s; }, "5",
-                     "Delay before retrying a job whose attribution step failed (e.g. slurmdbd down).", {.min = 1}),
-      option<Config>("head.window_lead_s", [](Config& c) -> int& { return c.head.window_lead_s; }, "300",
-                     "Evidence window starts this many seconds before the job start.", {.min = 0}),
-      option<Config>("head.window_grace_s", [](Config& c) -> int& { return c.head.window_grace_s; }, "60",
-                     "Evidence window ends this many seconds after the job end.", {.min = 0}),
+          at_least(1)),
+      option<Config>(
+          "head.retry_backoff_s", [](Config& c) -> int& { return c.head.retry_backoff_s; }, "5",
+          "Delay before the first retry of a job whose attribution step failed (e.g. slurmdbd down); "
+          "doubled for each further failure.",
+          at_least(1)),
+      option<Config>(
+          "head.retry_max_backoff_s", [](Config& c) -> int& { return c.head.retry_max_backoff_s; }, "600",
+          "The longest delay between retries of a failing job: the delay doubles from head.retry_backoff_s "
+          "with each failure up to this.",
+          at_least(1)),
+      option<Config>(
+          "head.max_failures", [](Config& c) -> int& { return c.head.max_failures; }, "10",
+          "Failed attempts after which a job is given up (dead-lettered): kept in the archive with its "
+          "last error, counted in attrib_jobs_dead_lettered_total, listed by attrib-show --failed, no "
+          "longer retried. Waiting for slurmdbd's final record is not a failure.",
+          at_least(1)),
+      option<Config>(
+          "head.window_lead_s", [](Config& c) -> int& { return c.head.window_lead_s; }, "300",
+          "Evidence window starts this many seconds before the job start.", at_least(0)),
+      option<Config>(
+          "head.window_grace_s", [](Config& c) -> int& { return c.head.window_grace_s; }, "60",
+          "Evidence window ends this many seconds after the job end.", at_least(0)),
       option<Config>(
           "head.write_comment", [](Config& c) -> bool& { return c.head.write_comment; }, "true",
           "Write the verdict into the job's Comment through slurmdbd (the user's own text is kept)."),
@@ -104,13 +123,14 @@ const OptionTable<Config>& table() {
           "head.agents.addresses",
           [](Config& c) -> std::map<std::string, std::string>& { return c.head.agents.addresses; }, "{}",
           "Per-node agent addresses (node: host:port), overriding the template."),
-      option<Config>("head.agents.concurrency", [](Config& c) -> int& { return c.head.agents.concurrency; }, "16",
-                     "Node agents asked at the same time for one job.", {.min = 1}),
+      option<Config>(
+          "head.agents.concurrency", [](Config& c) -> int& { return c.head.agents.concurrency; }, "16",
+          "Node agents asked at the same time for one job.", at_least(1)),
       option<Config>(
           "head.agents.deadline_ms", [](Config& c) -> int& { return c.head.agents.deadline_ms; }, "10000",
           "Per-node deadline for a Collect call; a slower node is recorded as coverage `timeout` and the verdict "
           "is made from what arrived.",
-          {.min = 1}),
+          at_least(1)),
       option<Config>(
           "node.listen", [](Config& c) -> std::vector<std::string>& { return c.node.listen; }, "[\"0.0.0.0:7070\"]",
           "gRPC listen addresses of a node agent (attributiond --role node)."),
@@ -127,7 +147,7 @@ const OptionTable<Config>& table() {
       option<Config>(
           "epilog.deadline_ms", [](Config& c) -> int& { return c.epilog.deadline_ms; }, "1000",
           "Deadline for the epilog's RPC; on expiry the job is spooled instead. Keep it short: hooks must not block.",
-          {.min = 1}),
+          at_least(1)),
       option<Config>(
           "epilog.spool_dir", [](Config& c) -> std::string& { return c.epilog.spool_dir; }, "/var/spool/attrib",
           "Where attrib-epilog spools a job when the daemon is unreachable (same directory as head.spool_dir on the "
@@ -137,7 +157,7 @@ const OptionTable<Config>& table() {
           "How every RPC is authenticated: `munge` (each request carries a MUNGE credential bound to its method "
           "and body; see docs/operations.md, Authentication) or `none` (no authentication at all: any peer may "
           "submit jobs, read every verdict and collect node evidence; tests and development only, logged loudly).",
-          {.choices = {"munge", "none"}}),
+          one_of({"munge", "none"})),
       option<Config>(
           "auth.munge_socket", [](Config& c) -> std::string& { return c.auth.munge_socket; }, "",
           "munged's socket used to create and verify credentials. Empty: libmunge's default "
@@ -155,9 +175,10 @@ const OptionTable<Config>& table() {
           "A node (or one of its GPUs) is a repeat offender once this many counted verdicts blame it within "
           "fleet.offender_window_s. Counted: a trusted root cause in one of fleet.offender_domains; AMBIGUOUS, "
           "UNATTRIBUTED and untrusted verdicts never count. See docs/fleet.md.",
-          {.min = 1}),
-      option<Config>("fleet.offender_window_s", [](Config& c) -> int& { return c.fleet.offender_window_s; }, "1209600",
-                     "The repeat-offender window in seconds (default 14 days).", {.min = 1}),
+          at_least(1)),
+      option<Config>(
+          "fleet.offender_window_s", [](Config& c) -> int& { return c.fleet.offender_window_s; }, "1209600",
+          "The repeat-offender window in seconds (default 14 days).", at_least(1)),
       option<Config>(
           "fleet.offender_domains", [](Config& c) -> std::vector<std::string>& { return c.fleet.offender_domains; },
           "[GPU_HARDWARE, HOST_HARDWARE, NVLINK_FABRIC]",
@@ -166,19 +187,20 @@ const OptionTable<Config>& table() {
           "fleet.systemic_nodes", [](Config& c) -> int& { return c.fleet.systemic_nodes; }, "16",
           "Systemic guard: when counted verdicts blame more than this many distinct nodes within "
           "fleet.systemic_window_s, the burst is reported as one systemic event and marks (and drains) no node.",
-          {.min = 1}),
-      option<Config>("fleet.systemic_window_s", [](Config& c) -> int& { return c.fleet.systemic_window_s; }, "3600",
-                     "The systemic guard's window in seconds.", {.min = 1}),
+          at_least(1)),
+      option<Config>(
+          "fleet.systemic_window_s", [](Config& c) -> int& { return c.fleet.systemic_window_s; }, "3600",
+          "The systemic guard's window in seconds.", at_least(1)),
       option<Config>(
           "remediation.mode", [](Config& c) -> std::string& { return c.remediation.mode; }, "off",
           "Node draining by the head daemon: `off`, `dry-run` (record and log what would be drained, touch nothing) "
           "or `drain` (set the node DRAIN through slurmctld with a reason starting `attrib:`). Needs the daemon to run "
           "as root or the SlurmUser. See docs/fleet.md, Remediation.",
-          {.choices = {"off", "dry-run", "drain"}}),
+          one_of({"off", "dry-run", "drain"})),
       option<Config>(
           "remediation.max_drains_per_hour", [](Config& c) -> int& { return c.remediation.max_drains_per_hour; }, "4",
           "At most this many drains (or, in dry-run, would-be drains) in any hour; more are recorded as rate-limited.",
-          {.min = 0}),
+          at_least(0)),
       option<Config>(
           "remediation.on_verdict", [](Config& c) -> bool& { return c.remediation.on_verdict; }, "true",
           "Drain the root cause node of a verdict that recommends DRAIN_NODE with a trusted root cause."),

@@ -44,6 +44,8 @@ struct HeadConfig {
   int scope_poll_interval_ms = 1000;
   int scope_max_wait_s = 600;
   int retry_backoff_s = 5;
+  int retry_max_backoff_s = 600;
+  int max_failures = 10;
   int window_lead_s = 300;
   int window_grace_s = 60;
   bool write_comment = true;

@@ -7,7 +7,7 @@
 //   struct KmsgOptions { std::string path; ... };
 //   const OptionTable<KmsgOptions> table = {
 //       option("path", &KmsgOptions::path, "/dev/kmsg", "Where to read kmsg records.",
-//              {.non_empty = true}),
+//              non_empty()),
 //   };
 //   KmsgOptions parsed;
 //   if (Status s = read_options(table, yaml, {"", "collector 'kmsg'"}, parsed); !s) ...
@@ -34,6 +34,34 @@ struct OptionLimits {
   bool non_empty = false;            // strings
   std::vector<std::string> choices;  // strings: one of these
 };
+
+// The limits, by name: option(..., at_least(1)), option(..., one_of({"off", "drain"})).
+inline OptionLimits at_least(int64_t min) {
+  OptionLimits limits;
+  limits.min = min;
+  return limits;
+}
+inline OptionLimits at_most(int64_t max) {
+  OptionLimits limits;
+  limits.max = max;
+  return limits;
+}
+inline OptionLimits between(int64_t min, int64_t max) {
+  OptionLimits limits;
+  limits.min = min;
+  limits.max = max;
+  return limits;
+}
+inline OptionLimits non_empty() {
+  OptionLimits limits;
+  limits.non_empty = true;
+  return limits;
+}
+inline OptionLimits one_of(std::vector<std::string> choices) {
+  OptionLimits limits;
+  limits.choices = std::move(choices);
+  return limits;
+}
 
 // A problem with one value, said without its location (read_options adds file:line and
 // the key): code CONFIG_E_TYPE or CONFIG_E_VALUE.

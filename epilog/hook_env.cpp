@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "common/proto_text.h"
+
 extern char** environ;
 
 namespace attrib::epilog {
@@ -96,6 +98,8 @@ Result<v1::JobEnded> job_ended_from_env(const Environment& env, TimeUs now) {
 
   if (message.job_id().empty())
     return Error{kEpilogEnv, "no SLURM_JOB_ID or JOBID in the environment: not run by Slurm as a hook"};
+  // Job names, users and paths are the user's bytes: proto3 strings must be UTF-8.
+  common::make_text_valid_utf8(message);
   return message;
 }
 

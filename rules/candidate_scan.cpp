@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/utf8.h"
+
 namespace attrib::rules::detail {
 
 void HsDatabaseDeleter::operator()(hs_database* db) const noexcept { hs_free_database(db); }
@@ -82,7 +84,7 @@ bool flags_every_example(const CompiledExtractionRule& rule, const hs_database_t
   for (const auto& e : rule.def.no_match_examples) lines.push_back(e.line);
   for (const auto& text : lines) {
     for (const auto line : split_lines(text)) {
-      if (!is_valid_utf8(line) || !match_line(rule, line)) continue;
+      if (!is_valid_utf8(line) || !match_line(rule, line, /*from_start=*/false)) continue;  // the wider set
       char flagged = 0;
       if (!scan_one(db, line, scratch.get(), &flagged) || !flagged) return false;
     }
@@ -279,44 +281,6 @@ void CandidateScanner::scan(const ScanSet& set, std::string_view text, hs_scratc
       flags.assign(set.rules.size(), 1);
     }
   }
-}
-
-bool is_valid_utf8(std::string_view text) {
-  const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-  const size_t n = text.size();
-  size_t i = 0;
-  while (i < n) {
-    const unsigned char c = p[i];
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t len = 0;
-    unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
-    if (c >= 0xC2 && c <= 0xDF)
-      len = 2;
-    else if (c == 0xE0)
-      len = 3, lo = 0xA0;
-    else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF)
-      len = 3;
-    else if (c == 0xED)
-      len = 3, hi = 0x9F;  // no UTF-16 surrogates
-    else if (c == 0xF0)
-      len = 4, lo = 0x90;
-    else if (c >= 0xF1 && c <= 0xF3)
-      len = 4;
-    else if (c == 0xF4)
-      len = 4, hi = 0x8F;  // <= U+10FFFF
-    else
-      return false;
-    if (i + len > n) return false;
-    if (p[i + 1] < lo || p[i + 1] > hi) return false;
-    for (size_t k = 2; k < len; ++k) {
-      if (p[i + k] < 0x80 || p[i + k] > 0xBF) return false;
-    }
-    i += len;
-  }
-  return true;
 }
 
 }  // namespace attrib::rules::detail

@@ -76,8 +76,4 @@ class CandidateScanner {
   mutable std::mutex clone_mutex_;  // hs_clone_scratch reads the prototype; serialise to be safe
 };
 
-// True when `text` is well-formed UTF-8 (RFC 3629: no overlongs, surrogates or > U+10FFFF).
-// Hyperscan's UTF-8 mode is undefined on anything else.
-bool is_valid_utf8(std::string_view text);
-
 }  // namespace attrib::rules::detail

@@ -124,27 +124,33 @@ CompiledExtractionRule compile_extraction(const ExtractionRuleDef& def) {
 }
 
 // Runs a block rule over one example's lines exactly as the extractor does for one stream.
-std::vector<CompletedBlock> run_block_example(const CompiledExtractionRule& rule, const std::string& text) {
+std::vector<CompletedBlock> run_block_example(const CompiledExtractionRule& rule, const std::string& text,
+                                              bool from_start) {
   std::vector<CompletedBlock> out;
   BlockTracker tracker;
   uint64_t index = 0;
   for (const auto line : split_lines(text)) {
     ++index;
     if (!tracker.empty()) {
-      if (auto done = tracker.close(rule, index, line)) {
+      if (auto done = tracker.close(rule, index, line, from_start)) {
         out.push_back(std::move(*done));
         continue;
       }
     }
-    if (auto fields = match_line(rule, line))
+    if (auto fields = match_line(rule, line, from_start))
       tracker.open(rule, index, line, std::nullopt, index, true, std::move(*fields));
   }
   return out;
 }
 
-std::optional<nlohmann::json> example_fields(const CompiledExtractionRule& rule, const std::string& text) {
-  if (!rule.block) return match_line(rule, text);
-  auto blocks = run_block_example(rule, text);
+// An example is matched as a line of its source is in production: from the message start
+// for a system log, anywhere for application output. No source given: the rule's first.
+std::optional<nlohmann::json> example_fields(const CompiledExtractionRule& rule, const std::string& text,
+                                             const std::string& source) {
+  const std::string& as = source.empty() ? rule.def.sources.front() : source;
+  const bool from_start = !is_application_source(as);
+  if (!rule.block) return match_line(rule, text, from_start);
+  auto blocks = run_block_example(rule, text, from_start);
   if (blocks.empty()) return std::nullopt;
   return std::move(blocks.front().fields);
 }
@@ -156,7 +162,7 @@ void check_examples(const CompiledExtractionRule& rule) {
   }
   const char* what = rule.block ? "lines do not make a block: " : "line does not match: ";
   for (const auto& example : rule.def.match_examples) {
-    auto fields = example_fields(rule, example.line);
+    auto fields = example_fields(rule, example.line, example.source);
     if (!fields) fail(kRuleExample, example.where, where + ".match", what + example.line);
     for (const auto& [name, expected] : example.fields.items()) {
       if (!fields->contains(name)) {
@@ -170,7 +176,7 @@ void check_examples(const CompiledExtractionRule& rule) {
     }
   }
   for (const auto& example : rule.def.no_match_examples) {
-    if (example_fields(rule, example.line)) {
+    if (example_fields(rule, example.line, example.source)) {
       fail(
           kRuleExample, example.where, where + ".no_match",
           std::string(rule.block ? "lines make a block but must not: " : "line matches but must not: ") + example.line);

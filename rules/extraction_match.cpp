@@ -40,13 +40,14 @@ std::optional<nlohmann::json> convert(FieldType type, std::string_view text) {
   return std::nullopt;
 }
 
-// Runs `regex` unanchored over `text` and converts its typed named groups into `fields`.
+// Runs `regex` over `text` (anchored at its start, or anywhere) and converts its typed
+// named groups into `fields`.
 std::optional<nlohmann::json> capture(const re2::RE2& regex, const std::vector<CompiledField>& typed,
-                                      std::string_view text, nlohmann::json fields) {
+                                      std::string_view text, nlohmann::json fields, bool from_start) {
   const int groups = regex.NumberOfCapturingGroups();
   std::vector<re2::StringPiece> captures(static_cast<size_t>(groups) + 1);
-  if (!regex.Match(re2::StringPiece(text.data(), text.size()), 0, text.size(), re2::RE2::UNANCHORED, captures.data(),
-                   groups + 1)) {
+  const auto anchor = from_start ? re2::RE2::ANCHOR_START : re2::RE2::UNANCHORED;
+  if (!regex.Match(re2::StringPiece(text.data(), text.size()), 0, text.size(), anchor, captures.data(), groups + 1)) {
     return std::nullopt;
   }
   for (const auto& field : typed) {
@@ -68,14 +69,14 @@ std::string key_of(const std::string& key, const nlohmann::json& fields) {
 
 }  // namespace
 
-std::optional<nlohmann::json> match_line(const CompiledExtractionRule& rule, std::string_view text) {
+std::optional<nlohmann::json> match_line(const CompiledExtractionRule& rule, std::string_view text, bool from_start) {
   if (!rule.def.prefilter.empty()) {
     const bool any = std::any_of(rule.def.prefilter.begin(), rule.def.prefilter.end(), [&](const std::string& literal) {
       return text.find(literal) != std::string_view::npos;
     });
     if (!any) return std::nullopt;
   }
-  return capture(*rule.regex, rule.fields, text, rule.def.constants);
+  return capture(*rule.regex, rule.fields, text, rule.def.constants, from_start);
 }
 
 bool rule_applies(const ExtractionRuleDef& rule, const std::string& source) {
@@ -103,7 +104,7 @@ std::vector<std::string_view> split_lines(std::string_view text) {
 }
 
 std::optional<CompletedBlock> BlockTracker::close(const CompiledExtractionRule& rule, uint64_t index,
-                                                  std::string_view text) {
+                                                  std::string_view text, bool from_start) {
   const auto max_lines = static_cast<uint64_t>(rule.def.block->max_lines);
   // Expire first: a block whose end did not come within max_lines is dropped, not
   // reported (its end captures, e.g. the exception type, are what the event is about).
@@ -117,12 +118,13 @@ std::optional<CompletedBlock> BlockTracker::close(const CompiledExtractionRule& 
     auto it = open_.find(key_of(rule.def.block->key, fields));
     return it != open_.end() ? it : open_.find("");
   };
-  auto end_fields = capture(*rule.block->end, rule.block->end_fields, text, nlohmann::json::object());
+  auto end_fields = capture(*rule.block->end, rule.block->end_fields, text, nlohmann::json::object(), from_start);
   if (!end_fields) {
     // An abort line (e.g. a traceback ending in an exception the rule does not report)
     // closes the block without an event, so a later unrelated end cannot claim it.
     if (rule.block->abort) {
-      if (auto abort_fields = capture(*rule.block->abort, rule.block->abort_fields, text, nlohmann::json::object())) {
+      if (auto abort_fields =
+              capture(*rule.block->abort, rule.block->abort_fields, text, nlohmann::json::object(), from_start)) {
         if (auto it = find(*abort_fields); it != open_.end()) open_.erase(it);
       }
     }

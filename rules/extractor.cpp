@@ -8,9 +8,14 @@
 // Block rules (multi-line, docs/rules.md) keep per (node, source) stream state: lines of
 // one stream arrive in order, so a block's start, body and end are consecutive there.
 // Identical events fold into one entry with a count.
+//
+// Trust by structure (docs/security.md): a system log's line is matched from the start of
+// its emitter's message, never inside it, and a line of a format that embeds user-chosen
+// text (a rule with claims_line) is that format only: no other rule reads it.
 #include <algorithm>
 #include <unordered_map>
 
+#include "core/utf8.h"
 #include "rules/candidate_scan.h"
 #include "rules/event_order.h"
 #include "rules/rule_pack.h"
@@ -18,8 +23,6 @@
 namespace attrib::rules {
 
 namespace {
-
-bool is_application_source(const std::string& source) { return source == "app" || source.rfind("app.", 0) == 0; }
 
 // The rules one source reads, and how to find candidates among them.
 struct SourceRules {
@@ -95,7 +98,7 @@ struct Extractor::State {
     event.time = line.time;
     event.seq = line.seq;
     // A user's own output is never trusted, whatever the collector claims (Trust).
-    event.trusted = line.trusted && !is_application_source(line.source);
+    event.trusted = line.trusted && !detail::is_application_source(line.source);
     return event;
   }
 
@@ -103,16 +106,17 @@ struct Extractor::State {
   // candidates.
   void feed_blocks(const SourceRules& rules, Stream& stream, const LogLine& line, std::string_view text) {
     const uint64_t index = ++stream.lines;
+    const bool from_start = !detail::is_application_source(line.source);
     for (size_t b = 0; b < rules.block_rules.size(); ++b) {
       const size_t pos = rules.block_rules[b];
       const auto& rule = *rules.rules[pos];
       auto& tracker = stream.trackers[b];
       if (!tracker.empty()) {
-        if (auto done = tracker.close(rule, index, text)) {
+        if (auto done = tracker.close(rule, index, text, from_start)) {
           Event event = event_for(rule, line);
           event.time = done->time;  // a block is dated by its first line
           event.seq = done->seq;
-          event.trusted = done->trusted && !is_application_source(line.source);
+          event.trusted = done->trusted && !detail::is_application_source(line.source);
           event.line = std::move(done->line);
           event.fields = std::move(done->fields);
           add(std::move(event));
@@ -120,7 +124,7 @@ struct Extractor::State {
         }
       }
       if (!flags[pos]) continue;
-      if (auto fields = detail::match_line(rule, text)) {
+      if (auto fields = detail::match_line(rule, text, from_start)) {
         tracker.open(rule, index, text, line.time, line.seq, line.trusted, std::move(*fields));
       }
     }
@@ -138,20 +142,41 @@ Extractor::Extractor(std::shared_ptr<const RulePack> pack, size_t max_distinct_e
 
 Extractor::~Extractor() = default;
 
-void Extractor::feed(const LogLine& line) {
+void Extractor::feed(const LogLine& given) {
+  // Bytes are bytes: every line from every source is made valid UTF-8 here, once, before
+  // any rule, JSON or protobuf sees it (core/utf8.h).
+  LogLine repaired;
+  const bool valid = is_valid_utf8(given.text);
+  if (!valid) {
+    repaired = given;
+    repaired.text = to_valid_utf8(given.text);
+  }
+  const LogLine& line = valid ? given : repaired;
   State& s = *state_;
   const SourceRules& rules = s.rules_for(line.source);
   if (rules.rules.empty()) return;
   s.candidates(rules, line.text);
-  for (size_t i = 0; i < rules.rules.size(); ++i) {
-    const auto& rule = *rules.rules[i];
-    if (!s.flags[i] || rule.block) continue;
-    auto fields = detail::match_line(rule, line.text);
-    if (!fields) continue;
+  const bool from_start = !detail::is_application_source(line.source);
+  auto try_rule = [&](const detail::CompiledExtractionRule& rule) {
+    auto fields = detail::match_line(rule, line.text, from_start);
+    if (!fields) return false;
     Event event = s.event_for(rule, line);
     event.line = line.text;
     event.fields = std::move(*fields);
     s.add(std::move(event));
+    return true;
+  };
+  // A system log line of a format that carries user text belongs to its own rule alone.
+  if (from_start) {
+    for (size_t i = 0; i < rules.rules.size(); ++i) {
+      const auto& rule = *rules.rules[i];
+      if (s.flags[i] && rule.def.claims_line && try_rule(rule)) return;
+    }
+  }
+  for (size_t i = 0; i < rules.rules.size(); ++i) {
+    const auto& rule = *rules.rules[i];
+    if (!s.flags[i] || rule.block || (from_start && rule.def.claims_line)) continue;
+    try_rule(rule);
   }
   if (rules.block_rules.empty()) return;
 

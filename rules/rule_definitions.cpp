@@ -104,8 +104,8 @@ BlockDef parse_block(const std::string& file, const MapView& rule) {
 
 ExtractionRuleDef parse_extraction_rule(const std::string& file, const YAML::Node& node, const std::string& context) {
   MapView map(file, node, context);
-  map.allow_only(
-      {"id", "kind", "description", "sources", "prefilter", "regex", "block", "fields", "set", "examples", "override"});
+  map.allow_only({"id", "kind", "description", "sources", "prefilter", "regex", "block", "fields", "set", "examples",
+                  "override", "claims_line"});
   ExtractionRuleDef rule;
   rule.where = map.where();
   rule.id = map.required_string("id");
@@ -120,6 +120,7 @@ ExtractionRuleDef parse_extraction_rule(const std::string& file, const YAML::Nod
   rule.regex = map.required_string("regex");
   rule.regex_where = map.where("regex");
   rule.override_shipped = map.optional_bool("override").value_or(false);
+  rule.claims_line = map.optional_bool("claims_line").value_or(false);
   if (map.has("block")) rule.block = parse_block(file, map);
 
   if (map.has("fields")) {
@@ -154,8 +155,13 @@ ExtractionRuleDef parse_extraction_rule(const std::string& file, const YAML::Nod
           example.line = item.Scalar();
         } else {
           MapView entry(file, item, item_context);
-          entry.allow_only({"line", "fields"});
+          entry.allow_only({"line", "fields", "source"});
           example.line = entry.required_string("line");
+          example.source = entry.optional_string("source").value_or("");
+          if (!example.source.empty() &&
+              std::find(rule.sources.begin(), rule.sources.end(), example.source) == rule.sources.end())
+            fail(kRuleField, entry.where("source"), entry.field("source"),
+                 "'" + example.source + "' is not one of the rule's sources");
           if (entry.has("fields")) {
             MapView expected(file, entry.get("fields"), entry.field("fields"), example.where.line);
             for (const auto& f : entry.get("fields")) {
@@ -173,9 +179,22 @@ ExtractionRuleDef parse_extraction_rule(const std::string& file, const YAML::Nod
     if (no_match) {
       if (!no_match.IsSequence())
         fail(kRuleField, examples.where("no_match"), examples.field("no_match"), "expected a list");
+      size_t i = 0;
       for (const auto& item : no_match) {
-        if (!item.IsScalar()) fail(kRuleField, location_of(file, item), examples.field("no_match"), "expected strings");
-        rule.no_match_examples.push_back({item.Scalar(), location_of(file, item, examples.where("no_match").line)});
+        const SourceLocation where = location_of(file, item, examples.where("no_match").line);
+        if (item.IsScalar()) {
+          rule.no_match_examples.push_back({item.Scalar(), "", where});
+          ++i;
+          continue;
+        }
+        MapView entry(file, item, context_index(examples.field("no_match"), i++));
+        entry.allow_only({"line", "source"});
+        NoMatchExample example{entry.required_string("line"), entry.optional_string("source").value_or(""), where};
+        if (!example.source.empty() &&
+            std::find(rule.sources.begin(), rule.sources.end(), example.source) == rule.sources.end())
+          fail(kRuleField, entry.where("source"), entry.field("source"),
+               "'" + example.source + "' is not one of the rule's sources");
+        rule.no_match_examples.push_back(std::move(example));
       }
     }
   }
@@ -432,6 +451,8 @@ nlohmann::json scalar_to_json(const YAML::Node& scalar) {
 bool is_root_domain(const std::string& domain) { return kRootDomains.count(domain) > 0; }
 bool is_action(const std::string& action) { return kActions.count(action) > 0; }
 bool domain_requires_trust(const std::string& domain) { return kTrustedDomains.count(domain) > 0; }
+
+bool is_application_source(const std::string& source) { return source == "app" || source.rfind("app.", 0) == 0; }
 
 bool is_known_source(const std::string& source) {
   // prometheus: metric samples rendered as lines by the prometheus collector.

@@ -22,14 +22,19 @@ struct FieldDef {
   FieldType type = FieldType::String;
 };
 
+// Examples name the source whose lines they are (default: the rule's first source), since
+// a system source's lines are matched from the start of the emitter's message and an
+// application's anywhere (is_application_source).
 struct MatchExample {
   std::string line;
   nlohmann::json fields = nlohmann::json::object();  // expected subset of the captured fields
+  std::string source;
   SourceLocation where;
 };
 
 struct NoMatchExample {
   std::string line;
+  std::string source;
   SourceLocation where;
 };
 
@@ -58,6 +63,10 @@ struct ExtractionRuleDef {
   std::vector<MatchExample> match_examples;
   std::vector<NoMatchExample> no_match_examples;
   std::optional<BlockDef> block;  // set: a multi-line rule; examples may then span lines
+  // A system-log format that embeds user-chosen text (a crashing program's name, a task's
+  // comm): a line this rule matches is that message, and no other rule reads it, so the
+  // user's text can never pass for another emitter's message (docs/security.md).
+  bool claims_line = false;
   bool override_shipped = false;
   SourceLocation where;
   SourceLocation regex_where;
@@ -187,6 +196,9 @@ nlohmann::json scalar_to_json(const YAML::Node& scalar);
 bool is_root_domain(const std::string& domain);  // domains a rule may assign
 bool is_action(const std::string& action);
 bool is_known_source(const std::string& source);
+// app and app.rank<N>: the job's own output. Every other source is a system log whose lines
+// a rule matches from the start of the emitter's message, never inside it.
+bool is_application_source(const std::string& source);
 bool domain_requires_trust(const std::string& domain);
 
 }  // namespace attrib::rules::detail

@@ -60,8 +60,10 @@ inline constexpr const char* kLocatorDomain = "UNATTRIBUTED";
 
 // Applies one extraction rule to a payload: literal prefilter, then the regex, then
 // typed conversion of captures. nullopt when the line does not match (or a typed
-// capture does not convert, e.g. an int group that captured "abc").
-std::optional<nlohmann::json> match_line(const CompiledExtractionRule& rule, std::string_view text);
+// capture does not convert, e.g. an int group that captured "abc"). `from_start`: the
+// regex must match at the payload's first character (a system log's message, which may
+// carry user-chosen text later on); otherwise anywhere (an application's output).
+std::optional<nlohmann::json> match_line(const CompiledExtractionRule& rule, std::string_view text, bool from_start);
 
 // Does `rule` apply to lines of `source`? ("app" covers every app.rank<N> stream.)
 bool rule_applies(const ExtractionRuleDef& rule, const std::string& source);
@@ -85,7 +87,8 @@ class BlockTracker {
   bool empty() const { return open_.empty(); }
   // Line `index` (1-based position in the stream) closes the open block of its key
   // when it matches the rule's end pattern within max_lines; expired blocks are dropped.
-  std::optional<CompletedBlock> close(const CompiledExtractionRule& rule, uint64_t index, std::string_view text);
+  std::optional<CompletedBlock> close(const CompiledExtractionRule& rule, uint64_t index, std::string_view text,
+                                      bool from_start);
   // Opens (or restarts) the block of the start line's key.
   void open(const CompiledExtractionRule& rule, uint64_t index, std::string_view text, std::optional<TimeUs> time,
             uint64_t seq, bool trusted, nlohmann::json start_fields);

@@ -61,6 +61,12 @@ chmod 700 "$root/root"
 (cd "$src" && git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf -) |
   (mkdir -p "$root$checkout_at" && tar -C "$root$checkout_at" -xf -)
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+# The network the root sees is the host's: its resolver and, where the host trusts a
+# local CA (a proxy's), that CA too, for apt and npm alike.
+if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+  cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+  chroot "$root" update-ca-certificates >/dev/null 2>&1 || true
+fi
 # What the installer writes and debootstrap does not: a host name that resolves.
 echo attrib-fresh >"$root/etc/hostname"
 printf '127.0.0.1\tlocalhost\n127.0.1.1\tattrib-fresh\n::1\tlocalhost ip6-localhost ip6-loopback\n' >"$root/etc/hosts"
@@ -79,6 +85,7 @@ unshare --mount --pid --fork --uts --kill-child -- bash -euo pipefail -c '
   mount -t tmpfs -o mode=755 tmpfs "$root/run"
   hostname attrib-fresh
   exec chroot "$root" /usr/bin/env -i HOME=/root TERM="${TERM:-dumb}" LANG=C.UTF-8 \
+    NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     /bin/bash -c "cd \"$dir\" && $*"
 ' in-debian "$root" "$checkout_at" "$@" &

@@ -12,6 +12,7 @@
 #include "attributiond/dashboard/dashboard_assets.h"
 #include "attributiond/ops/http_server.h"
 #include "core/clock.h"
+#include "core/json_text.h"
 
 namespace attrib::dashboard {
 namespace {
@@ -29,12 +30,9 @@ std::string user_name(uid_t uid) {
   return found->pw_name;
 }
 
-// Log lines are bytes from the nodes: never let one invalid UTF-8 sequence fail a page.
-std::string dump(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
-
 void send_json(httplib::Response& response, int status, const json& body) {
   response.status = status;
-  response.set_content(dump(body), "application/json");
+  response.set_content(json_text(body), "application/json");
 }
 
 void send_error(httplib::Response& response, int status, const std::string& code, const std::string& message) {

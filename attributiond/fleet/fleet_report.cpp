@@ -158,4 +158,28 @@ Result<nlohmann::json> verdict_list_report(store::Database& db, TimeUs since_us,
   return out;
 }
 
+nlohmann::json failed_list_report(const std::vector<store::FailedJob>& failed, std::optional<uid_t> owner,
+                                  const std::string& cluster) {
+  nlohmann::json out;
+  out["schema"] = "attrib.failed_list.v1";
+  out["cluster"] = cluster;
+  out["own_jobs_only"] = owner.has_value();
+  out["jobs"] = nlohmann::json::array();
+  for (const store::FailedJob& job : failed) {
+    if (!cluster.empty() && job.key.first != cluster) continue;
+    if (owner) {
+      auto uid = common::job_owner_uid(job.uid, job.user);
+      if (!uid || *uid != *owner) continue;
+    }
+    out["jobs"].push_back({{"cluster", job.key.first},
+                           {"job_id", job.key.second},
+                           {"failures", job.failures},
+                           {"failed", time_or_null(job.failed_us)},
+                           {"user", job.user},
+                           {"uid", job.uid},
+                           {"last_error", job.last_error}});
+  }
+  return out;
+}
+
 }  // namespace attrib::fleet

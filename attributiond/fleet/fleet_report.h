@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attributiond/fleet/offender_policy.h"
+#include "attributiond/store/job_store.h"
 
 namespace attrib::fleet {
 
@@ -24,5 +25,10 @@ Result<nlohmann::json> node_history_report(store::Database& db, const std::strin
 // per-domain counts (NONE included). owner: only jobs that ran as this uid (non-admins).
 Result<nlohmann::json> verdict_list_report(store::Database& db, TimeUs since_us, const std::string& domain,
                                            std::optional<uid_t> owner, const std::string& cluster);
+
+// attrib.failed_list.v1: dead-lettered jobs (attrib-show --failed), newest first. owner:
+// only jobs that ran as this uid (non-admins). cluster "" for every cluster.
+nlohmann::json failed_list_report(const std::vector<store::FailedJob>& failed, std::optional<uid_t> owner,
+                                  const std::string& cluster);
 
 }  // namespace attrib::fleet

@@ -5,12 +5,14 @@
 #include <spdlog/spdlog.h>
 
 #include "common/grpc_status.h"
+#include "common/proto_text.h"
 #include "core/clock.h"
 
 namespace attrib::head {
 
 Result<bool> accept_job(store::JobStore& store, v1::JobEnded request, const std::string& default_cluster, TimeUs now) {
   if (request.job_id().empty()) return Error{kSubmitInvalid, "JobEnded without job_id"};
+  common::make_text_valid_utf8(request);  // from a hook or a spool file: any bytes
   if (request.cluster().empty()) request.set_cluster(default_cluster);
   std::string cluster = request.cluster();
   return store.enqueue(request, cluster, now);

@@ -31,6 +31,8 @@ class AttributionService final : public v1::Attribution::Service {
                               v1::FleetReport* response) override;
   grpc::Status ListVerdicts(grpc::ServerContext* context, const v1::VerdictListRequest* request,
                             v1::FleetReport* response) override;
+  grpc::Status ListFailed(grpc::ServerContext* context, const v1::FailedListRequest* request,
+                          v1::FleetReport* response) override;
 
  private:
   store::JobStore& store_;

@@ -7,6 +7,7 @@
 #include "attributiond/head/attribution_service.h"
 #include "common/grpc_status.h"
 #include "core/clock.h"
+#include "core/json_text.h"
 
 namespace attrib::head {
 namespace {
@@ -39,7 +40,7 @@ grpc::Status AttributionService::GetNodeHistory(grpc::ServerContext* context, co
     return fleet::node_history_report(db, request->node(), request->since_us(), fleet_, wall_clock_us(), cluster);
   });
   if (!report) return common::to_grpc_status(report.error());
-  response->set_json(report->dump());
+  response->set_json(json_text(*report));
   return grpc::Status::OK;
 }
 
@@ -57,7 +58,23 @@ grpc::Status AttributionService::ListVerdicts(grpc::ServerContext* context, cons
     return fleet::verdict_list_report(db, request->since_us(), request->domain(), owner, cluster);
   });
   if (!report) return common::to_grpc_status(report.error());
-  response->set_json(report->dump());
+  response->set_json(json_text(*report));
+  return grpc::Status::OK;
+}
+
+grpc::Status AttributionService::ListFailed(grpc::ServerContext* context, const v1::FailedListRequest* request,
+                                            v1::FleetReport* response) {
+  auto caller = auth_->authenticate(context, common::kListFailed, *request);
+  if (!caller) {
+    spdlog::warn("ListFailed from {} rejected: {}", peer(context), caller.error().message);
+    return common::to_grpc_status(caller.error());
+  }
+  std::optional<uid_t> owner;
+  if (!auth_->is_admin(*caller)) owner = caller->uid;
+  std::string cluster = request->cluster().empty() ? default_cluster_ : request->cluster();
+  auto failed = store_.failed_jobs(request->limit() == 0 ? 200 : std::min<uint32_t>(request->limit(), 5000));
+  if (!failed) return common::to_grpc_status(failed.error());
+  response->set_json(json_text(fleet::failed_list_report(*failed, owner, cluster)));
   return grpc::Status::OK;
 }
 

@@ -168,7 +168,19 @@ void HeadDaemon::worker_loop() {
         continue;
       }
     }
-    pipeline::attribute_once(context, *accounting, *job, wall_clock_us());
+    // One job never takes the worker (and the daemon) down: whatever it throws is that
+    // attempt's failure, retried with backoff and given up after head.max_failures.
+    try {
+      pipeline::attribute_once(context, *accounting, *job, wall_clock_us());
+    } catch (const std::exception& e) {
+      spdlog::error("job {}: attempt failed with an exception: {}", job->key.second, e.what());
+      pipeline::retry_after_failure(context, *job, wall_clock_us(), "exception", e.what());
+      accounting = accounting_factory_();  // its connection may be mid-request
+    } catch (...) {
+      spdlog::error("job {}: attempt failed with an unknown exception", job->key.second);
+      pipeline::retry_after_failure(context, *job, wall_clock_us(), "exception", "unknown exception");
+      accounting = accounting_factory_();
+    }
     std::lock_guard lock(mutex_);
     busy_.erase(job->key);
   }

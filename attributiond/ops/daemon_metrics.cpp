@@ -32,8 +32,8 @@ HeadMetrics::HeadMetrics(ops::MetricsRegistry& registry)
       attribution_failures(registry.counter(
           "attrib_attribution_failures_total",
           "Attribution steps that failed with an error, by step (scope: reading the accounting record; archive: "
-          "writing the verdict; comment: writing the Slurm comment; done/opt_out: updating the queue). The job is "
-          "retried after head.retry_backoff_s.",
+          "writing the verdict; comment: writing the Slurm comment; done/opt_out: updating the queue; exception: "
+          "an unexpected error). The job is retried after an exponential backoff from head.retry_backoff_s.",
           {"step"})),
       attribution_retries(registry.counter(
           "attrib_attribution_retries_total",
@@ -57,7 +57,12 @@ HeadMetrics::HeadMetrics(ops::MetricsRegistry& registry)
           {1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1200, 1800, 3600})),
       spool_quarantined(registry.counter("attrib_spool_quarantined_total",
                                          "Spool files that could not be read and were moved to the spool's bad/ "
-                                         "directory.")) {}
+                                         "directory.")),
+      jobs_dead_lettered(registry.counter("attrib_jobs_dead_lettered_total",
+                                          "Jobs given up after head.max_failures failed attempts (or whose queued "
+                                          "request could not be decoded), by the step that failed last; listed by "
+                                          "attrib-show --failed.",
+                                          {"step"})) {}
 
 void HeadMetrics::record_verdict(const Verdict& verdict, TimeUs job_ended, TimeUs archived_at) {
   jobs_attributed.get().inc();

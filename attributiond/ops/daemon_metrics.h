@@ -32,6 +32,7 @@ struct HeadMetrics {
   ops::Family<ops::Counter>& coverage;  // source, status
   ops::Family<ops::Histogram>& attribution_latency;
   ops::Family<ops::Counter>& spool_quarantined;
+  ops::Family<ops::Counter>& jobs_dead_lettered;  // step
 
   // Counts one archived verdict: the job, its domain/rule, its coverage rows, and the
   // latency from `job_ended` (the job's end, else the hook's time) to `archived_at`.

@@ -23,15 +23,32 @@ Outcome reschedule(store::JobStore& store, const store::QueuedJob& job, TimeUs n
   return Outcome::Rescheduled;
 }
 
-// A step failed: counted, then retried after the backoff.
+}  // namespace
+
+store::RetryPolicy retry_policy(const common::HeadConfig& config) {
+  return store::RetryPolicy{config.retry_backoff_s * kSecond, config.retry_max_backoff_s * kSecond,
+                            config.max_failures};
+}
+
 Outcome retry_after_failure(const AttributionContext& context, const store::QueuedJob& job, TimeUs now,
                             const char* step, const std::string& why) {
-  if (context.metrics != nullptr) {
-    context.metrics->attribution_failures.labels({step}).inc();
-    context.metrics->attribution_retries.labels({"failure"}).inc();
+  if (context.metrics != nullptr) context.metrics->attribution_failures.labels({step}).inc();
+  auto dead = context.store.record_failure(job.key, now, std::string(step) + ": " + why, retry_policy(context.config));
+  if (!dead) {
+    spdlog::error("job {}: cannot record the failure ({}): {}", job.key.second, why, dead.error().message);
+    return Outcome::Rescheduled;
   }
-  return reschedule(context.store, job, now + context.config.retry_backoff_s * kSecond, why);
+  if (*dead) {
+    spdlog::error("job {}: given up after {} failed attempts, last at {}: {}", job.key.second,
+                  context.config.max_failures, step, why);
+    if (context.metrics != nullptr) context.metrics->jobs_dead_lettered.labels({step}).inc();
+    return Outcome::Done;
+  }
+  if (context.metrics != nullptr) context.metrics->attribution_retries.labels({"failure"}).inc();
+  return Outcome::Rescheduled;
 }
+
+namespace {
 
 // Writes the verdict's segment into the job's Comment, keeping the user's text, and reads
 // it back: slurmdbd answers success for modifications it did not store in some cases.

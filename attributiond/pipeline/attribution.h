@@ -33,6 +33,11 @@ struct AttributionContext {
 
 enum class Outcome { Done, Rescheduled };
 
+// A step of an attempt failed (step names it, why says what): counted, retried after the
+// exponential backoff, or given up (dead-lettered, Outcome::Done) at head.max_failures.
+Outcome retry_after_failure(const AttributionContext& context, const store::QueuedJob& job, TimeUs now,
+                            const char* step, const std::string& why);
+
 // `accounting` is per worker (a slurmdbd connection is not shared between threads).
 Outcome attribute_once(const AttributionContext& context, slurm::Accounting& accounting, const store::QueuedJob& job,
                        TimeUs now);

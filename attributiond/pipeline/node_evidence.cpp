@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "attributiond/ops/log_context.h"
+#include "core/json_text.h"
+#include "core/utf8.h"
 
 namespace attrib::pipeline {
 namespace {
@@ -83,6 +85,7 @@ NodeEvidence collect_node(const std::shared_ptr<const rules::RulePack>& pack,
   evidence.events = extractor.finish();
   evidence.coverage = merge_coverage_rows(std::move(evidence.coverage));
   for (Coverage& c : evidence.coverage) {
+    make_valid_utf8(c.detail);  // names files and paths, which may hold any bytes
     c.events = 0;
     for (const Event& e : evidence.events)
       if (e.node == c.node && e.source == c.source) c.events += 1;
@@ -104,7 +107,7 @@ v1::CollectResponse to_proto(const NodeEvidence& evidence, const std::string& ru
     out->set_seq(e.seq);
     out->set_trusted(e.trusted);
     out->set_line(e.line);
-    out->set_fields_json(e.fields.dump());
+    out->set_fields_json(json_text(e.fields));
     out->set_count(e.count);
   }
   for (const Coverage& c : evidence.coverage) {

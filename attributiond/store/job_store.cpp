@@ -1,6 +1,9 @@
 #include "attributiond/store/job_store.h"
 
+#include <algorithm>
 #include <cctype>
+
+#include "core/json_text.h"
 
 namespace attrib::store {
 namespace {
@@ -89,6 +92,13 @@ CREATE TABLE remediation (
 );
 CREATE INDEX remediation_node ON remediation (node, time_us);
 CREATE INDEX remediation_time ON remediation (time_us, action);
+)sql",
+    // 3: failures are counted apart from accounting polls and back off exponentially; a job
+    // that keeps failing (or whose stored request cannot be decoded) is dead-lettered
+    // (failed_us set): kept with its reason for attrib-show --failed, no longer retried.
+    R"sql(
+ALTER TABLE jobs ADD COLUMN failures INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN failed_us INTEGER;
 )sql",
 };
 
@@ -214,25 +224,82 @@ Result<bool> JobStore::enqueue(const v1::JobEnded& request, const std::string& c
 
 Result<std::optional<QueuedJob>> JobStore::next_due(TimeUs now, const std::set<JobKey>& busy) {
   std::lock_guard lock(mutex_);
+  std::vector<JobKey> corrupt;
+  std::optional<QueuedJob> due;
+  {
+    auto stmt = db_.prepare(
+        "SELECT cluster, job_id, request, attempts, received_us, verdict_json FROM jobs "
+        "WHERE status IN ('queued', 'archived') AND failed_us IS NULL AND next_attempt_us <= ? "
+        "ORDER BY next_attempt_us, received_us, job_id");
+    stmt.bind(1, now);
+    while (!due && stmt.step()) {
+      JobKey key{stmt.text_at(0), stmt.text_at(1)};
+      if (busy.count(key) != 0) continue;
+      QueuedJob job;
+      job.key = key;
+      // One row that cannot be decoded must not stop the queue: it is dead-lettered below.
+      if (!job.request.ParseFromString(stmt.text_at(2))) {
+        corrupt.push_back(std::move(key));
+        continue;
+      }
+      job.attempts = static_cast<int>(stmt.int_at(3));
+      job.received = stmt.int_at(4);
+      if (!stmt.is_null(5)) job.verdict_json = stmt.text_at(5);
+      due = std::move(job);
+    }
+    if (!due && !stmt.error().empty()) return db_error(stmt);
+  }
+  for (const JobKey& key : corrupt) {
+    auto dead = db_.prepare("UPDATE jobs SET failed_us = ?, last_error = ? WHERE cluster = ? AND job_id = ?");
+    dead.bind(1, now).bind(2, std::string(kQueueDecode) + ": the stored request cannot be decoded");
+    dead.bind(3, key.first).bind(4, key.second);
+    if (auto s = dead.run(); !s) return s.error();
+  }
+  return due;
+}
+
+Result<bool> JobStore::record_failure(const JobKey& key, TimeUs now, const std::string& error,
+                                      const RetryPolicy& policy) {
+  std::lock_guard lock(mutex_);
+  auto read = db_.prepare("SELECT failures FROM jobs WHERE cluster = ? AND job_id = ?");
+  read.bind(1, key.first).bind(2, key.second);
+  if (!read.step()) return read.error().empty() ? Result<bool>(false) : Result<bool>(db_error(read));
+  const int64_t failures = read.int_at(0) + 1;
+  const bool dead = failures >= policy.max_failures;
+  // base * 2^(failures-1), capped: a dependency that is down is not hammered.
+  TimeUs delay = policy.max_backoff_us;
+  if (failures - 1 < 40) delay = std::min(policy.max_backoff_us, policy.backoff_us << (failures - 1));
+  auto update = db_.prepare(
+      "UPDATE jobs SET attempts = attempts + 1, failures = ?, next_attempt_us = ?, last_error = ?, failed_us = ? "
+      "WHERE cluster = ? AND job_id = ?");
+  update.bind(1, failures).bind(2, now + delay).bind(3, error);
+  if (dead)
+    update.bind(4, now);
+  else
+    update.bind_null(4);
+  update.bind(5, key.first).bind(6, key.second);
+  if (auto s = update.run(); !s) return s.error();
+  return dead;
+}
+
+Result<std::vector<FailedJob>> JobStore::failed_jobs(size_t limit) {
+  std::lock_guard lock(mutex_);
   auto stmt = db_.prepare(
-      "SELECT cluster, job_id, request, attempts, received_us, verdict_json FROM jobs "
-      "WHERE status IN ('queued', 'archived') AND next_attempt_us <= ? "
-      "ORDER BY next_attempt_us, received_us, job_id");
-  stmt.bind(1, now);
+      "SELECT cluster, job_id, failures, failed_us, last_error, request FROM jobs WHERE failed_us IS NOT NULL "
+      "ORDER BY failed_us DESC, job_id LIMIT ?");
+  stmt.bind(1, static_cast<int64_t>(limit));
+  std::vector<FailedJob> out;
   while (stmt.step()) {
-    JobKey key{stmt.text_at(0), stmt.text_at(1)};
-    if (busy.count(key) != 0) continue;
-    QueuedJob job;
-    job.key = key;
-    if (!job.request.ParseFromString(stmt.text_at(2)))
-      return Error{kQueueDecode, "queued request for job " + key.second + " is corrupt"};
-    job.attempts = static_cast<int>(stmt.int_at(3));
-    job.received = stmt.int_at(4);
-    if (!stmt.is_null(5)) job.verdict_json = stmt.text_at(5);
-    return std::optional<QueuedJob>(std::move(job));
+    FailedJob job{
+        {stmt.text_at(0), stmt.text_at(1)}, static_cast<int>(stmt.int_at(2)), stmt.int_at(3), stmt.text_at(4), 0, ""};
+    if (v1::JobEnded request; request.ParseFromString(stmt.text_at(5))) {
+      job.uid = request.uid();
+      job.user = request.user();
+    }
+    out.push_back(std::move(job));
   }
   if (!stmt.error().empty()) return db_error(stmt);
-  return std::optional<QueuedJob>();
+  return out;
 }
 
 Status JobStore::reschedule(const JobKey& key, TimeUs next_attempt, const std::string& error) {
@@ -250,7 +317,11 @@ Status JobStore::archive(const JobKey& key, const Verdict& verdict, const std::v
   auto update = db_.prepare(
       "UPDATE jobs SET status = 'archived', verdict_json = ?, domain = ?, archived_us = ?, last_error = '' "
       "WHERE cluster = ? AND job_id = ? AND verdict_json IS NULL");
-  update.bind(1, to_json(verdict).dump()).bind(2, verdict.domain).bind(3, now).bind(4, key.first).bind(5, key.second);
+  update.bind(1, json_text(to_json(verdict)))
+      .bind(2, verdict.domain)
+      .bind(3, now)
+      .bind(4, key.first)
+      .bind(5, key.second);
   if (auto s = update.run(); !s) return s;
   auto changes = db_.prepare("SELECT changes()");
   if (!changes.step() || changes.int_at(0) == 0) return ok_status();  // archived before: keep the first
@@ -280,7 +351,7 @@ Status JobStore::archive(const JobKey& key, const Verdict& verdict, const std::v
     ins.bind(9, static_cast<int64_t>(e.seq))
         .bind(10, int64_t{e.trusted})
         .bind(11, e.line)
-        .bind(12, e.fields.dump())
+        .bind(12, json_text(e.fields))
         .bind(13, static_cast<int64_t>(e.count));
     if (auto s = ins.run(); !s) return s;
   }
@@ -322,7 +393,8 @@ Status JobStore::mark_not_attributed(const JobKey& key, const std::string& why, 
 Result<std::optional<JobRecord>> JobStore::lookup(const JobKey& key) {
   std::lock_guard lock(mutex_);
   auto stmt = db_.prepare(
-      "SELECT status, attempts, last_error, verdict_json, request FROM jobs WHERE cluster = ? AND job_id = ?");
+      "SELECT CASE WHEN failed_us IS NULL THEN status ELSE 'failed' END, attempts, last_error, verdict_json, request "
+      "FROM jobs WHERE cluster = ? AND job_id = ?");
   stmt.bind(1, key.first).bind(2, key.second);
   if (!stmt.step()) {
     if (!stmt.error().empty()) return db_error(stmt);
@@ -344,7 +416,7 @@ Result<std::optional<JobRecord>> JobStore::lookup(const JobKey& key) {
 
 Result<int64_t> JobStore::pending_count() {
   std::lock_guard lock(mutex_);
-  auto stmt = db_.prepare("SELECT count(*) FROM jobs WHERE status != 'done'");
+  auto stmt = db_.prepare("SELECT count(*) FROM jobs WHERE status != 'done' AND failed_us IS NULL");
   if (!stmt.step()) return db_error(stmt);
   return stmt.int_at(0);
 }

@@ -33,11 +33,28 @@ struct QueuedJob {
 };
 
 struct JobRecord {
-  std::string status;  // queued | archived | done
+  std::string status;  // queued | archived | done | failed (dead-lettered)
   int attempts = 0;
   std::string last_error;
   std::optional<std::string> verdict_json;
   uint32_t uid = 0;  // who the job ran as, from the stored JobEnded (0 with user "" : unknown)
+  std::string user;
+};
+
+// How attribution failures are retried (config head.retry_backoff_s and friends).
+struct RetryPolicy {
+  TimeUs backoff_us = 5000000;        // the first retry's delay; doubled for each further failure
+  TimeUs max_backoff_us = 600000000;  // the cap of the delay
+  int64_t max_failures = 10;          // dead-lettered at this many failures
+};
+
+// A dead-lettered job: kept with why, no longer retried (attrib-show --failed).
+struct FailedJob {
+  JobKey key;
+  int failures = 0;
+  TimeUs failed_us = 0;
+  std::string last_error;
+  uint32_t uid = 0;  // the job's owner, from the stored request (0 with user "": unknown)
   std::string user;
 };
 
@@ -48,9 +65,16 @@ class JobStore {
   // Durably queues the job. Returns false when it is already known; a still-queued job
   // then gains the fields its first report lacked (e.g. SPANK options from a second hook).
   Result<bool> enqueue(const v1::JobEnded& request, const std::string& cluster, TimeUs now);
-  // The oldest job that is due and not in `busy`.
+  // The oldest job that is due and not in `busy`. A row whose request cannot be decoded is
+  // dead-lettered on the way, never returned and never blocks the others.
   Result<std::optional<QueuedJob>> next_due(TimeUs now, const std::set<JobKey>& busy);
+  // Not ready yet (the accounting record lags): look again at next_attempt.
   Status reschedule(const JobKey& key, TimeUs next_attempt, const std::string& error);
+  // An attempt failed: retried after an exponential backoff, or dead-lettered once it has
+  // failed policy.max_failures times. Returns whether it was dead-lettered.
+  Result<bool> record_failure(const JobKey& key, TimeUs now, const std::string& error, const RetryPolicy& policy);
+  // Dead-lettered jobs, newest first.
+  Result<std::vector<FailedJob>> failed_jobs(size_t limit);
   // Stores the verdict, its events and coverage; a job archived once keeps its first verdict.
   Status archive(const JobKey& key, const Verdict& verdict, const std::vector<Event>& events, TimeUs now);
   Status mark_done(const JobKey& key, TimeUs now);

@@ -75,15 +75,24 @@ int print_dashboard_login(const attrib::common::AuthConfig& auth, std::string ur
 
 namespace {
 
-// --node and --since: one RPC, its JSON printed as is or rendered as text.
+// --node, --since and --failed: one RPC, its JSON printed as is or rendered as text.
 int show_fleet_report(attrib::v1::Attribution::Stub& stub, const attrib::common::AuthConfig& auth,
                       const std::string& server, const std::string& cluster, const std::string& node, int64_t since_us,
-                      const std::string& domain, bool json) {
+                      const std::string& domain, bool failed, bool json) {
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
   attrib::v1::FleetReport response;
   grpc::Status status;
-  if (!node.empty()) {
+  if (failed) {
+    attrib::v1::FailedListRequest request;
+    request.set_cluster(cluster);
+    if (auto signed_ = attrib::common::attach_credential(context, auth, attrib::common::kListFailed, request);
+        !signed_) {
+      std::fprintf(stderr, "attrib-show: %s\n", signed_.error().message.c_str());
+      return 2;
+    }
+    status = stub.ListFailed(&context, request, &response);
+  } else if (!node.empty()) {
     attrib::v1::NodeHistoryRequest request;
     request.set_node(node);
     request.set_since_us(since_us);
@@ -123,8 +132,9 @@ int show_fleet_report(attrib::v1::Attribution::Stub& stub, const attrib::common:
     std::fprintf(stderr, "attrib-show: attributiond sent an unreadable report\n");
     return 2;
   }
-  std::cout << (node.empty() ? attrib::show::render_verdict_list_text(report)
-                             : attrib::show::render_node_history_text(report));
+  std::cout << (failed         ? attrib::show::render_failed_list_text(report)
+                : node.empty() ? attrib::show::render_verdict_list_text(report)
+                               : attrib::show::render_node_history_text(report));
   return 0;
 }
 
@@ -144,6 +154,10 @@ int main(int argc, char** argv) {
                  "list verdicts since an age (7d, 24h, 30m) or an ISO 8601 date/time (UTC unless zoned); "
                  "with --node: its history since then");
   app.add_option("--domain", domain, "with --since: only this domain (e.g. GPU_HARDWARE; NONE lists successes)");
+  bool failed = false;
+  app.add_flag("--failed", failed,
+               "list the jobs given up after head.max_failures failed attempts, with their last error (your own "
+               "unless you are an admin)");
   bool dashboard = false;
   std::string dashboard_url;
   app.add_flag("--dashboard", dashboard, "print a one-time login link for the web dashboard instead of a verdict");
@@ -164,7 +178,7 @@ int main(int argc, char** argv) {
       "--export-bundle", export_dir,
       "write the job's archived evidence as an evidence bundle into this (new) directory, for attrib-replay");
   CLI11_PARSE(app, argc, argv);
-  const bool fleet_query = !node.empty() || !since.empty();
+  const bool fleet_query = !node.empty() || !since.empty() || failed;
   if (job_id.empty() && !dashboard && !fleet_query) {
     std::fprintf(stderr, "attrib-show: a job id is required (or --node, --since, --dashboard)\n%s", app.help().c_str());
     return 2;
@@ -210,7 +224,7 @@ int main(int argc, char** argv) {
       }
       since_us = *parsed;
     }
-    return show_fleet_report(*stub, auth, server, cluster, node, since_us, domain, json);
+    return show_fleet_report(*stub, auth, server, cluster, node, since_us, domain, failed, json);
   }
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
@@ -240,6 +254,11 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "attrib-show: cannot reach attributiond at %s: %s\n", server.c_str(),
                  status.error_message().c_str());
     return 2;
+  }
+  if (response.status() == "failed") {
+    std::fprintf(stderr, "attrib-show: job %s was given up after repeated failures (attrib-show --failed): %s\n",
+                 job_id.c_str(), response.last_error().c_str());
+    return 1;
   }
   if (response.verdict_json().empty() && response.status() == "done") {
     std::fprintf(stderr, "attrib-show: job %s was not attributed: %s\n", job_id.c_str(), response.last_error().c_str());

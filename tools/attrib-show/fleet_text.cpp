@@ -139,4 +139,17 @@ std::string render_verdict_list_text(const nlohmann::json& report) {
   return out;
 }
 
+std::string render_failed_list_text(const nlohmann::json& report) {
+  const auto& jobs = report["jobs"];
+  std::string out = "Jobs given up after repeated failures" +
+                    std::string(report.value("own_jobs_only", false) ? ", your jobs only" : "") + ": " +
+                    std::to_string(jobs.size()) + "\n";
+  if (jobs.empty()) return out;
+  std::vector<Row> rows;
+  for (const auto& j : jobs)
+    rows.push_back({short_time(j["failed"]), text(j["job_id"]), dash(text(j["user"])),
+                    std::to_string(j.value("failures", 0)), text(j["last_error"])});
+  return out + table({"GIVEN UP (UTC)", "JOB", "USER", "FAILURES", "LAST ERROR"}, rows);
+}
+
 }  // namespace attrib::show

@@ -1,5 +1,5 @@
-// attrib-show's readable form of the fleet reports (attrib.node_history.v1 and
-// attrib.verdict_list.v1, docs/fleet.md).
+// attrib-show's readable form of the fleet reports (attrib.node_history.v1,
+// attrib.verdict_list.v1, docs/fleet.md) and of attrib.failed_list.v1.
 #pragma once
 
 #include <string>
@@ -10,5 +10,6 @@ namespace attrib::show {
 
 std::string render_node_history_text(const nlohmann::json& report);
 std::string render_verdict_list_text(const nlohmann::json& report);
+std::string render_failed_list_text(const nlohmann::json& report);
 
 }  // namespace attrib::show

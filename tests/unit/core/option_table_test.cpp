@@ -21,13 +21,13 @@ struct Settings {
 
 const OptionTable<Settings>& table() {
   static const OptionTable<Settings> options = {
-      option("mode", &Settings::mode, "fast", "How.", {.choices = {"fast", "slow"}}),
-      option("workers", &Settings::workers, "2", "How many.", {.min = 1}),
+      option("mode", &Settings::mode, "fast", "How.", one_of({"fast", "slow"})),
+      option("workers", &Settings::workers, "2", "How many.", at_least(1)),
       option("verbose", &Settings::verbose, "false", "Say more."),
       option("names", &Settings::names, "[a, b]", "Names."),
       option("labels", &Settings::labels, "{}", "Labels."),
-      option<Settings>("section.limit", [](Settings& s) -> int64_t& { return s.inner.limit; }, "10", "Nested.",
-                       {.max = 100}),
+      option<Settings>(
+          "section.limit", [](Settings& s) -> int64_t& { return s.inner.limit; }, "10", "Nested.", at_most(100)),
   };
   return options;
 }

@@ -209,10 +209,11 @@ TEST(CandidateScan, ExtractorsOnManyThreadsShareOnePack) {
 
 // Rules without a prefilter: the regex goes to Hyperscan in prefilter mode when its
 // meaning is the same there; otherwise RE2 runs on every line (recorded, not an error).
+// Application sources: their lines are matched anywhere, as Hyperscan scans them.
 constexpr const char* kRegexRules = R"(extract:
   - id: t.any_char
     kind: t.any
-    sources: [kernel]
+    sources: [app]
     regex: 'a.b(?P<n>\d+)'
     fields: {n: int}
     examples:
@@ -222,7 +223,7 @@ constexpr const char* kRegexRules = R"(extract:
         - line: "a-b7"
   - id: t.negated_class
     kind: t.neg
-    sources: [kernel, app]
+    sources: [app]
     regex: 'id=[^ ]{2} (?P<word>\w+)$'
     fields: {word: string}
     examples:
@@ -230,7 +231,7 @@ constexpr const char* kRegexRules = R"(extract:
         - line: "id=éé done"
   - id: t.caseless
     kind: t.caseless
-    sources: [kernel]
+    sources: [app]
     regex: '(?i)kelvin (?P<v>\d+)'
     fields: {v: int}
     examples:
@@ -238,14 +239,14 @@ constexpr const char* kRegexRules = R"(extract:
         - line: "KELVIN 3"
   - id: t.any_byte
     kind: t.byte
-    sources: [kernel]
+    sources: [app]
     regex: 'q\Cz'
     examples:
       match:
         - line: "qxz"
   - id: t.empty
     kind: t.empty
-    sources: [kernel]
+    sources: [app]
     regex: '(?P<d>\d*)'
     fields: {d: string}
     examples:
@@ -253,7 +254,7 @@ constexpr const char* kRegexRules = R"(extract:
         - line: "anything"
   - id: t.literal
     kind: t.literal
-    sources: [kernel]
+    sources: [app]
     prefilter: ["GPU lost", "gpu lost"]
     regex: '(?:GPU|gpu) lost: (?P<pci>[0-9a-f:.]+)'
     fields: {pci: string}
@@ -308,18 +309,6 @@ TEST(CandidateScan, RegexRulesAndFallbacksMatchTheRe2Path) {
   EXPECT_EQ(run(scan, lines), expected);
   EXPECT_NE(expected.find("\"n\":4"), std::string::npos);  // "aéb4" matched through the scan
   EXPECT_NE(expected.find("\"v\":5"), std::string::npos);  // RE2 folds the Kelvin sign: scanned Always
-}
-
-TEST(CandidateScan, Utf8Validation) {
-  using rules::detail::is_valid_utf8;
-  EXPECT_TRUE(is_valid_utf8(""));
-  EXPECT_TRUE(is_valid_utf8("plain ascii"));
-  EXPECT_TRUE(is_valid_utf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"));
-  EXPECT_FALSE(is_valid_utf8("\xff"));
-  EXPECT_FALSE(is_valid_utf8("\xc3"));              // truncated
-  EXPECT_FALSE(is_valid_utf8("\xc0\xaf"));          // overlong
-  EXPECT_FALSE(is_valid_utf8("\xed\xa0\x80"));      // surrogate
-  EXPECT_FALSE(is_valid_utf8("\xf4\x90\x80\x80"));  // > U+10FFFF
 }
 
 }  // namespace

@@ -88,16 +88,21 @@ TEST(Extractor, OrdersTimedEventsByTimeThenUntimedByStream) {
   EXPECT_EQ(events[3].node, "n3");
 }
 
-TEST(Extractor, PrefixedLinesStillMatch) {
-  // Collectors strip prefixes, but the regexes are unanchored: a dmesg stamp does no harm.
+TEST(Extractor, SystemLinesMatchFromTheMessageStartApplicationOutputAnywhere) {
+  // A system log's payload is its emitter's message (collectors and the bundle reader
+  // strip the stamp): a rule reads it from the start, never inside it, so text that only
+  // contains a kernel message (a file name, a comm) is not that message. Application
+  // output carries any prefix (slurmstepd's, a rank label) and is matched anywhere.
   const auto events = test::extract(
-      {kernel_line("n2", "[74889.644138] NVRM: Xid (PCI:0000:02:00): 79, GPU has fallen off the bus.", std::nullopt, 1),
+      {kernel_line("n2", "NVRM: Xid (PCI:0000:02:00): 79, GPU has fallen off the bus.", std::nullopt, 1),
+       kernel_line("n3", "x NVRM: Xid (PCI:0000:02:00): 79, GPU has fallen off the bus.", std::nullopt, 2),
        app_line("n1", "app",
                 "slurmstepd: error: *** JOB 4242 ON n1 CANCELLED AT 2026-11-30T10:20:00 DUE TO TIME LIMIT ***",
-                std::nullopt, 2)});
+                std::nullopt, 3)});
   ASSERT_EQ(events.size(), 2u);
   EXPECT_EQ(events[0].kind, "slurm.time_limit");
   EXPECT_EQ(events[1].kind, "gpu.xid");
+  EXPECT_EQ(events[1].node, "n2");
 }
 
 }  // namespace

@@ -102,6 +102,7 @@ class HeadDaemonTest : public ::testing::Test {
       ASSERT_TRUE(journald) << journald.error().message;
       list.push_back(std::move(*journald));
     }
+    for (auto& extra : extra_collectors_) list.push_back(std::move(extra));
     auto state = state_;
     daemon_ = std::make_unique<head::HeadDaemon>(config_, std::move(*store), *pack, std::move(list),
                                                  [state] { return std::make_unique<MemoryAccounting>(state); });
@@ -192,8 +193,86 @@ class HeadDaemonTest : public ::testing::Test {
   std::shared_ptr<AccountingState> state_;
   std::unique_ptr<head::HeadDaemon> daemon_;
   std::unique_ptr<v1::Attribution::Stub> stub_;
-  std::unique_ptr<slurm::NodeDrainer> drainer_;  // replaces libslurm's with remediation on
+  std::unique_ptr<slurm::NodeDrainer> drainer_;                           // replaces libslurm's with remediation on
+  std::vector<std::unique_ptr<collectors::Collector>> extra_collectors_;  // besides the journal
 };
+
+namespace {
+
+// A source whose reading throws for one job, as a bug on some input would.
+class ThrowingCollector : public collectors::Collector {
+ public:
+  explicit ThrowingCollector(std::string job_id) : job_id_(std::move(job_id)) {}
+  std::string name() const override { return "throwing"; }
+  std::vector<Coverage> collect(const collectors::CollectRequest& request, const collectors::LineSink&) override {
+    if (request.job_id == job_id_) throw std::runtime_error("evidence of job " + job_id_ + " breaks the parser");
+    return {};
+  }
+
+ private:
+  std::string job_id_;
+};
+
+}  // namespace
+
+// A job whose attempt throws is that attempt's failure: retried with backoff, given up
+// after head.max_failures (dead-lettered, listed by ListFailed), while the daemon keeps
+// attributing the other jobs.
+TEST_F(HeadDaemonTest, AJobThatThrowsIsGivenUpAndTheNextJobIsAttributed) {
+  config_.head.retry_backoff_s = 1;
+  config_.head.retry_max_backoff_s = 1;
+  config_.head.max_failures = 2;
+  AddRecord("66", "FAILED", 1, wall_clock_us() - 20 * kSecond, wall_clock_us() - 10 * kSecond);
+  AddRecord("67", "FAILED", 3, wall_clock_us() - 20 * kSecond, wall_clock_us() - 10 * kSecond);
+  extra_collectors_.push_back(std::make_unique<ThrowingCollector>("66"));
+  Start();
+  v1::SubmitResponse response;
+  ASSERT_TRUE(Submit("66", &response).ok());
+  ASSERT_TRUE(Submit("67", &response).ok());
+  EXPECT_EQ(WaitDone("67")["terminal_state"], "FAILED");
+
+  std::string status, last_error;
+  for (int i = 0; i < 300 && status != "failed"; ++i) {
+    grpc::ClientContext context;
+    v1::GetVerdictRequest request;
+    request.set_job_id("66");
+    v1::GetVerdictResponse answer;
+    ASSERT_TRUE(stub_->GetVerdict(&context, request, &answer).ok());
+    status = answer.status();
+    last_error = answer.last_error();
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_EQ(status, "failed");
+  EXPECT_NE(last_error.find("exception: evidence of job 66 breaks the parser"), std::string::npos) << last_error;
+
+  grpc::ClientContext context;
+  v1::FailedListRequest request;
+  v1::FleetReport report;
+  ASSERT_TRUE(stub_->ListFailed(&context, request, &report).ok());
+  auto listed = nlohmann::json::parse(report.json());
+  ASSERT_EQ(listed["jobs"].size(), 1u) << listed.dump();
+  EXPECT_EQ(listed["jobs"][0]["job_id"], "66");
+  EXPECT_EQ(listed["jobs"][0]["failures"], 2);
+  EXPECT_NE(daemon_->metrics_registry().render().find("attrib_jobs_dead_lettered_total{step=\"exception\"} 1"),
+            std::string::npos);
+}
+
+// One byte that is not UTF-8 in a kernel line (a crashing binary may be named anything)
+// must not fail the archive, nor the daemon: it is stored as U+FFFD.
+TEST_F(HeadDaemonTest, InvalidUtf8InEvidenceIsReplacedAndTheJobArchived) {
+  TimeUs start = wall_clock_us() - 60 * kSecond;
+  TimeUs end = wall_clock_us() - 10 * kSecond;
+  Inject(
+      "n1", start + 20 * kSecond, {"--transport", "kernel", "--uid", "0"},
+      "python3[4242]: segfault at 0 ip 000055cb0cc2d139 sp 00007ffe4f290af0 error 6 in a\xff.out[55cb0cc2d000+1000]");
+  AddRecord("68", "FAILED", 1, start, end);
+  Start();
+  v1::SubmitResponse response;
+  ASSERT_TRUE(Submit("68", &response).ok());
+  auto verdict = WaitDone("68");
+  EXPECT_EQ(verdict["domain"], "APPLICATION");
+  EXPECT_EQ(verdict["root_cause"]["event"]["fields"]["object"], "a\xEF\xBF\xBD.out");
+}
 
 TEST_F(HeadDaemonTest, XidOnOneNodeBecomesTheVerdictAndTheComment) {
   TimeUs start = wall_clock_us() - 60 * kSecond;

@@ -1,0 +1,22 @@
+// Bytes from logs are bytes: a crashing binary's name, a job name or a log line can hold
+// anything. attrib makes every text it ingests valid UTF-8 once, at the door (collectors'
+// lines, the hook's job fields, bundles), so JSON, protobuf strings and RE2/vectorscan's
+// UTF-8 mode downstream never see an invalid sequence.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace attrib {
+
+// True when `text` is well-formed UTF-8 (RFC 3629: no overlongs, surrogates or > U+10FFFF).
+bool is_valid_utf8(std::string_view text);
+
+// `text` with each ill-formed sequence (each maximal subpart, as Unicode recommends)
+// replaced by U+FFFD. Valid text comes back unchanged.
+std::string to_valid_utf8(std::string_view text);
+
+// In place; returns whether anything was replaced.
+bool make_valid_utf8(std::string& text);
+
+}  // namespace attrib
