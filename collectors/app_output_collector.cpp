@@ -227,14 +227,20 @@ std::vector<Coverage> AppOutputCollector::collect(const CollectRequest& request,
   const TimeUs reference = request.window_start + (request.window_end - request.window_start) / 2;
   std::vector<std::string> missing;
   std::vector<std::string> errors;
+  std::vector<std::string> refusals;
   std::vector<std::string> cut;
   size_t files_read = 0;
   for (const std::string& path : paths) {
-    // The file belongs to the job's user: no symlinks (they could point the root
-    // daemon at any file), no FIFOs or devices, bounded size.
-    const FileContent content = read_source_file(path, ReadLimits{options_.max_bytes_per_file, true, true});
+    // The job's user chose the path and wrote the file, and the daemon reads with more
+    // rights than that user: only a regular file the job's user owns, reached without
+    // any symbolic link, is read (never another user's output or a system file).
+    const FileContent content = read_user_file(path, request.owner_uid, options_.max_bytes_per_file);
     if (content.state == FileContent::State::Missing) {
       missing.push_back(path);
+      continue;
+    }
+    if (content.state == FileContent::State::Refused) {
+      refusals.push_back(content.error);
       continue;
     }
     if (content.state == FileContent::State::Error) {
@@ -273,13 +279,19 @@ std::vector<Coverage> AppOutputCollector::collect(const CollectRequest& request,
   if (!missing.empty()) notes.push_back("not found: " + join_notes(missing));
   if (files_read == 0) {
     if (!errors.empty()) {
+      errors.insert(errors.end(), refusals.begin(), refusals.end());
       errors.insert(errors.end(), notes.begin(), notes.end());
       return report(CoverageStatus::Failed, join_notes(errors));
     }
+    if (!refusals.empty()) {
+      refusals.insert(refusals.end(), notes.begin(), notes.end());
+      return report(CoverageStatus::Refused, join_notes(refusals));
+    }
     return report(CoverageStatus::Unavailable, join_notes(notes));
   }
-  if (!errors.empty() || !cut.empty()) {
+  if (!errors.empty() || !refusals.empty() || !cut.empty()) {
     std::vector<std::string> partial = errors;
+    partial.insert(partial.end(), refusals.begin(), refusals.end());
     partial.insert(partial.end(), cut.begin(), cut.end());
     partial.insert(partial.end(), notes.begin(), notes.end());
     return report(CoverageStatus::Partial, join_notes(partial));

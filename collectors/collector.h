@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,8 @@ struct CollectRequest {
   std::map<int, std::string> ranks{};
   std::vector<std::string> output_paths{};
   std::string cluster{};  // the job's Slurm cluster (accounting lookups)
+  // The job's uid: files the job's user writes are read only when this user owns them.
+  std::optional<uint32_t> owner_uid{};
 };
 
 using LineSink = std::function<void(const LogLine&)>;

@@ -79,7 +79,7 @@ std::optional<TimeUs> parse_boot_seconds(std::string_view text) {
 }
 
 Result<TimeUs> boot_time_from_file(const std::string& path) {
-  const FileContent content = read_source_file(path, ReadLimits{1 << 20, false, false});
+  const FileContent content = read_source_file(path, ReadLimits{1 << 20});
   if (content.state == FileContent::State::Missing) return Error{kCollectBootTime, path + " does not exist"};
   if (content.state == FileContent::State::Error) return Error{kCollectBootTime, content.error};
   for (const std::string& line : split_lines(content.data)) {

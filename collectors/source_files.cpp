@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <system_error>
+#include <utility>
 
 #include "core/unique_fd.h"
 
@@ -66,41 +67,20 @@ Result<std::string> expand_path_template(const std::string& path_template,
   return out;
 }
 
-FileContent read_source_file(const std::string& path, const ReadLimits& limits) {
-  FileContent content;
-  int flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC;
-  if (limits.no_follow) flags |= O_NOFOLLOW;
-  UniqueFd fd(::open(path.c_str(), flags));
-  if (fd.get() < 0) {
-    const int error = errno;
-    if (error == ENOENT || error == ENOTDIR) {
-      content.state = FileContent::State::Missing;
-    } else if (error == ELOOP && limits.no_follow) {
-      content.error = path + " is a symbolic link (refused: the file is written by the job's user)";
-    } else {
-      content.error = "cannot open " + path + ": " + errno_message(error);
-    }
-    return content;
-  }
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) {
-    content.error = "cannot stat " + path + ": " + errno_message(errno);
-    return content;
-  }
-  const bool regular = S_ISREG(st.st_mode);
-  if (S_ISDIR(st.st_mode) || (limits.regular_file_only && !regular)) {
-    content.error = path + " is not a regular file";
-    return content;
-  }
+namespace {
 
+// Reads what is readable now from an open `fd` (stat'ed as `st`) into `content`.
+void read_open_file(int fd, const std::string& path, const struct stat& st, uint64_t max_bytes,
+                    FileContent& content) {
+  const bool sized = S_ISREG(st.st_mode) && st.st_size > 0;
   bool skip_to_line_start = false;
-  if (regular) {
+  if (sized) {
     content.size = static_cast<uint64_t>(st.st_size);
-    if (content.size > limits.max_bytes) {
+    if (content.size > max_bytes) {
       // The end of a log holds the failure; read the tail and start at a line boundary.
-      if (::lseek(fd.get(), static_cast<off_t>(content.size - limits.max_bytes), SEEK_SET) < 0) {
+      if (::lseek(fd, static_cast<off_t>(content.size - max_bytes), SEEK_SET) < 0) {
         content.error = "cannot seek in " + path + ": " + errno_message(errno);
-        return content;
+        return;
       }
       content.truncated = true;
       skip_to_line_start = true;
@@ -110,10 +90,19 @@ FileContent read_source_file(const std::string& path, const ReadLimits& limits) 
   // 64 KiB: larger than any kmsg record (a smaller buffer makes /dev/kmsg fail with EINVAL).
   std::string buffer(64 * 1024, '\0');
   while (true) {
-    const ssize_t n = ::read(fd.get(), buffer.data(), buffer.size());
+    // A file with a size is read up to its size when opened: one that a job still
+    // appends to cannot make the read go on (files without one, like /proc's, are
+    // streams here).
+    size_t want = buffer.size();
+    if (sized) {
+      const uint64_t target = std::min(content.size, max_bytes);
+      if (content.data.size() >= target) break;
+      want = static_cast<size_t>(std::min<uint64_t>(want, target - content.data.size()));
+    }
+    const ssize_t n = ::read(fd, buffer.data(), want);
     if (n > 0) {
       content.data.append(buffer.data(), static_cast<size_t>(n));
-      if (!regular && content.data.size() >= limits.max_bytes) {
+      if (!sized && content.data.size() >= max_bytes) {
         content.truncated = true;  // a stream that keeps producing: stop rather than loop forever
         break;
       }
@@ -129,13 +118,105 @@ FileContent read_source_file(const std::string& path, const ReadLimits& limits) 
       continue;
     }
     content.error = "reading " + path + ": " + errno_message(error);
-    return content;
+    return;
   }
   if (skip_to_line_start) {
     const size_t newline = content.data.find('\n');
     content.data.erase(0, newline == std::string::npos ? content.data.size() : newline + 1);
   }
   content.state = FileContent::State::Read;
+}
+
+FileContent ended(FileContent::State state, std::string why = {}) {
+  FileContent content;
+  content.state = state;
+  content.error = std::move(why);
+  return content;
+}
+FileContent refused(std::string why) { return ended(FileContent::State::Refused, std::move(why)); }
+FileContent failed(std::string why) { return ended(FileContent::State::Error, std::move(why)); }
+FileContent missing() { return ended(FileContent::State::Missing); }
+
+}  // namespace
+
+FileContent read_source_file(const std::string& path, const ReadLimits& limits) {
+  FileContent content;
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (fd.get() < 0) {
+    const int error = errno;
+    if (error == ENOENT || error == ENOTDIR) {
+      content.state = FileContent::State::Missing;
+    } else {
+      content.error = "cannot open " + path + ": " + errno_message(error);
+    }
+    return content;
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) {
+    content.error = "cannot stat " + path + ": " + errno_message(errno);
+    return content;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    content.error = path + " is not a regular file";
+    return content;
+  }
+  read_open_file(fd.get(), path, st, limits.max_bytes, content);
+  return content;
+}
+
+FileContent read_user_file(const std::string& path, std::optional<uint32_t> owner_uid, uint64_t max_bytes) {
+  if (!owner_uid) return refused(path + ": the job's user is not known, so its owner cannot be checked");
+  if (path.empty() || path[0] != '/') return refused(path + ": not an absolute path");
+  std::vector<std::string> parts;
+  for (size_t pos = 1; pos <= path.size();) {
+    size_t slash = path.find('/', pos);
+    if (slash == std::string::npos) slash = path.size();
+    std::string part = path.substr(pos, slash - pos);
+    if (part == "..") return refused(path + ": the path contains '..'");
+    if (!part.empty() && part != ".") parts.push_back(std::move(part));
+    pos = slash + 1;
+  }
+  if (parts.empty()) return refused(path + ": not a file path");
+
+  // One component at a time, never following a link: a parent directory the user swaps
+  // for a symbolic link (to /etc, to another user's directory) stops the walk. O_PATH
+  // needs only search permission, as a plain open would.
+  UniqueFd dir(::open("/", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (dir.get() < 0) return failed("cannot open /: " + errno_message(errno));
+  std::string walked;
+  for (size_t i = 0; i + 1 < parts.size(); ++i) {
+    walked += "/" + parts[i];
+    UniqueFd next(::openat(dir.get(), parts[i].c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (next.get() < 0) {
+      const int error = errno;
+      if (error == ENOENT) return missing();
+      if (error == ELOOP || error == ENOTDIR) {
+        struct stat link {};
+        if (::fstatat(dir.get(), parts[i].c_str(), &link, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(link.st_mode))
+          return refused(path + ": " + walked + " is a symbolic link (refused: the path must not pass through one)");
+        if (error == ENOTDIR) return missing();
+      }
+      return failed("cannot open " + walked + ": " + errno_message(error));
+    }
+    dir = std::move(next);
+  }
+
+  UniqueFd fd(::openat(dir.get(), parts.back().c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC));
+  if (fd.get() < 0) {
+    const int error = errno;
+    if (error == ENOENT) return missing();
+    if (error == ELOOP) return refused(path + " is a symbolic link (refused: the file is written by the job's user)");
+    return failed("cannot open " + path + ": " + errno_message(error));
+  }
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) return failed("cannot stat " + path + ": " + errno_message(errno));
+  if (!S_ISREG(st.st_mode)) return refused(path + " is not a regular file");
+  if (st.st_uid != *owner_uid) {
+    return refused(path + " is owned by uid " + std::to_string(st.st_uid) + ", not by the job's user (uid " +
+                   std::to_string(*owner_uid) + ")");
+  }
+  FileContent content;
+  read_open_file(fd.get(), path, st, max_bytes, content);
   return content;
 }
 

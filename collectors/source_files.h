@@ -1,14 +1,15 @@
 // File access shared by the file-based collectors (kmsg, Fabric Manager log,
 // application output): path templates and reads that can never hang.
 //
-// Collectors run as root inside the daemon and some paths are chosen by users (a
-// job's output file). Reads therefore open with O_NONBLOCK (a FIFO or device
-// never blocks the daemon: a read stops at EAGAIN or end of data) and are capped
-// in size, and callers can refuse symbolic links and anything but regular files.
+// Reads open with O_NONBLOCK (a FIFO or device never blocks the daemon: a read stops
+// at EAGAIN or end of data) and are capped in size. Collectors run with more rights
+// than users and some paths are chosen by users (a job's output file): those are read
+// with read_user_file, which also checks who owns the file and how the path gets there.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,15 +32,13 @@ Result<std::string> expand_path_template(const std::string& path_template,
 
 struct ReadLimits {
   uint64_t max_bytes = 64ull << 20;  // regular files: only the last max_bytes are read
-  bool regular_file_only = false;    // refuse FIFOs, devices, directories
-  bool no_follow = false;            // refuse a symbolic link as the last path component
 };
 
 struct FileContent {
-  enum class State { Read, Missing, Error };
+  enum class State { Read, Missing, Error, Refused };
   State state = State::Error;
   std::string data;           // the bytes read (for a tail read: starting at a line start)
-  std::string error;          // State::Error: what failed, naming the path
+  std::string error;          // State::Error / Refused: what failed or why it was refused, naming the path
   bool truncated = false;     // the start of a regular file was skipped (max_bytes), or a
                               // FIFO/device had more than max_bytes ready
   uint64_t size = 0;          // regular files: the file size when opened
@@ -48,6 +47,14 @@ struct FileContent {
 
 // Reads everything currently readable from `path` without blocking.
 FileContent read_source_file(const std::string& path, const ReadLimits& limits);
+
+// Reads a file the job's user wrote (its stdout/stderr), as a regular file of at most
+// max_bytes (the tail), only when it is safe for a privileged reader: `path` is absolute
+// without "..", is opened one component at a time with O_NOFOLLOW (a symbolic link
+// anywhere in the path, even a parent directory swapped for one, is refused), and the
+// file is owned by `owner_uid`. Otherwise State::Refused with the reason; an unknown
+// owner (nullopt) refuses every file.
+FileContent read_user_file(const std::string& path, std::optional<uint32_t> owner_uid, uint64_t max_bytes);
 
 // Splits text into lines at '\n' (a final line without '\n' is kept; a '\r' before
 // '\n' is dropped).

@@ -25,8 +25,18 @@ const char* to_string(CoverageStatus status) {
       return "unavailable";
     case CoverageStatus::NotConfigured:
       return "not_configured";
+    case CoverageStatus::Refused:
+      return "refused";
   }
   return "not_configured";
+}
+
+std::optional<CoverageStatus> coverage_status_from(const std::string& text) {
+  for (auto s : {CoverageStatus::Ok, CoverageStatus::Empty, CoverageStatus::Partial, CoverageStatus::Failed,
+                 CoverageStatus::Timeout, CoverageStatus::Unavailable, CoverageStatus::NotConfigured,
+                 CoverageStatus::Refused})
+    if (text == to_string(s)) return s;
+  return std::nullopt;
 }
 
 namespace {

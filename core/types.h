@@ -41,9 +41,14 @@ struct Event {
   uint64_t count = 1;                                // > 1 when identical events were folded
 };
 
-// What one collector managed to read for one node.
-enum class CoverageStatus { Ok, Empty, Partial, Failed, Timeout, Unavailable, NotConfigured };
+// What one collector managed to read for one node. Refused: the source exists but
+// reading it would cross a trust boundary (a user's file not owned by the job's user,
+// a path through a symbolic link), so it was deliberately not read.
+enum class CoverageStatus { Ok, Empty, Partial, Failed, Timeout, Unavailable, NotConfigured, Refused };
 const char* to_string(CoverageStatus status);
+// The status spelled `text` (as to_string writes it), or nullopt for a name this
+// version does not know.
+std::optional<CoverageStatus> coverage_status_from(const std::string& text);
 
 struct Coverage {
   std::string node;
@@ -68,6 +73,7 @@ struct JobFacts {
   std::optional<TimeUs> end;
   std::vector<std::string> nodes;
   std::map<int, std::string> ranks;  // rank -> node, when known
+  std::optional<uint32_t> uid;       // the job's user, when accounting or the hook knows it
 };
 
 // ISO 8601 UTC with microseconds: 2026-11-30T10:03:12.123456Z

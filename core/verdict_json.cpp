@@ -37,15 +37,6 @@ bool coverage_less(const Coverage& a, const Coverage& b) {
   return std::tie(a.node, a.source, a.detail) < std::tie(b.node, b.source, b.detail);
 }
 
-const char* kCoverageStatuses[] = {"ok", "empty", "partial", "failed", "timeout", "unavailable", "not_configured"};
-
-std::optional<CoverageStatus> coverage_status_from(const std::string& text) {
-  for (int i = 0; i < 7; ++i) {
-    if (text == kCoverageStatuses[i]) return static_cast<CoverageStatus>(i);
-  }
-  return std::nullopt;
-}
-
 // Small strict reader: every accessor names the JSON path of what was wrong.
 class Reader {
  public:

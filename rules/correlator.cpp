@@ -331,7 +331,7 @@ void sort_unique(Verdict& v) {
 
 bool is_missing(CoverageStatus status) {
   return status == CoverageStatus::Partial || status == CoverageStatus::Failed || status == CoverageStatus::Timeout ||
-         status == CoverageStatus::Unavailable;
+         status == CoverageStatus::Unavailable || status == CoverageStatus::Refused;
 }
 
 bool is_application_source(const std::string& source) { return source == "app" || source.rfind("app.", 0) == 0; }

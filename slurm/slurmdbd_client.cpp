@@ -325,6 +325,7 @@ JobFacts AccountingRecord::to_job_facts() const {
   facts.end = end;
   facts.nodes = nodes;
   facts.ranks = job_rank_nodes(steps);
+  facts.uid = uid;
   return facts;
 }
 

@@ -49,7 +49,7 @@ HeadMetrics::HeadMetrics(ops::MetricsRegistry& registry)
                                 {"domain", "rule"})),
       coverage(registry.counter("attrib_collector_coverage_total",
                                 "Coverage rows of archived verdicts (one per node and source), by source and "
-                                "status (ok, empty, partial, failed, timeout, unavailable, not_configured).",
+                                "status (ok, empty, partial, failed, timeout, unavailable, not_configured, refused).",
                                 {"source", "status"})),
       attribution_latency(registry.histogram(
           "attrib_attribution_latency_seconds",

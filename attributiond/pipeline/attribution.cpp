@@ -75,6 +75,9 @@ JobFacts merge_facts(const v1::JobEnded& hook, const std::optional<slurm::JobRec
   facts.cluster = hook.cluster().empty() ? default_cluster : hook.cluster();
   // The hook's node list is authoritative: the accounting record can lag behind it.
   if (!hook_nodes.empty()) facts.nodes = hook_nodes;
+  // proto3 cannot tell uid 0 from "not sent" (an older hook, a spooled message): 0 counts
+  // only for a job the hook says is root's.
+  if (!facts.uid && (hook.uid() != 0 || hook.user() == "root")) facts.uid = hook.uid();
   if (!record) {
     facts.state = hook.state().empty() ? "UNKNOWN" : hook.state();
     facts.exit_code = hook.exit_code();
@@ -173,6 +176,7 @@ Verdict attribute_window(const AttributionContext& context, const JobFacts& fact
     if (batch_host) {
       request.ranks = facts.ranks;
       request.output_paths = output_paths;
+      request.owner_uid = facts.uid;
     }
     if (!batch_host && all_but_job_output.empty()) continue;  // only app_output is configured
     add(collect_node(context.pack, context.collectors, request,

@@ -10,10 +10,8 @@ namespace attrib::pipeline {
 namespace {
 
 CoverageStatus status_from_string(const std::string& text) {
-  for (auto s : {CoverageStatus::Ok, CoverageStatus::Empty, CoverageStatus::Partial, CoverageStatus::Failed,
-                 CoverageStatus::Timeout, CoverageStatus::Unavailable, CoverageStatus::NotConfigured})
-    if (text == to_string(s)) return s;
-  return CoverageStatus::Failed;  // an agent speaking a newer protocol: do not claim coverage
+  // An agent speaking a newer protocol: do not claim coverage.
+  return coverage_status_from(text).value_or(CoverageStatus::Failed);
 }
 
 bool was_read(CoverageStatus s) {
@@ -27,10 +25,12 @@ int failure_rank(CoverageStatus s) {
       return 0;
     case CoverageStatus::Timeout:
       return 1;
-    case CoverageStatus::Unavailable:
+    case CoverageStatus::Refused:
       return 2;
-    default:
+    case CoverageStatus::Unavailable:
       return 3;
+    default:
+      return 4;
   }
 }
 

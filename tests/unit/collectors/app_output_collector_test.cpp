@@ -39,6 +39,7 @@ CollectRequest request_for(const std::string& node) {
   request.node = node;
   request.window_start = kWindowStart;
   request.window_end = kWindowEnd;
+  request.owner_uid = geteuid();  // the job's user owns its output files
   return request;
 }
 
@@ -232,11 +233,11 @@ TEST(AppOutputCollector, RefusesSymlinksAndFifosWithoutBlocking) {
   auto got = collect_all(**collector, request_for("n1"));
   close(writer);
   EXPECT_TRUE(got.lines.empty());
-  EXPECT_EQ(status_of(got.coverage[0]), "failed");
+  EXPECT_EQ(status_of(got.coverage[0]), "refused");
   EXPECT_NE(got.coverage[0].detail.find("symbolic link"), std::string::npos) << got.coverage[0].detail;
   EXPECT_NE(got.coverage[0].detail.find("4242.err is not a regular file"), std::string::npos) << got.coverage[0].detail;
 
-  // One good file next to a refused one: partial.
+  // One good file next to a refused one: partial, saying which was refused.
   write_file(dir.file("4242-n1.log"), "hello\n");
   auto mixed_collector =
       make("paths: [" + quoted(dir.file("{job_id}.out")) + ", " + quoted(dir.file("{job_id}-{node}.log")) + "]\n");
@@ -244,6 +245,74 @@ TEST(AppOutputCollector, RefusesSymlinksAndFifosWithoutBlocking) {
   auto mixed = collect_all(**mixed_collector, request_for("n1"));
   EXPECT_EQ(mixed.lines.size(), 1u);
   EXPECT_EQ(status_of(mixed.coverage[0]), "partial");
+  EXPECT_NE(mixed.coverage[0].detail.find("symbolic link"), std::string::npos) << mixed.coverage[0].detail;
+}
+
+// The job's user names its output files and the daemon reads with more rights: a path
+// to someone else's file, a system file, or through a swapped directory link is refused
+// and never read (docs/security.md, "User files").
+TEST(AppOutputCollector, ReadsOnlyFilesOwnedByTheJobsUserReachedWithoutLinks) {
+  ScratchDir dir;
+  const std::string secret = "Xid 79 secret line of another user\n";
+  write_file(dir.file("other.out"), secret);
+  auto collector = make("");
+  ASSERT_TRUE(collector.ok());
+
+  // Another user's file: the job runs as a uid that does not own it.
+  CollectRequest other_user = request_for("n1");
+  other_user.owner_uid = geteuid() + 1;
+  other_user.output_paths = {dir.file("other.out")};
+  auto got = collect_all(**collector, other_user);
+  EXPECT_TRUE(got.lines.empty());
+  EXPECT_EQ(status_of(got.coverage[0]), "refused");
+  EXPECT_NE(got.coverage[0].detail.find("is owned by uid " + std::to_string(geteuid()) + ", not by the job's user"),
+            std::string::npos)
+      << got.coverage[0].detail;
+
+  // A file under /etc, named as a job's output by a user who is not root.
+  CollectRequest etc = request_for("n1");
+  etc.owner_uid = 65534;
+  etc.output_paths = {"/etc/passwd"};
+  got = collect_all(**collector, etc);
+  EXPECT_TRUE(got.lines.empty());
+  EXPECT_EQ(status_of(got.coverage[0]), "refused");
+  EXPECT_NE(got.coverage[0].detail.find("/etc/passwd is owned by uid 0"), std::string::npos) << got.coverage[0].detail;
+
+  // A parent directory swapped for a link after submission: to /etc, and to another
+  // directory holding a file the job's user does own. Neither is followed.
+  std::filesystem::create_directory(dir.file("elsewhere"));
+  write_file(dir.file("elsewhere/4242.out"), "mine, but reached through a link\n");
+  std::filesystem::create_directory_symlink(dir.file("elsewhere"), dir.file("jobdir"));
+  std::filesystem::create_directory_symlink("/etc", dir.file("etcdir"));
+  CollectRequest swapped = request_for("n1");
+  swapped.output_paths = {dir.file("jobdir/4242.out"), dir.file("etcdir/passwd")};
+  got = collect_all(**collector, swapped);
+  EXPECT_TRUE(got.lines.empty());
+  EXPECT_EQ(status_of(got.coverage[0]), "refused");
+  EXPECT_NE(got.coverage[0].detail.find(dir.file("jobdir") + " is a symbolic link"), std::string::npos)
+      << got.coverage[0].detail;
+  EXPECT_NE(got.coverage[0].detail.find(dir.file("etcdir") + " is a symbolic link"), std::string::npos)
+      << got.coverage[0].detail;
+
+  // ".." could climb out of a checked directory; an unknown owner cannot be checked.
+  CollectRequest dots = request_for("n1");
+  dots.output_paths = {dir.file("elsewhere/../other.out")};
+  got = collect_all(**collector, dots);
+  EXPECT_EQ(status_of(got.coverage[0]), "refused");
+  EXPECT_NE(got.coverage[0].detail.find("'..'"), std::string::npos) << got.coverage[0].detail;
+  CollectRequest unknown = request_for("n1");
+  unknown.owner_uid.reset();
+  unknown.output_paths = {dir.file("elsewhere/4242.out")};
+  got = collect_all(**collector, unknown);
+  EXPECT_EQ(status_of(got.coverage[0]), "refused");
+  EXPECT_NE(got.coverage[0].detail.find("the job's user is not known"), std::string::npos) << got.coverage[0].detail;
+
+  // The same file through its real path, as its owner: read.
+  CollectRequest real = request_for("n1");
+  real.output_paths = {dir.file("elsewhere/4242.out")};
+  got = collect_all(**collector, real);
+  ASSERT_EQ(got.lines.size(), 1u);
+  EXPECT_EQ(status_of(got.coverage[0]), "ok");
 }
 
 TEST(AppOutputCollector, LargeFilesAreReadFromTheirTailAtALineStart) {
