@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "core/terminal_text.h"
+
 namespace attrib {
 namespace {
 
@@ -99,7 +101,7 @@ std::string render_verdict_text(const Verdict& v) {
   out << table(rows);
   out << "Ruleset:      " << v.ruleset_version << " " << v.ruleset_hash << "\n";
   out << "Comment:      " << v.comment << "\n";
-  return out.str();
+  return terminal_safe(out.str());
 }
 
 }  // namespace attrib

@@ -1,5 +1,6 @@
 // The human-readable verdict attrib-show and attrib-replay print: what died, why, where, what to do,
-// which messages were only symptoms, and how complete the evidence was.
+// which messages were only symptoms, and how complete the evidence was. Safe for a terminal:
+// control characters in log lines and names are shown escaped (core/terminal_text.h).
 #pragma once
 
 #include <string>

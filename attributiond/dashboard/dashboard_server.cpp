@@ -88,7 +88,8 @@ std::string login_page(const std::string& why) {
     }
   }
   return "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>attrib: log in</title>"
-         "<link rel=\"stylesheet\" href=\"/style.css\"></head><body><main class=\"login\">"
+         "<link rel=\"stylesheet\" href=\"/style.css\"><script src=\"/login.js\" defer></script></head>"
+         "<body><main class=\"login\">"
          "<h1>attrib dashboard: log in</h1><p id=\"login-reason\">" +
          escaped +
          "</p><p>On any cluster node, run</p><pre>attrib-show --dashboard</pre>"
@@ -125,7 +126,8 @@ json offenders_json(const fleet::OffenderReport& report) {
                              {"first_us", o.first_us},
                              {"last_us", o.last_us},
                              {"job_ids", o.job_ids},
-                             {"basis", o.basis}});
+                             {"basis", o.basis},
+                             {"advisory", o.advisory}});
   json systemic = json::array();
   for (const auto& s : report.systemic)
     systemic.push_back(json{{"from_us", s.from_us}, {"to_us", s.to_us}, {"nodes", s.nodes}, {"domain", s.domain}});
@@ -140,7 +142,7 @@ Result<std::unique_ptr<DashboardServer>> DashboardServer::start(const DashboardO
   if (!queries) return queries.error();
   std::unique_ptr<DashboardServer> out(new DashboardServer(options, std::move(*queries)));
   // A few people reading pages: a small pool bounds what a burst of requests can cost.
-  // GET only: nothing large is ever sent to us.
+  // Only the login posts anything (a credential of a few hundred bytes).
   ops::HttpServerOptions http{
       .what = "dashboard", .threads = 4, .timeout = std::chrono::seconds(10), .max_payload = 16 * 1024};
   DashboardServer* self = out.get();
@@ -160,7 +162,7 @@ void DashboardServer::routes(httplib::Server& server) {
   const auto& authenticator = *options_.authenticator;
 
   // Every response: nothing but this origin's own files may run or load (no inline script,
-  // no CDN), no framing, and no Referer (the login URL carries a credential).
+  // no CDN), no framing, and no Referer.
   server.set_post_routing_handler([](const httplib::Request&, httplib::Response& response) {
     response.set_header("Content-Security-Policy",
                         "default-src 'self'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'");
@@ -192,7 +194,7 @@ void DashboardServer::routes(httplib::Server& server) {
     if (!viewer_of(request, response, true)) return;
     response.set_content(std::string(find_asset("index.html")->body), content_type("index.html"));
   });
-  server.Get("/(app\\.js|style\\.css)", [](const httplib::Request& request, httplib::Response& response) {
+  server.Get("/(app\\.js|login\\.js|style\\.css)", [](const httplib::Request& request, httplib::Response& response) {
     const WebAsset* asset = find_asset(request.matches[1].str());
     response.set_content(std::string(asset->body), content_type(asset->name));
   });
@@ -200,30 +202,52 @@ void DashboardServer::routes(httplib::Server& server) {
   // Browsers ask for it on their own; no icon, and no 404 in their console.
   server.Get("/favicon.ico", [](const httplib::Request&, httplib::Response& response) { response.status = 204; });
 
-  server.Get("/login", [this, &authenticator](const httplib::Request& request, httplib::Response& response) {
+  // The login page: login.js posts the credential from the link's fragment. A credential
+  // in the query (an older attrib-show) is refused unread: it has been in logs already.
+  server.Get("/login", [&authenticator](const httplib::Request& request, httplib::Response& response) {
     if (!authenticator.enabled()) {  // nothing to log in to
       response.set_redirect("/", 303);
       return;
     }
-    auto caller = authenticator.verify_dashboard_login(request.get_param_value("cred"));
-    if (!caller) {
-      spdlog::warn("dashboard login from {} rejected: {}", request.remote_addr, caller.error().message);
-      response.status = caller.error().code == kAuthMunged ? 503 : 401;
-      response.set_content(login_page("That login link was not accepted: " + caller.error().message + "."),
+    if (request.has_param("cred")) {
+      response.status = 400;
+      response.set_content(login_page("A credential in the address is not accepted (addresses end up in logs): "
+                                      "run attrib-show --dashboard again and open the link it prints now."),
                            "text/html; charset=utf-8");
       return;
     }
-    auto token = sessions_.open(*caller, wall_clock_us());
-    if (!token) {
-      send_error(response, 500, token.error().code, token.error().message);
-      return;
+    response.set_content(login_page("Open the link from attrib-show --dashboard to log in."),
+                         "text/html; charset=utf-8");
+  });
+  // The credential arrives in a JSON body from this origin's own page. JSON and the
+  // origin checks stop login CSRF: another site's form cannot send JSON, and its script
+  // cannot without a CORS preflight, which is refused (OPTIONS answers 405).
+  server.Post("/login", [this, &authenticator](const httplib::Request& request, httplib::Response& response) {
+    if (!authenticator.enabled()) return send_error(response, 404, "no_login", "this dashboard has no login");
+    if (request.get_header_value("Content-Type").rfind("application/json", 0) != 0)
+      return send_error(response, 415, "json_required", "post the credential as {\"cred\": \"...\"}");
+    const std::string site = request.get_header_value("Sec-Fetch-Site");
+    const std::string origin = request.get_header_value("Origin");
+    if ((!site.empty() && site != "same-origin") ||
+        (!origin.empty() && origin != "http://" + request.get_header_value("Host")))
+      return send_error(response, 403, "cross_site", "a login is accepted only from the dashboard's own page");
+    json body = json::parse(request.body, nullptr, false);
+    if (!body.is_object() || !body.contains("cred") || !body["cred"].is_string())
+      return send_error(response, 400, "bad_request", "post the credential as {\"cred\": \"...\"}");
+    auto caller = authenticator.verify_dashboard_login(body["cred"].get<std::string>());
+    if (!caller) {
+      spdlog::warn("dashboard login from {} rejected: {}", request.remote_addr, caller.error().message);
+      return send_error(response, caller.error().code == kAuthMunged ? 503 : 401, "login_rejected",
+                        caller.error().message);
     }
+    auto token = sessions_.open(*caller, wall_clock_us());
+    if (!token) return send_error(response, 500, token.error().code, token.error().message);
     spdlog::info("dashboard login: uid {} ({}){} from {}", caller->uid, user_name(caller->uid),
                  authenticator.is_admin(*caller) ? " as admin" : "", request.remote_addr);
     response.set_header("Set-Cookie",
                         std::string(kCookie) + "=" + *token +
                             "; Path=/; HttpOnly; SameSite=Strict; Max-Age=" + std::to_string(options_.session_ttl_s));
-    response.set_redirect("/", 303);  // drops the credential from the address bar
+    send_json(response, 200, json{{"uid", caller->uid}, {"admin", authenticator.is_admin(*caller)}});
   });
   server.Get("/logout", [this](const httplib::Request& request, httplib::Response& response) {
     sessions_.close(cookie_value(request, kCookie));
@@ -323,7 +347,7 @@ void DashboardServer::routes(httplib::Server& server) {
         send_json(response, 200, json{{"job", summary_json((*detail)->summary)}, {"verdict", verdict}});
       });
 
-  // Read-only: every other method on every path is refused.
+  // Read-only: every other method on every path is refused (POST /login is the one exception).
   auto refuse = [](const httplib::Request&, httplib::Response& response) {
     response.set_header("Allow", "GET, HEAD");
     send_error(response, 405, "method_not_allowed", "the dashboard is read-only");

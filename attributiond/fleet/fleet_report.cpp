@@ -67,7 +67,8 @@ Result<nlohmann::json> node_history_report(store::Database& db, const std::strin
                                 {"first", time_or_null(o.first_us)},
                                 {"last", time_or_null(o.last_us)},
                                 {"job_ids", o.job_ids},
-                                {"basis", o.basis}});
+                                {"basis", o.basis},
+                                {"advisory", o.advisory}});
   }
   out["systemic"] = nlohmann::json::array();
   for (const SystemicEvent& e : report->systemic)

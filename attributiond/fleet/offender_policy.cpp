@@ -71,9 +71,12 @@ void add_offenders(const std::map<std::pair<std::string, std::string>, std::vect
 
 // GPUs whose application-class Xid verdicts recur in offender_threshold jobs of two or
 // more users within [window_start, now]. One user's bug resubmitted onto the same GPU
-// is not enough: several users' code failing on one GPU is.
+// is not enough: several users' code failing on one GPU is a lead, and an offender that
+// may be acted on only when a trusted hardware-class verdict also named that GPU
+// (`hardware_gpus`); otherwise it is advisory.
 void add_app_class_gpu_offenders(const std::vector<BlameRow>& rows, const FleetPolicy& policy, TimeUs window_start,
-                                 TimeUs now_us, std::vector<Offender>& out) {
+                                 TimeUs now_us, const std::set<std::pair<std::string, std::string>>& hardware_gpus,
+                                 std::vector<Offender>& out) {
   std::map<std::pair<std::string, std::string>, std::vector<const BlameRow*>> by_gpu;
   std::set<std::pair<std::string, std::string>> seen;
   std::vector<const BlameRow*> sorted;
@@ -96,7 +99,9 @@ void add_app_class_gpu_offenders(const std::vector<BlameRow>& rows, const FleetP
     for (const BlameRow* row : group) users.insert(row->user.empty() ? std::to_string(row->uid) : row->user);
     if (static_cast<int>(group.size()) < std::max(policy.offender_threshold, 1) || users.size() < 2) continue;
     const bool known = std::any_of(out.begin(), out.end(),
-                                   [&](const Offender& o) { return o.node == key.first && o.gpu == key.second; });
+                                   [&, &key = key](const Offender& o) {  // clang < 16: no capture of a binding
+                                     return o.node == key.first && o.gpu == key.second;
+                                   });
     if (known) continue;  // already an offender on hardware verdicts
     Offender offender;
     offender.node = key.first;
@@ -106,6 +111,7 @@ void add_app_class_gpu_offenders(const std::vector<BlameRow>& rows, const FleetP
     offender.last_us = group.back()->time_us;
     for (const BlameRow* row : group) offender.job_ids.push_back(row->job_id);
     offender.basis = "app_class_xid";
+    offender.advisory = hardware_gpus.count(key) == 0;
     out.push_back(std::move(offender));
   }
 }
@@ -147,7 +153,9 @@ OffenderReport evaluate_offenders(const std::vector<BlameRow>& rows, const Fleet
   }
   add_offenders(by_node, policy.offender_threshold, report.offenders);
   add_offenders(by_gpu, policy.offender_threshold, report.offenders);
-  add_app_class_gpu_offenders(rows, policy, window_start, now_us, report.offenders);
+  std::set<std::pair<std::string, std::string>> hardware_gpus;
+  for (const auto& [gpu, gpu_rows] : by_gpu) hardware_gpus.insert(gpu);
+  add_app_class_gpu_offenders(rows, policy, window_start, now_us, hardware_gpus, report.offenders);
   std::sort(report.offenders.begin(), report.offenders.end(),
             [](const Offender& a, const Offender& b) { return a.node != b.node ? a.node < b.node : a.gpu < b.gpu; });
   return report;

@@ -28,6 +28,11 @@ struct Offender {
   // application-class Xids (13/31/43/45, APPLICATION per job) recur across the jobs of
   // several users: each job alone looks like its own bug, together they point at the GPU.
   std::string basis;
+  // Listed, never acted on: an app_class_xid offender without trusted hardware evidence on
+  // that GPU (a counted verdict naming it in the window). Two users' programs, perhaps
+  // cooperating, can fault any GPU they land on; only evidence that the fault follows the
+  // GPU may drain it.
+  bool advisory = false;
 };
 
 // When a node (or one GPU) becomes a repeat offender, and when a burst of blame is a

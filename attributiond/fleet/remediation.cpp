@@ -55,8 +55,10 @@ Result<std::optional<store::RemediationRecord>> Remediator::after_verdict(store:
   if (!report) return report.error();
   // The node-level entry first: it is what a drain acts on.
   const Offender* offender = nullptr;
+  // Advisory offenders (application-class Xids without hardware evidence) never act.
   for (const Offender& o : report->offenders)
-    if (o.node == blame.node && std::find(o.job_ids.begin(), o.job_ids.end(), blame.job_id) != o.job_ids.end() &&
+    if (!o.advisory && o.node == blame.node &&
+        std::find(o.job_ids.begin(), o.job_ids.end(), blame.job_id) != o.job_ids.end() &&
         (offender == nullptr || o.gpu.empty()))
       offender = &o;
   const bool verdict_trigger = config_.on_verdict && blame.action == "DRAIN_NODE" && blame.trusted;

@@ -24,6 +24,7 @@
 #include "common/config.h"
 #include "common/time_spec.h"
 #include "core/clock.h"
+#include "core/terminal_text.h"
 #include "core/verdict_text.h"
 #include "rules/bundle_export.h"
 #include "tools/attrib-show/fleet_text.h"
@@ -66,7 +67,9 @@ int print_dashboard_login(const attrib::common::AuthConfig& auth, std::string ur
       encoded += hex[c & 0xf];
     }
   }
-  std::printf("%s/login?cred=%s\n", url.c_str(), encoded.c_str());
+  // In the fragment: browsers never send it, so the credential is in no server or proxy log;
+  // the login page posts it (attributiond/dashboard/web/login.js).
+  std::printf("%s/login#cred=%s\n", url.c_str(), encoded.c_str());
   std::fprintf(stderr, "attrib-show: open this link within a few minutes; it works once.\n");
   return 0;
 }
@@ -132,9 +135,10 @@ int show_fleet_report(attrib::v1::Attribution::Stub& stub, const attrib::common:
     std::fprintf(stderr, "attrib-show: attributiond sent an unreadable report\n");
     return 2;
   }
-  std::cout << (failed         ? attrib::show::render_failed_list_text(report)
-                : node.empty() ? attrib::show::render_verdict_list_text(report)
-                               : attrib::show::render_node_history_text(report));
+  // Reports quote job names and log lines: shown with their control characters escaped.
+  std::cout << attrib::terminal_safe(failed         ? attrib::show::render_failed_list_text(report)
+                                     : node.empty() ? attrib::show::render_verdict_list_text(report)
+                                                    : attrib::show::render_node_history_text(report));
   return 0;
 }
 
@@ -255,18 +259,20 @@ int main(int argc, char** argv) {
                  status.error_message().c_str());
     return 2;
   }
+  // Errors can quote evidence (a line, a path): escaped like every other text shown.
+  const std::string last_error = attrib::terminal_safe(response.last_error());
   if (response.status() == "failed") {
     std::fprintf(stderr, "attrib-show: job %s was given up after repeated failures (attrib-show --failed): %s\n",
-                 job_id.c_str(), response.last_error().c_str());
+                 job_id.c_str(), last_error.c_str());
     return 1;
   }
   if (response.verdict_json().empty() && response.status() == "done") {
-    std::fprintf(stderr, "attrib-show: job %s was not attributed: %s\n", job_id.c_str(), response.last_error().c_str());
+    std::fprintf(stderr, "attrib-show: job %s was not attributed: %s\n", job_id.c_str(), last_error.c_str());
     return 1;
   }
   if (response.verdict_json().empty()) {
     std::fprintf(stderr, "attrib-show: job %s is %s, not attributed yet%s%s\n", job_id.c_str(),
-                 response.status().c_str(), response.last_error().empty() ? "" : ": ", response.last_error().c_str());
+                 response.status().c_str(), last_error.empty() ? "" : ": ", last_error.c_str());
     return 1;
   }
   if (json && export_dir.empty()) {
@@ -290,7 +296,6 @@ int main(int argc, char** argv) {
   }
   std::cout << attrib::render_verdict_text(*verdict);
   if (response.status() != "done")
-    std::cout << "(comment not yet written to Slurm" << (response.last_error().empty() ? "" : ": ")
-              << response.last_error() << ")\n";
+    std::cout << "(comment not yet written to Slurm" << (last_error.empty() ? "" : ": ") << last_error << ")\n";
   return 0;
 }

@@ -82,7 +82,8 @@ std::string render_node_history_text(const nlohmann::json& report) {
     if (text(o["gpu"]).empty()) continue;
     out += "  GPU " + text(o["gpu"]) + ": " + (o.value("offender", false) ? "REPEAT OFFENDER, " : "") +
            plural(o.value("verdicts", int64_t{0}), "counted verdict") + " (jobs " + join(o["job_ids"]) + ")" +
-           (o.value("basis", "") == "app_class_xid" ? ": application-class Xids from several users' jobs" : "") + "\n";
+           (o.value("basis", "") == "app_class_xid" ? ": application-class Xids from several users' jobs" : "") +
+           (o.value("advisory", false) ? " (advisory: no hardware evidence on this GPU, never acted on)" : "") + "\n";
   }
   out += "  Counted: trusted root causes in " + join(policy["offender_domains"]) + "\n";
   for (const auto& e : report["systemic"])

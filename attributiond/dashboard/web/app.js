@@ -151,7 +151,8 @@ function renderOffenders(body) {
   const p = body.policy;
   const rows = body.offenders.map((o) => el('tr', {className: 'offender-row'},
     el('td', {}, el('a', {href: '#', className: 'node-filter', onclick: (e) => { e.preventDefault(); filterNode(o.node); }}, o.node)),
-    el('td', {}, (o.gpu || 'whole node') + (o.basis === 'app_class_xid' ? ' (app-class Xids, several users)' : '')),
+    el('td', {}, (o.gpu || 'whole node') + (o.basis === 'app_class_xid' ? ' (app-class Xids, several users)' : '') +
+      (o.advisory ? ', advisory: no hardware evidence, not acted on' : '')),
     el('td', {className: 'num'}, String(o.verdicts)),
     el('td', {}, time(o.last_us)),
     el('td', {}, o.job_ids.join(', '))));

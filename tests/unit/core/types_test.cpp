@@ -15,6 +15,13 @@ TEST(CoverageStatus, NamesMatchTheVerdictContract) {
   EXPECT_STREQ(to_string(CoverageStatus::Timeout), "timeout");
   EXPECT_STREQ(to_string(CoverageStatus::Unavailable), "unavailable");
   EXPECT_STREQ(to_string(CoverageStatus::NotConfigured), "not_configured");
+  EXPECT_STREQ(to_string(CoverageStatus::Refused), "refused");
+  // Every name reads back; an unknown one is not guessed.
+  for (auto s : {CoverageStatus::Ok, CoverageStatus::Empty, CoverageStatus::Partial, CoverageStatus::Failed,
+                 CoverageStatus::Timeout, CoverageStatus::Unavailable, CoverageStatus::NotConfigured,
+                 CoverageStatus::Refused})
+    EXPECT_EQ(coverage_status_from(to_string(s)), s);
+  EXPECT_EQ(coverage_status_from("skipped"), std::nullopt);
 }
 
 TEST(FormatTime, IsoUtcWithMicroseconds) {

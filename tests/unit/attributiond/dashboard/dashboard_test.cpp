@@ -346,14 +346,17 @@ class DashboardLoginTest : public DashboardTest {
     return out;
   }
 
-  // GET /login with cred; the session cookie's header on success, "" otherwise.
-  std::string Login(const std::string& cred, int expected_status = 303) {
-    auto response = client_->Get("/login?cred=" + httplib::detail::encode_query_param(cred));
+  // POST /login as the login page does; the session cookie's header on success, "" otherwise.
+  std::string Login(const std::string& cred, int expected_status = 200, const httplib::Headers& headers = {}) {
+    auto response = client_->Post("/login", headers, json{{"cred", cred}}.dump(), "application/json");
     EXPECT_TRUE(response);
     if (!response) return "";
     EXPECT_EQ(response->status, expected_status) << response->body;
     std::string cookie = response->get_header_value("Set-Cookie");
-    if (response->status != 303) return "";
+    if (response->status != 200) {
+      EXPECT_TRUE(cookie.empty()) << cookie;
+      return "";
+    }
     EXPECT_NE(cookie.find("HttpOnly"), std::string::npos) << cookie;
     EXPECT_NE(cookie.find("SameSite=Strict"), std::string::npos) << cookie;
     return cookie.substr(0, cookie.find(';'));
@@ -423,9 +426,40 @@ TEST_F(DashboardLoginTest, BadExpiredReplayedAndForeignCredentialsAreRejected) {
   // Expired.
   std::string short_lived = LoginCredential(0, /*ttl_s=*/1);
   std::this_thread::sleep_for(2500ms);
-  auto response = client_->Get("/login?cred=" + httplib::detail::encode_query_param(short_lived));
+  auto response = client_->Post("/login", json{{"cred", short_lived}}.dump(), "application/json");
   ASSERT_TRUE(response);
   EXPECT_EQ(response->status, 401);
   EXPECT_NE(response->body.find("expired"), std::string::npos) << response->body;
   EXPECT_TRUE(response->get_header_value("Set-Cookie").empty());
+}
+
+// The credential never travels in an address (logs, Referer), and another site cannot
+// log a visitor in as someone else (login CSRF): only a JSON post from this origin counts.
+TEST_F(DashboardLoginTest, LoginIsAJsonPostFromTheDashboardsOwnPage) {
+  // A credential in the query is refused unread: it stays valid for no one's session.
+  std::string cred = LoginCredential(0);
+  auto in_url = client_->Get("/login?cred=" + httplib::detail::encode_query_param(cred));
+  ASSERT_TRUE(in_url);
+  EXPECT_EQ(in_url->status, 400);
+  EXPECT_TRUE(in_url->get_header_value("Set-Cookie").empty());
+  EXPECT_NE(in_url->body.find("not accepted"), std::string::npos) << in_url->body;
+  // The plain login page loads the script that posts the fragment's credential.
+  auto page = client_->Get("/login");
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  EXPECT_NE(page->body.find("<script src=\"/login.js\""), std::string::npos) << page->body;
+  auto script = client_->Get("/login.js");
+  ASSERT_TRUE(script);
+  EXPECT_NE(script->body.find("location.hash"), std::string::npos);
+
+  // What another site's form can send: a form body, or JSON with a foreign origin.
+  auto form = client_->Post("/login", "cred=" + httplib::detail::encode_query_param(cred),
+                            "application/x-www-form-urlencoded");
+  ASSERT_TRUE(form);
+  EXPECT_EQ(form->status, 415);
+  Login(cred, 403, {{"Origin", "http://evil.example"}});
+  Login(cred, 403, {{"Sec-Fetch-Site", "cross-site"}});
+  // Unused by any of those: the same credential still logs in from the page's origin.
+  const std::string host = "127.0.0.1:" + std::to_string(server_->port());
+  EXPECT_FALSE(Login(cred, 200, {{"Origin", "http://" + host}, {"Sec-Fetch-Site", "same-origin"}}).empty());
 }

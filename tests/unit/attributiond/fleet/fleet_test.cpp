@@ -127,6 +127,20 @@ TEST(FleetPolicy, AppClassXidsOnOneGpuAcrossUsersJobsMakeTheGpuAnOffender) {
   ASSERT_EQ(OffenderKeys(report), std::vector<std::string>{"n1/" + gpu});
   EXPECT_EQ(report.offenders[0].basis, "app_class_xid");
   EXPECT_EQ(report.offenders[0].job_ids, (std::vector<std::string>{"1", "2"}));
+  // Two users' programs alone prove nothing about the GPU: advisory, never acted on.
+  EXPECT_TRUE(report.offenders[0].advisory);
+  // A trusted hardware verdict that named the same GPU in the window: the fault follows it.
+  report = fleet::evaluate_offenders({app_xid("1", "alice", kNow - kDay, gpu), app_xid("2", "bob", kNow, gpu),
+                                      Blame("3", "n1", kNow - 2 * kDay, "GPU_HARDWARE", true, gpu)},
+                                     policy, kNow);
+  ASSERT_EQ(OffenderKeys(report), (std::vector<std::string>{"n1/" + gpu}));
+  EXPECT_FALSE(report.offenders[0].advisory);
+  // ... on another GPU of the node, it does not.
+  report = fleet::evaluate_offenders({app_xid("1", "alice", kNow - kDay, gpu), app_xid("2", "bob", kNow, gpu),
+                                      Blame("3", "n1", kNow - 2 * kDay, "GPU_HARDWARE", true, "0000:86:00.0")},
+                                     policy, kNow);
+  ASSERT_EQ(OffenderKeys(report), (std::vector<std::string>{"n1/" + gpu}));
+  EXPECT_TRUE(report.offenders[0].advisory);
   // Different GPUs, an untrusted report, or outside the window: nothing.
   EXPECT_TRUE(fleet::evaluate_offenders(
                   {app_xid("1", "alice", kNow - kDay, gpu), app_xid("2", "bob", kNow, "0000:86:00.0")}, policy, kNow)
@@ -239,7 +253,7 @@ class FleetStoreTest : public ::testing::Test {
   // is a trusted or untrusted event on node.
   void Archive(const std::string& job, const std::string& node, TimeUs end, const std::string& domain = "GPU_HARDWARE",
                const std::string& action = "DRAIN_NODE", bool trusted = true, const std::string& user = "alice",
-               uint32_t uid = 1000) {
+               uint32_t uid = 1000, const std::string& rule = "gpu.fallen_off_bus") {
     v1::JobEnded request;
     request.set_job_id(job);
     request.set_user(user);
@@ -254,7 +268,7 @@ class FleetStoreTest : public ::testing::Test {
     verdict.recommended_action = action;
     if (domain != "AMBIGUOUS" && domain != "UNATTRIBUTED" && domain != "NONE") {
       RootCause root;
-      root.rule = "gpu.fallen_off_bus";
+      root.rule = rule;
       root.event.node = node;
       root.event.trusted = trusted;
       root.event.fields = {{"pci", "0000:3b:00"}, {"xid", 79}};
@@ -429,6 +443,38 @@ TEST_F(FleetStoreTest, ARepeatOffenderIsDrainedWithoutADrainVerdict) {
   EXPECT_EQ(record->action, "drained");
   EXPECT_EQ(record->reason, "attrib: job 2 rule gpu.fallen_off_bus GPU_HARDWARE repeat offender (2 in 14d)");
   EXPECT_LE(record->reason.size(), 255u);
+}
+
+// Two cooperating users (or one person with two accounts) fault the same GPU with their
+// own programs: application-class Xids, APPLICATION per job. That GPU is listed as an
+// advisory offender and never drained; hardware evidence on it makes it actionable.
+TEST_F(FleetStoreTest, AppClassXidsOfTwoUsersNeverDrainWithoutHardwareEvidence) {
+  auto app_xid = [&](const std::string& job, TimeUs end, const std::string& user, uint32_t uid) {
+    Archive(job, "n1", end, "APPLICATION", "FIX_APPLICATION", true, user, uid, "gpu.xid_job_fatal");
+  };
+  app_xid("1", kNow - 2 * kSecond, "alice", 1000);
+  app_xid("2", kNow - kSecond, "mallory", 1002);
+  auto remediator = MakeRemediator("drain");
+  EXPECT_FALSE(Act(remediator, "2", kNow)) << "an advisory offender is not acted on";
+  EXPECT_TRUE(slurm_->drains.empty());
+  auto report =
+      store_->with_db([](store::Database& db) { return fleet::repeat_offenders(db, fleet::FleetPolicy{}, kNow); });
+  ASSERT_TRUE(report);
+  ASSERT_EQ(OffenderKeys(*report), (std::vector<std::string>{"n1/0000:3b:00.0"}));
+  EXPECT_TRUE(report->offenders[0].advisory);
+  auto json = store_->with_db(
+      [](store::Database& db) { return fleet::node_history_report(db, "n1", 0, fleet::FleetPolicy{}, kNow, "lab"); });
+  ASSERT_TRUE(json);
+  EXPECT_EQ((*json)["offenders"][0]["advisory"], true);
+
+  // A trusted hardware verdict on that GPU (one, below the threshold by itself), then a
+  // third user's application-class Xid on it: the fault follows the GPU.
+  Archive("3", "n1", kNow - kDay, "GPU_HARDWARE", "RESET_GPU");
+  app_xid("4", kNow, "carol", 1003);
+  auto record = Act(remediator, "4", kNow + kSecond);
+  ASSERT_TRUE(record);
+  EXPECT_EQ(record->action, "drained");
+  EXPECT_NE(record->reason.find("repeat offender gpu 0000:3b:00.0"), std::string::npos) << record->reason;
 }
 
 TEST_F(FleetStoreTest, DrainsAreRateLimited) {
