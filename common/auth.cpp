@@ -2,6 +2,7 @@
 
 #include <grp.h>
 #include <pwd.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -187,6 +188,33 @@ std::string credential_payload(std::string_view method, const google::protobuf::
   return "attrib.v1 " + std::string(method) + " " + sha256_hex(deterministic_bytes(request));
 }
 
+std::string answer_payload(std::string_view method, const google::protobuf::Message& request,
+                           const google::protobuf::Message& response) {
+  return "attrib.v1 " + std::string(method) + " answer " + sha256_hex(deterministic_bytes(request)) + " " +
+         sha256_hex(deterministic_bytes(response));
+}
+
+Result<std::string> encode_answer(const std::string& socket, std::string_view method,
+                                  const google::protobuf::Message& request, const google::protobuf::Message& response) {
+  return encode_payload(socket, answer_payload(method, request, response), 0);
+}
+
+std::string random_nonce() {
+  unsigned char bytes[16] = {};
+  // getrandom(2) blocks only before the pool is first seeded at boot.
+  for (size_t got = 0; got < sizeof bytes;) {
+    ssize_t n = getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n > 0) got += static_cast<size_t>(n);
+  }
+  static const char* hex = "0123456789abcdef";
+  std::string out;
+  for (unsigned char b : bytes) {
+    out += hex[b >> 4];
+    out += hex[b & 0xf];
+  }
+  return out;
+}
+
 Result<std::string> encode_credential(const std::string& socket, std::string_view method,
                                       const google::protobuf::Message& request, int ttl_s) {
   return encode_payload(socket, credential_payload(method, request), ttl_s);
@@ -210,7 +238,7 @@ Result<std::shared_ptr<const Authenticator>> Authenticator::create(const common:
     spdlog::warn(
         "auth.mode is none: RPCs are NOT authenticated. Anyone who can reach this daemon may submit "
         "jobs, read every verdict and collect node evidence. Use only for tests and development.");
-    return std::shared_ptr<const Authenticator>(new Authenticator(config, 0, std::nullopt));
+    return std::shared_ptr<const Authenticator>(new Authenticator(config, 0, std::nullopt, 0));
   }
   auto slurm_uid = resolve_user(config.slurm_user);
   if (!slurm_uid) return Error{kAuthConfig, "auth.slurm_user: " + slurm_uid.error().message};
@@ -220,10 +248,12 @@ Result<std::shared_ptr<const Authenticator>> Authenticator::create(const common:
     if (!gid) return Error{kAuthConfig, "auth.admin_group: " + gid.error().message};
     admin_gid = *gid;
   }
+  auto agent_uid = resolve_user(config.agent_user);
+  if (!agent_uid) return Error{kAuthConfig, "auth.agent_user: " + agent_uid.error().message};
   spdlog::info("RPCs authenticated with MUNGE ({}); SlurmUser {} (uid {}){}", socket_name(config.munge_socket),
                config.slurm_user, *slurm_uid,
                admin_gid ? "; admin group " + config.admin_group + " (gid " + std::to_string(*admin_gid) + ")" : "");
-  return std::shared_ptr<const Authenticator>(new Authenticator(config, *slurm_uid, admin_gid));
+  return std::shared_ptr<const Authenticator>(new Authenticator(config, *slurm_uid, admin_gid, *agent_uid));
 }
 
 std::shared_ptr<const Authenticator> Authenticator::none() {
@@ -265,6 +295,39 @@ grpc::Status Authenticator::require_cluster_daemon(const grpc::ServerContext* co
   return to_grpc_status(Error{kAuthDenied, "uid " + std::to_string(caller->uid) + " may not call " +
                                                std::string(method) + ": only root and the SlurmUser (" +
                                                config_.slurm_user + ") may"});
+}
+
+Status Authenticator::sign_request(grpc::ClientContext& context, std::string_view method,
+                                   const google::protobuf::Message& request) const {
+  return attach_credential(context, config_, method, request);
+}
+
+Status Authenticator::sign_answer(grpc::ServerContext& context, std::string_view method,
+                                  const google::protobuf::Message& request,
+                                  const google::protobuf::Message& response) const {
+  if (!config_.enabled()) return ok_status();
+  auto cred = encode_answer(config_.munge_socket, method, request, response);
+  if (!cred) return cred.error();
+  context.AddTrailingMetadata(std::string(kAnswerMetadataKey), *cred);
+  return ok_status();
+}
+
+Status Authenticator::verify_answer(const grpc::ClientContext& context, std::string_view method,
+                                    const google::protobuf::Message& request,
+                                    const google::protobuf::Message& response) const {
+  if (!config_.enabled()) return ok_status();
+  const auto& trailers = context.GetServerTrailingMetadata();
+  auto range = trailers.equal_range(grpc::string_ref(kAnswerMetadataKey.data(), kAnswerMetadataKey.size()));
+  if (range.first == range.second)
+    return Error{kAuthMissing, "the answer is not signed (no " + std::string(kAnswerMetadataKey) + ")"};
+  if (std::next(range.first) != range.second) return Error{kAuthInvalid, "the answer carries more than one signature"};
+  std::string cred(range.first->second.data(), range.first->second.size());
+  auto signer = decode_payload(config_.munge_socket, cred, answer_payload(method, request, response));
+  if (!signer) return signer.error();
+  if (signer->uid != agent_uid_)
+    return Error{kAuthDenied, "the answer is signed by uid " + std::to_string(signer->uid) + ", not by auth.agent_user " +
+                                  config_.agent_user + " (uid " + std::to_string(agent_uid_) + ")"};
+  return ok_status();
 }
 
 bool Authenticator::is_admin(const Caller& caller) const {

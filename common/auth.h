@@ -11,6 +11,12 @@
 //   ListVerdicts             anyone; non-admins see (and count) only their own jobs.
 //   GetNodeHistory           admins only: a node's history names every user's jobs.
 //
+// The other way round, a node agent's Collect answer is signed too: a user process that
+// binds the agent port while the agent restarts must not answer with forged evidence. The
+// agent puts a credential in the trailing metadata x-attrib-munge-answer whose payload
+// binds the request (which carries a random nonce: this one call) and the exact answer;
+// the head accepts the answer only when munged vouches for auth.agent_user's uid.
+//
 // Unix-socket peers are not trusted by their socket credentials: gRPC C++ does not expose
 // SO_PEERCRED, so local callers present a MUNGE credential like remote ones.
 #pragma once
@@ -33,6 +39,8 @@ namespace attrib::common {
 
 // The gRPC metadata key carrying the credential (lower case: gRPC requires it).
 inline constexpr std::string_view kMetadataKey = "x-attrib-munge";
+// The trailing metadata key carrying a node agent's signed answer.
+inline constexpr std::string_view kAnswerMetadataKey = "x-attrib-munge-answer";
 
 // Full gRPC method names, the ones bound into credentials.
 inline constexpr std::string_view kSubmitJobEnded = "/attrib.v1.Attribution/SubmitJobEnded";
@@ -49,6 +57,14 @@ inline constexpr std::string_view kCollect = "/attrib.v1.NodeCollector/Collect";
 
 // What a credential's payload must say for this call.
 std::string credential_payload(std::string_view method, const google::protobuf::Message& request);
+// What a signed answer's payload must say: this call's request and this exact response.
+std::string answer_payload(std::string_view method, const google::protobuf::Message& request,
+                           const google::protobuf::Message& response);
+// A credential over answer_payload, made by the calling process's uid (the agent's).
+Result<std::string> encode_answer(const std::string& socket, std::string_view method,
+                                  const google::protobuf::Message& request, const google::protobuf::Message& response);
+// A random nonce for a request that must be unique (hex, 128 bits).
+std::string random_nonce();
 
 // ---- client side -------------------------------------------------------------------
 
@@ -106,12 +122,25 @@ class Authenticator {
 
   bool enabled() const { return config_.enabled(); }
 
+  // ---- node agents' answers (mode none: nothing signed, nothing checked) ----
+  // The head: a fresh credential for the call, as attach_credential.
+  Status sign_request(grpc::ClientContext& context, std::string_view method,
+                      const google::protobuf::Message& request) const;
+  // The agent: signs its answer into context's trailing metadata.
+  Status sign_answer(grpc::ServerContext& context, std::string_view method, const google::protobuf::Message& request,
+                     const google::protobuf::Message& response) const;
+  // The head, after the call: the answer's credential is present, valid, bound to this
+  // request and response, and made by auth.agent_user. AUTH_E_* errors otherwise.
+  Status verify_answer(const grpc::ClientContext& context, std::string_view method,
+                       const google::protobuf::Message& request, const google::protobuf::Message& response) const;
+
  private:
-  Authenticator(common::AuthConfig config, uid_t slurm_uid, std::optional<gid_t> admin_gid)
-      : config_(std::move(config)), slurm_uid_(slurm_uid), admin_gid_(admin_gid) {}
+  Authenticator(common::AuthConfig config, uid_t slurm_uid, std::optional<gid_t> admin_gid, uid_t agent_uid)
+      : config_(std::move(config)), slurm_uid_(slurm_uid), admin_gid_(admin_gid), agent_uid_(agent_uid) {}
   common::AuthConfig config_;
   uid_t slurm_uid_;
   std::optional<gid_t> admin_gid_;
+  uid_t agent_uid_;
 };
 
 // The uid a stored JobEnded ran as: its uid, or its user name resolved when the hook sent

@@ -171,6 +171,12 @@ const OptionTable<Config>& table() {
           "Unix group whose members (primary or supplementary) may read every job's verdict with attrib-show. "
           "Empty: only root and the SlurmUser; other users always see their own jobs only."),
       option<Config>(
+          "auth.agent_user", [](Config& c) -> std::string& { return c.auth.agent_user; }, "root",
+          "The user node agents (attributiond --role node) run as. An agent signs each Collect answer with MUNGE; "
+          "the head accepts an answer only when it is signed by this user, so a process of anyone else that "
+          "holds the agent's port cannot answer for the node (coverage `failed`, detail `unauthenticated: ...`).",
+          non_empty()),
+      option<Config>(
           "fleet.offender_threshold", [](Config& c) -> int& { return c.fleet.offender_threshold; }, "2",
           "A node (or one of its GPUs) is a repeat offender once this many counted verdicts blame it within "
           "fleet.offender_window_s. Counted: a trusted root cause in one of fleet.offender_domains; AMBIGUOUS, "

@@ -73,6 +73,7 @@ struct AuthConfig {
   std::string munge_socket;    // empty: libmunge's default socket
   std::string slurm_user = "slurm";
   std::string admin_group;  // empty: only root and the SlurmUser are admins
+  std::string agent_user = "root";  // node agents run as this user; their answers must be signed by it
   bool enabled() const { return mode != "none"; }
 };
 

@@ -33,8 +33,6 @@ HeadDaemon::HeadDaemon(common::Config config, std::unique_ptr<store::JobStore> s
       pack_(std::move(pack)),
       collectors_(std::move(collectors)),
       accounting_factory_(std::move(accounting)) {
-  if (config_.head.agents.enabled())
-    agents_ = std::make_unique<pipeline::AgentFanout>(config_.head.agents, config_.auth, rules::pack_hash(*pack_));
   if (config_.remediation.mode != "off") set_node_drainer(slurm::make_slurm_drainer());
   ops::register_info(registry_, "head", rules::pack_version(*pack_), rules::pack_hash(*pack_));
   ops::register_head_gauges(
@@ -59,6 +57,8 @@ void HeadDaemon::set_node_drainer(std::unique_ptr<slurm::NodeDrainer> drainer) {
 Status HeadDaemon::start() {
   auto authenticator = common::Authenticator::create(config_.auth);
   if (!authenticator) return authenticator.error();
+  if (config_.head.agents.enabled())
+    agents_ = std::make_unique<pipeline::AgentFanout>(config_.head.agents, *authenticator, rules::pack_hash(*pack_));
   service_ = std::make_unique<AttributionService>(
       *store_, config_.cluster, [this] { wake(); }, *authenticator, &metrics_, fleet::fleet_policy(config_.fleet));
   if (remediator_ && remediator_->enabled())

@@ -41,6 +41,13 @@ grpc::Status NodeCollectService::Collect(grpc::ServerContext* context, const v1:
   if (auto denied = auth_->require_cluster_daemon(context, common::kCollect, *request); !denied.ok()) return denied;
   auto started = std::chrono::steady_clock::now();
   grpc::Status status = serve(*request, *response);
+  // The head believes only answers signed by the agent's own uid (common/auth.h).
+  if (status.ok() && context != nullptr)
+    if (auto signed_ = auth_->sign_answer(*context, common::kCollect, *request, *response); !signed_) {
+      spdlog::error("job {}: cannot sign the answer: {}", request->job_id(), signed_.error().message);
+      response->Clear();
+      status = common::to_grpc_status(signed_.error());
+    }
   if (metrics_ != nullptr) {
     metrics_->collect_requests.labels({status_label(status.error_code())}).inc();
     metrics_->collect_duration.get().observe(

@@ -21,7 +21,8 @@ NodeEvidence missing(const std::string& node, CoverageStatus status, TimeUs star
 
 }  // namespace
 
-AgentFanout::AgentFanout(common::AgentsConfig config, common::AuthConfig auth, std::string ruleset_hash)
+AgentFanout::AgentFanout(common::AgentsConfig config, std::shared_ptr<const common::Authenticator> auth,
+                         std::string ruleset_hash)
     : config_(std::move(config)), auth_(std::move(auth)), ruleset_hash_(std::move(ruleset_hash)) {}
 
 std::shared_ptr<grpc::Channel> AgentFanout::channel(const std::string& address) {
@@ -44,7 +45,8 @@ NodeEvidence AgentFanout::collect_one(const JobFacts& job, const std::string& no
   request.set_node(node);
   request.set_window_start_us(window_start);
   request.set_window_end_us(window_end);
-  if (auto signed_ = common::attach_credential(context, auth_, common::kCollect, request); !signed_)
+  request.set_nonce(common::random_nonce());  // the signed answer is bound to this call alone
+  if (auto signed_ = auth_->sign_request(context, common::kCollect, request); !signed_)
     return missing(node, CoverageStatus::Failed, window_start, window_end,
                    "agent at " + address + " not asked: " + signed_.error().message);
   v1::CollectResponse response;
@@ -55,6 +57,12 @@ NodeEvidence AgentFanout::collect_one(const JobFacts& job, const std::string& no
   if (!status.ok())
     return missing(node, CoverageStatus::Failed, window_start, window_end,
                    "agent at " + address + ": " + status.error_message());
+  // Whoever holds the port answered: only an answer signed by the agent's uid is evidence.
+  if (auto genuine = auth_->verify_answer(context, common::kCollect, request, response); !genuine) {
+    spdlog::warn("job {}: answer from {} for node {} discarded: {}", job_id, address, node, genuine.error().message);
+    return missing(node, CoverageStatus::Failed, window_start, window_end,
+                   "unauthenticated: the answer from " + address + " was discarded: " + genuine.error().message);
+  }
   if (response.ruleset_hash() != ruleset_hash_)
     spdlog::warn("job {}: agent {} runs rule pack {} (head: {})", job_id, node, response.ruleset_hash(), ruleset_hash_);
   NodeEvidence evidence = from_proto(response);

@@ -14,14 +14,17 @@
 
 #include "attrib/v1/attrib.grpc.pb.h"
 #include "attributiond/pipeline/node_evidence.h"
+#include "common/auth.h"
 #include "common/config.h"
 
 namespace attrib::pipeline {
 
 class AgentFanout {
  public:
-  // auth: each Collect carries a fresh MUNGE credential when auth.mode is munge.
-  AgentFanout(common::AgentsConfig config, common::AuthConfig auth, std::string ruleset_hash);
+  // auth: under MUNGE each Collect carries a fresh credential, and an answer counts only
+  // when it is signed by auth.agent_user (otherwise coverage `failed`, "unauthenticated").
+  AgentFanout(common::AgentsConfig config, std::shared_ptr<const common::Authenticator> auth,
+              std::string ruleset_hash);
 
   // One NodeEvidence per node that has an agent address; nodes without one are skipped
   // (the head's own collectors cover them).
@@ -33,7 +36,7 @@ class AgentFanout {
   std::shared_ptr<grpc::Channel> channel(const std::string& address);
 
   common::AgentsConfig config_;
-  common::AuthConfig auth_;
+  std::shared_ptr<const common::Authenticator> auth_;
   std::string ruleset_hash_;
   std::mutex mutex_;
   std::map<std::string, std::shared_ptr<grpc::Channel>> channels_;  // reused across jobs

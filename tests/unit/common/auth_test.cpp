@@ -403,14 +403,115 @@ TEST_F(AuthTest, CollectRequiresTheHeadsCredential) {
         if (c.source == "agent") failures += c.detail + "\n";
     return failures;
   };
-  // Signed (munge mode, as the head runs): the agent answers.
-  pipeline::AgentFanout signed_fanout(agents, config_.auth, rules::pack_hash(**pack));
+  // Signed (munge mode, as the head runs): the agent answers, and signs its answer as root.
+  pipeline::AgentFanout signed_fanout(agents, *authenticator, rules::pack_hash(**pack));
   EXPECT_EQ(agent_failures(signed_fanout.collect(job, 0, 1)), "");
   // Unsigned (a head left in mode none): refused, and the reason is the coverage detail.
-  common::AuthConfig unsigned_auth;
-  unsigned_auth.mode = "none";
-  pipeline::AgentFanout unsigned_fanout(agents, unsigned_auth, rules::pack_hash(**pack));
+  pipeline::AgentFanout unsigned_fanout(agents, common::Authenticator::none(), rules::pack_hash(**pack));
   EXPECT_NE(agent_failures(unsigned_fanout.collect(job, 0, 1)).find("no MUNGE credential"), std::string::npos);
+  // A head expecting agents to run as another user rejects even the genuine agent's answer.
+  common::AuthConfig other_agent_user = config_.auth;
+  other_agent_user.agent_user = "nobody";
+  auto strict = common::Authenticator::create(other_agent_user);
+  ASSERT_TRUE(strict) << strict.error().message;
+  pipeline::AgentFanout strict_fanout(agents, *strict, rules::pack_hash(**pack));
+  EXPECT_NE(agent_failures(strict_fanout.collect(job, 0, 1))
+                .find("unauthenticated: the answer from " + address + " was discarded: the answer is signed by uid 0, "
+                      "not by auth.agent_user nobody"),
+            std::string::npos);
+}
+
+// A process that holds the agent's port (the agent restarting, or an impostor on [::]
+// while the agent listens on 0.0.0.0) answers the head's Collect with a forged trusted
+// Xid 79. It can sign only as itself, or replay a signature made for another answer: the
+// head discards every such answer and reports the node's coverage failed, unauthenticated.
+class ImpostorAgent final : public v1::NodeCollector::Service {
+ public:
+  enum class Signature { None, AsItsOwnUser, Replayed };
+  ImpostorAgent(std::string socket, std::string ruleset_hash)
+      : socket_(std::move(socket)), ruleset_hash_(std::move(ruleset_hash)) {}
+  Signature signature = Signature::None;
+  std::string replayed;  // a genuine root signature of another answer
+
+  grpc::Status Collect(grpc::ServerContext* context, const v1::CollectRequest* request,
+                       v1::CollectResponse* response) override {
+    v1::Event* forged = response->add_events();
+    forged->set_kind("gpu.xid");
+    forged->set_rule("nvidia.xid");
+    forged->set_node(request->node());
+    forged->set_source("kernel");
+    forged->set_trusted(true);
+    forged->set_line("NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.");  // forged
+    forged->set_fields_json(R"({"pci":"0000:3b:00","xid":79})");
+    forged->set_count(1);
+    v1::Coverage* coverage = response->add_coverage();
+    coverage->set_node(request->node());
+    coverage->set_source("kernel");
+    coverage->set_status("ok");
+    coverage->set_lines(1);
+    coverage->set_events(1);
+    response->set_ruleset_hash(ruleset_hash_);
+    if (signature == Signature::AsItsOwnUser) {
+      const v1::CollectResponse answer = *response;
+      auto [cred, status] = run_as(kNobody, [&] {
+        auto made = common::encode_answer(socket_, common::kCollect, *request, answer);
+        if (!made) return 1;
+        return write(1, made->data(), made->size()) == static_cast<ssize_t>(made->size()) ? 0 : 1;
+      });
+      if (status == 0) context->AddTrailingMetadata(std::string(common::kAnswerMetadataKey), cred);
+    } else if (signature == Signature::Replayed) {
+      context->AddTrailingMetadata(std::string(common::kAnswerMetadataKey), replayed);
+    }
+    return grpc::Status::OK;
+  }
+
+ private:
+  std::string socket_, ruleset_hash_;
+};
+
+TEST_F(AuthTest, AnImpostorOnTheAgentPortCannotAnswerForTheNode) {
+  auto pack = rules::load_rule_pack({config_.rules_pack_dir, {}});
+  ASSERT_TRUE(pack);
+  auto authenticator = common::Authenticator::create(config_.auth);
+  ASSERT_TRUE(authenticator) << authenticator.error().message;
+  ImpostorAgent impostor(munge_socket_, rules::pack_hash(**pack));
+  std::string address = "unix://" + (dir_ / "agent.sock").string();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(address, grpc::InsecureServerCredentials());
+  builder.RegisterService(&impostor);
+  agent_server_ = builder.BuildAndStart();
+  ASSERT_TRUE(agent_server_);
+
+  common::AgentsConfig agents;
+  agents.addresses["n1"] = address;
+  JobFacts job;
+  job.job_id = "100";
+  job.cluster = "lab";
+  job.nodes = {"n1"};
+  pipeline::AgentFanout fanout(agents, *authenticator, rules::pack_hash(**pack));
+  auto ask = [&](ImpostorAgent::Signature signature, const std::string& reason) {
+    impostor.signature = signature;
+    std::vector<pipeline::NodeEvidence> results = fanout.collect(job, 0, 1);
+    ASSERT_EQ(results.size(), 1u);
+    EXPECT_TRUE(results[0].events.empty()) << "the forged Xid must not count";
+    ASSERT_EQ(results[0].coverage.size(), 1u);
+    const Coverage& c = results[0].coverage[0];
+    EXPECT_EQ(c.source, "agent");
+    EXPECT_EQ(c.status, CoverageStatus::Failed);
+    EXPECT_EQ(c.detail.rfind("unauthenticated: ", 0), 0u) << c.detail;
+    EXPECT_NE(c.detail.find(reason), std::string::npos) << c.detail;
+  };
+  ask(ImpostorAgent::Signature::None, "the answer is not signed");
+  ask(ImpostorAgent::Signature::AsItsOwnUser, "signed by uid 65534, not by auth.agent_user root");
+  // A genuine root signature, made for another call's answer (another nonce).
+  v1::CollectRequest earlier;
+  earlier.set_job_id("100");
+  earlier.set_node("n1");
+  earlier.set_nonce("an earlier call");
+  auto genuine = common::encode_answer(munge_socket_, common::kCollect, earlier, v1::CollectResponse());
+  ASSERT_TRUE(genuine) << genuine.error().message;
+  impostor.replayed = *genuine;
+  ask(ImpostorAgent::Signature::Replayed, "made for another request");
 }
 
 TEST_F(AuthTest, ClientWithoutMungedGetsAClearError) {
