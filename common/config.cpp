@@ -83,13 +83,21 @@ const OptionTable<Config>& table() {
           at_least(1)),
       option<Config>(
           "head.scope_max_wait_s", [](Config& c) -> int& { return c.head.scope_max_wait_s; }, "600",
-          "After this long without a final accounting record the job is attributed from the hook's facts alone "
-          "(state UNKNOWN), so no accepted job waits forever.",
+          "While slurmdbd answers but its record is not final (or not there yet), the job is polled this long. "
+          "Then a non-final record is used as it is; a record that never appeared counts as a failed attempt "
+          "(head.retry_backoff_s, given up after head.max_failures with the reason).",
           at_least(1)),
       option<Config>(
+          "head.accounting_outage_max_wait_s",
+          [](Config& c) -> int& { return c.head.accounting_outage_max_wait_s; }, "86400",
+          "While slurmdbd is unreachable, jobs wait for it (polled at growing intervals between head.retry_backoff_s "
+          "and head.retry_max_backoff_s; never counted as failures) this long after their end, so an outage does "
+          "not degrade their verdicts. After it, a job is attributed from the hook's facts alone.",
+          at_least(60)),
+      option<Config>(
           "head.retry_backoff_s", [](Config& c) -> int& { return c.head.retry_backoff_s; }, "5",
-          "Delay before the first retry of a job whose attribution step failed (e.g. slurmdbd down); "
-          "doubled for each further failure.",
+          "Delay before the first retry of a job whose attribution step failed (e.g. the archive could not be "
+          "written); doubled for each further failure.",
           at_least(1)),
       option<Config>(
           "head.retry_max_backoff_s", [](Config& c) -> int& { return c.head.retry_max_backoff_s; }, "600",

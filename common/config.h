@@ -43,6 +43,7 @@ struct HeadConfig {
   int workers = 2;
   int scope_poll_interval_ms = 1000;
   int scope_max_wait_s = 600;
+  int accounting_outage_max_wait_s = 86400;
   int retry_backoff_s = 5;
   int retry_max_backoff_s = 600;
   int max_failures = 10;

@@ -38,11 +38,13 @@ HeadMetrics::HeadMetrics(ops::MetricsRegistry& registry)
       attribution_retries(registry.counter(
           "attrib_attribution_retries_total",
           "Attribution attempts that rescheduled their job, by reason (accounting_pending: slurmdbd's record is "
-          "not final yet, the normal lag; failure: a step failed, see attrib_attribution_failures_total).",
+          "not final yet, the normal lag; accounting_unreachable: slurmdbd cannot be reached, the job waits; "
+          "failure: a step failed, see attrib_attribution_failures_total).",
           {"reason"})),
       scope_timeouts(registry.counter("attrib_scope_timeouts_total",
-                                      "Jobs attributed from the hook's facts alone because no final accounting "
-                                      "record arrived within head.scope_max_wait_s.")),
+                                      "Jobs attributed without a final accounting record: still not final after "
+                                      "head.scope_max_wait_s, or slurmdbd unreachable for longer than "
+                                      "head.accounting_outage_max_wait_s.")),
       verdicts(registry.counter("attrib_verdicts_total",
                                 "Archived verdicts by domain and root-cause rule (rule=\"none\" when the verdict "
                                 "has no single root cause: NONE without a rule, AMBIGUOUS, UNATTRIBUTED).",

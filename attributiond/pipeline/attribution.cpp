@@ -25,6 +25,59 @@ Outcome reschedule(store::JobStore& store, const store::QueuedJob& job, TimeUs n
 
 }  // namespace
 
+ScopeStep scope_step(const common::HeadConfig& config, const Result<slurm::JobRecordFacts>& read, TimeUs received,
+                     TimeUs now) {
+  const TimeUs waited = now - received;
+  ScopeStep step;
+  if (read && read->final) {
+    step.kind = ScopeStep::Use;
+    step.record = *read;
+    return step;
+  }
+  if (read || read.error().code == kSlurmdbNotFound) {
+    // slurmdbd answered: the record is not final, or not there yet. Its normal lag is
+    // seconds, polled quickly up to scope_max_wait_s.
+    if (waited <= config.scope_max_wait_s * kSecond) {
+      step.kind = ScopeStep::Wait;
+      step.reason = "accounting_pending";
+      step.why = read ? "accounting record not final yet" : read.error().message;
+      step.next_attempt = now + config.scope_poll_interval_ms * 1000;
+      return step;
+    }
+    if (read) {  // the record stopped short of final: use what it says
+      step.kind = ScopeStep::UseHookFacts;
+      step.record = *read;
+      step.why = "accounting record still not final after " + std::to_string(config.scope_max_wait_s) + " s";
+      return step;
+    }
+    // Reachable, yet no record long after the job ended: slurmdbd never stored it (or the
+    // cluster name is wrong). Counted failures with backoff, given up at max_failures.
+    step.kind = ScopeStep::Fail;
+    step.why = read.error().message + ", " + std::to_string(waited / kSecond) + " s after the hook reported the job";
+    return step;
+  }
+  if (read.error().code != kSlurmdbConnection && read.error().code != kSlurmdbQuery) {
+    step.kind = ScopeStep::Fail;  // e.g. a job id slurmdbd cannot take: no wait will help
+    step.why = read.error().message;
+    return step;
+  }
+  // slurmdbd unreachable (down, restarting, network): not the job's fault, and a guess
+  // from the hook's facts would be worse than waiting. Poll with a growing interval, up to
+  // accounting_outage_max_wait_s; never counted as a failure.
+  if (waited <= static_cast<TimeUs>(config.accounting_outage_max_wait_s) * kSecond) {
+    step.kind = ScopeStep::Wait;
+    step.reason = "accounting_unreachable";
+    step.why = "waiting for slurmdbd: " + read.error().message;
+    step.next_attempt = now + std::clamp<TimeUs>(waited / 4, config.retry_backoff_s * kSecond,
+                                                 config.retry_max_backoff_s * kSecond);
+    return step;
+  }
+  step.kind = ScopeStep::UseHookFacts;
+  step.why = "slurmdbd unreachable for longer than head.accounting_outage_max_wait_s (" +
+             std::to_string(config.accounting_outage_max_wait_s) + " s): " + read.error().message;
+  return step;
+}
+
 store::RetryPolicy retry_policy(const common::HeadConfig& config) {
   return store::RetryPolicy{config.retry_backoff_s * kSecond, config.retry_max_backoff_s * kSecond,
                             config.max_failures};
@@ -221,22 +274,21 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
     segment = nlohmann::json::parse(*job.verdict_json).value("comment", "");
   } else {
     std::optional<slurm::JobRecordFacts> record;
-    auto read = accounting.read_job(cluster, job_id);
-    bool waited_too_long = now - job.received > context.config.scope_max_wait_s * kSecond;
-    if (read && read->final) {
-      record = *read;
-    } else if (!waited_too_long) {
-      std::string why = read ? "accounting record not final yet" : read.error().message;
-      // Not final or not known yet is slurmdbd's normal lag, polled quickly; any other
-      // error (slurmdbd down) is a failure, retried after the backoff.
-      if (!read && read.error().code != kSlurmdbNotFound) return retry_after_failure(context, job, now, "scope", why);
-      if (context.metrics != nullptr) context.metrics->attribution_retries.labels({"accounting_pending"}).inc();
-      return reschedule(context.store, job, now + context.config.scope_poll_interval_ms * 1000, why);
-    } else {
-      spdlog::warn("job {}: no final accounting record after {} s; attributing from the hook's facts", job_id,
-                   context.config.scope_max_wait_s);
-      if (context.metrics != nullptr) context.metrics->scope_timeouts.get().inc();
-      if (read) record = *read;
+    const ScopeStep step = scope_step(context.config, accounting.read_job(cluster, job_id), job.received, now);
+    switch (step.kind) {
+      case ScopeStep::Use:
+        record = step.record;
+        break;
+      case ScopeStep::Wait:
+        if (context.metrics != nullptr) context.metrics->attribution_retries.labels({step.reason}).inc();
+        return reschedule(context.store, job, step.next_attempt, step.why);
+      case ScopeStep::Fail:
+        return retry_after_failure(context, job, now, "scope", step.why);
+      case ScopeStep::UseHookFacts:
+        spdlog::warn("job {}: {}; attributing from the hook's facts", job_id, step.why);
+        if (context.metrics != nullptr) context.metrics->scope_timeouts.get().inc();
+        record = step.record;
+        break;
     }
     JobFacts facts =
         merge_facts(job.request, record, slurm::expand_hostlist(job.request.node_list()), context.default_cluster);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,24 @@ struct AttributionContext {
 };
 
 enum class Outcome { Done, Rescheduled };
+
+// What scoping does with one accounting read (exposed for the tests, which drive it over
+// simulated hours). slurmdbd's answers and its absence are told apart:
+//   - a final record is used;
+//   - not final or not there yet (slurmdbd answered): polled every scope_poll_interval_ms
+//     up to scope_max_wait_s; then a non-final record is used as it is, and a record that
+//     never appeared is a counted failure (backoff, given up at max_failures);
+//   - slurmdbd unreachable: the job waits, polled with a growing interval, for up to
+//     accounting_outage_max_wait_s, and is then attributed from the hook's facts alone.
+struct ScopeStep {
+  enum Kind { Use, Wait, Fail, UseHookFacts } kind = Wait;
+  std::optional<slurm::JobRecordFacts> record;  // Use; UseHookFacts with a non-final record
+  TimeUs next_attempt = 0;                      // Wait
+  std::string reason;                           // Wait: the retries metric's label
+  std::string why;                              // what is waited for, or what failed
+};
+ScopeStep scope_step(const common::HeadConfig& config, const Result<slurm::JobRecordFacts>& read, TimeUs received,
+                     TimeUs now);
 
 // A step of an attempt failed (step names it, why says what): counted, retried after the
 // exponential backoff, or given up (dead-lettered, Outcome::Done) at head.max_failures.

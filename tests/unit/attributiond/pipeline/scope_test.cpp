@@ -1,0 +1,160 @@
+// Scoping a job from slurmdbd over simulated time (a real SQLite queue; slurmdbd replaced
+// by a scripted stand-in, the real one is in the e2e suite): an outage is waited out and
+// the final record used; a record slurmdbd never stored is given up with its reason.
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "attributiond/pipeline/attribution.h"
+#include "rules/engine.h"
+
+namespace attrib::pipeline {
+namespace {
+
+namespace fs = std::filesystem;
+constexpr TimeUs kSecond = 1000000;
+constexpr TimeUs kMinute = 60 * kSecond;
+constexpr TimeUs kStart = 1'796'032'800 * kSecond;  // 2026-11-30T10:00:00Z: when the hook reported the job
+
+// slurmdbd as the head sees it: unreachable until `reachable_from`, then it has `record`
+// (or none). Every read is counted.
+class ScriptedAccounting : public slurm::Accounting {
+ public:
+  TimeUs reachable_from = 0;
+  std::optional<slurm::JobRecordFacts> record;
+  const TimeUs* now = nullptr;
+  int reads = 0;
+  Result<slurm::JobRecordFacts> read_job(const std::string&, const std::string& job_id) override {
+    ++reads;
+    if (*now < reachable_from) return Error{kSlurmdbConnection, "cannot connect to slurmdbd: Connection refused"};
+    if (!record) return Error{kSlurmdbNotFound, "slurmdbd has no record of job " + job_id + " on cluster lab"};
+    return *record;
+  }
+  Status write_comment(const std::string&, const std::string&, const std::string&) override { return ok_status(); }
+};
+
+class ScopeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = fs::temp_directory_path() / ("attrib-scope-" + std::to_string(::getpid()) + "-" +
+                                         ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db");
+    Cleanup();
+    auto store = store::JobStore::open(path_.string());
+    ASSERT_TRUE(store) << store.error().message;
+    store_ = std::move(*store);
+    auto pack = rules::load_rule_pack({ATTRIB_RULES_PACK_DIR, {}});
+    ASSERT_TRUE(pack) << pack.error().message;
+    pack_ = *pack;
+    config_.write_comment = false;
+    accounting_.now = &now_;
+    v1::JobEnded hook;  // what the hook knew: it saw the job fail
+    hook.set_job_id("7");
+    hook.set_node_list("n1");
+    hook.set_state("FAILED");
+    hook.set_exit_code(1);
+    hook.set_hook_time_us(kStart);
+    ASSERT_TRUE(store_->enqueue(hook, "lab", kStart));
+  }
+  void TearDown() override {
+    store_.reset();
+    Cleanup();
+  }
+  void Cleanup() {
+    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path_.string() + suffix);
+  }
+
+  // Runs the worker's loop on simulated time, a second at a time, until the job leaves
+  // the queue or `until`; returns the job's record.
+  store::JobRecord RunUntil(TimeUs until) {
+    AttributionContext context{config_, cluster_, pack_, collectors_, nullptr, *store_};
+    for (now_ = kStart; now_ <= until; now_ += kSecond) {
+      auto due = store_->next_due(now_, {});
+      EXPECT_TRUE(due) << due.error().message;
+      if (!due || !*due) continue;
+      if (attribute_once(context, accounting_, **due, now_) == Outcome::Done) break;
+    }
+    auto record = store_->lookup({"lab", "7"});
+    EXPECT_TRUE(record && *record);
+    return record && *record ? **record : store::JobRecord{};
+  }
+
+  static slurm::JobRecordFacts FinalRecord() {
+    slurm::JobRecordFacts record;
+    record.final = true;
+    record.facts.job_id = "7";
+    record.facts.cluster = "lab";
+    record.facts.state = "NODE_FAIL";  // what only the final record knows
+    record.facts.exit_code = 0;
+    record.facts.start = kStart - 3600 * kSecond;
+    record.facts.end = kStart - kSecond;
+    record.facts.nodes = {"n1"};
+    return record;
+  }
+
+  fs::path path_;
+  std::unique_ptr<store::JobStore> store_;
+  std::shared_ptr<const rules::RulePack> pack_;
+  common::HeadConfig config_;
+  std::string cluster_ = "lab";
+  std::vector<std::unique_ptr<collectors::Collector>> collectors_;
+  ScriptedAccounting accounting_;
+  TimeUs now_ = kStart;
+};
+
+TEST_F(ScopeTest, AnAccountingOutageIsWaitedOutAndTheFinalRecordIsUsed) {
+  accounting_.reachable_from = kStart + 15 * kMinute;  // slurmdbd down for 15 minutes
+  accounting_.record = FinalRecord();
+
+  store::JobRecord during = RunUntil(kStart + 15 * kMinute - kSecond);
+  EXPECT_EQ(during.status, "queued") << "an outage is waited out, not guessed around";
+  EXPECT_EQ(during.last_error.rfind("waiting for slurmdbd: cannot connect", 0), 0u) << during.last_error;
+  // Polled at growing intervals (retry_backoff_s .. retry_max_backoff_s), not every poll interval.
+  EXPECT_LE(accounting_.reads, 40) << accounting_.reads;
+  EXPECT_GE(accounting_.reads, 5) << accounting_.reads;
+
+  store::JobRecord after = RunUntil(kStart + 30 * kMinute);
+  EXPECT_EQ(after.status, "done") << after.last_error;
+  ASSERT_TRUE(after.verdict_json);
+  auto verdict = nlohmann::json::parse(*after.verdict_json);
+  EXPECT_EQ(verdict["terminal_state"], "NODE_FAIL") << "the verdict rests on the final record, not the hook's facts";
+}
+
+TEST_F(ScopeTest, AnOutageLongerThanTheLimitFallsBackToTheHooksFacts) {
+  config_.accounting_outage_max_wait_s = 600;
+  accounting_.reachable_from = kStart + 3600 * kMinute;  // never within the test
+  store::JobRecord record = RunUntil(kStart + 20 * kMinute);
+  EXPECT_EQ(record.status, "done") << record.last_error;
+  ASSERT_TRUE(record.verdict_json);
+  EXPECT_EQ(nlohmann::json::parse(*record.verdict_json)["terminal_state"], "FAILED") << "the hook's state";
+}
+
+TEST_F(ScopeTest, AJobSlurmdbdNeverStoredIsGivenUpAfterMaxFailuresWithTheReason) {
+  accounting_.reachable_from = 0;  // slurmdbd up, but it has no record
+  config_.scope_max_wait_s = 60;
+  config_.max_failures = 4;
+  config_.retry_backoff_s = 5;
+  store::JobRecord record = RunUntil(kStart + 3600 * kMinute);
+  EXPECT_EQ(record.status, "failed");
+  EXPECT_EQ(record.last_error.rfind("scope: slurmdbd has no record of job 7 on cluster lab", 0), 0u)
+      << record.last_error;
+  auto failed = store_->failed_jobs(10);
+  ASSERT_TRUE(failed);
+  ASSERT_EQ(failed->size(), 1u);
+  EXPECT_EQ((*failed)[0].failures, 4);
+  // Polled during scope_max_wait_s (every scope_poll_interval_ms, here 1 s steps), then four counted attempts.
+  EXPECT_LE(accounting_.reads, 60 + 4 + 1);
+}
+
+TEST_F(ScopeTest, ANonFinalRecordIsUsedAfterTheScopeWait) {
+  slurm::JobRecordFacts lagging = FinalRecord();
+  lagging.final = false;
+  lagging.facts.state = "RUNNING";
+  accounting_.record = lagging;
+  config_.scope_max_wait_s = 30;
+  store::JobRecord record = RunUntil(kStart + 5 * kMinute);
+  EXPECT_EQ(record.status, "done") << record.last_error;
+  EXPECT_EQ(nlohmann::json::parse(*record.verdict_json)["terminal_state"], "RUNNING");
+}
+
+}  // namespace
+}  // namespace attrib::pipeline
