@@ -48,6 +48,10 @@ std::string unescape(std::string_view text) {
   return out;
 }
 
+// No machine has been up for a century: a larger usec is a damaged or made-up record,
+// and would overflow once added to the boot time.
+constexpr uint64_t kMaxUptimeUs = 100ULL * 366 * 86400 * kMicrosPerSecond;
+
 // "prio,seq,usec,flags[,more...];message". Fields after usec are optional and
 // ignored (newer kernels append e.g. "caller=T123").
 std::optional<KmsgRecord> parse_record(std::string_view line) {
@@ -63,7 +67,7 @@ std::optional<KmsgRecord> parse_record(std::string_view line) {
   }
   KmsgRecord record;
   if (!parse_number(fields[0], record.priority) || !parse_number(fields[1], record.seq) ||
-      !parse_number(fields[2], record.usec)) {
+      !parse_number(fields[2], record.usec) || record.usec > kMaxUptimeUs) {
     return std::nullopt;
   }
   record.message = unescape(line.substr(semicolon + 1));
@@ -74,7 +78,8 @@ std::optional<KmsgRecord> parse_record(std::string_view line) {
 // bare number or /proc/stat's "btime <seconds>" line.
 std::optional<TimeUs> parse_boot_seconds(std::string_view text) {
   int64_t seconds = 0;
-  if (parse_number(text, seconds) && seconds > 0) return seconds * kMicrosPerSecond;
+  // Up to year 9999: a larger number is not a boot time (and would overflow in microseconds).
+  if (parse_number(text, seconds) && seconds > 0 && seconds < kEndOfTimeSeconds) return seconds * kMicrosPerSecond;
   return std::nullopt;
 }
 

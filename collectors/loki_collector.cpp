@@ -9,6 +9,7 @@
 
 #include "collectors/coverage_report.h"
 #include "collectors/http_client.h"
+#include "core/json_text.h"
 
 namespace attrib::collectors {
 namespace {
@@ -41,15 +42,15 @@ Result<std::vector<LokiEntry>> parse_loki_streams(const std::string& body) {
     return Error{kLokiFormat, "answer is not JSON: " + body_excerpt(body)};
   }
   if (!doc.is_object()) return Error{kLokiFormat, "answer is not a JSON object"};
-  if (doc.value("status", "") != "success") {
-    return Error{kLokiError, "status " + doc.value("status", std::string("(none)")) + ": " + body_excerpt(body)};
+  if (json_string_or(doc, "status") != "success") {
+    return Error{kLokiError, "status " + json_string_or(doc, "status", "(none)") + ": " + body_excerpt(body)};
   }
   const json* data = doc.contains("data") ? &doc["data"] : nullptr;
   if (data == nullptr || !data->is_object() || !data->contains("result") || !(*data)["result"].is_array()) {
     return Error{kLokiFormat, "answer has no data.result"};
   }
-  if (data->value("resultType", "") != "streams") {
-    return Error{kLokiFormat, "answer is a " + data->value("resultType", std::string("(none)")) +
+  if (json_string_or(*data, "resultType") != "streams") {
+    return Error{kLokiFormat, "answer is a " + json_string_or(*data, "resultType", "(none)") +
                                   ", not log streams (is the query a metric query?)"};
   }
   std::vector<LokiEntry> entries;

@@ -10,6 +10,7 @@
 
 #include "collectors/coverage_report.h"
 #include "collectors/http_client.h"
+#include "core/json_text.h"
 
 namespace attrib::collectors {
 namespace {
@@ -87,7 +88,7 @@ Result<PromRangeAnswer> parse_prometheus_range(const std::string& body) {
     return Error{kPromFormat, "answer is not JSON: " + body_excerpt(body)};
   }
   if (!doc.is_object()) return Error{kPromFormat, "answer is not a JSON object"};
-  const std::string status = doc.value("status", "");
+  const std::string status = json_string_or(doc, "status");
   if (status != "success") {
     const std::string type =
         doc.contains("errorType") && doc["errorType"].is_string() ? doc["errorType"].get<std::string>() : "";
@@ -97,11 +98,12 @@ Result<PromRangeAnswer> parse_prometheus_range(const std::string& body) {
   }
   PromRangeAnswer answer;
   if (doc.contains("warnings") && doc["warnings"].is_array()) {
-    for (const json& w : doc["warnings"]) answer.warnings.push_back(w.is_string() ? w.get<std::string>() : w.dump());
+    for (const json& w : doc["warnings"])
+      answer.warnings.push_back(w.is_string() ? w.get<std::string>() : json_text(w));
   }
   const json* data = doc.contains("data") ? &doc["data"] : nullptr;
-  if (data == nullptr || !data->is_object() || data->value("resultType", "") != "matrix" || !data->contains("result") ||
-      !(*data)["result"].is_array()) {
+  if (data == nullptr || !data->is_object() || json_string_or(*data, "resultType") != "matrix" ||
+      !data->contains("result") || !(*data)["result"].is_array()) {
     return Error{kPromFormat, "answer is not a range-query matrix"};
   }
   for (const json& item : (*data)["result"]) {

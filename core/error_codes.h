@@ -97,7 +97,8 @@ enum class ErrorKind {
   X(kSpoolDecode, "SPOOL_E_DECODE", Internal, "a spool file cannot be decoded")                                  \
   X(kSpoolEncode, "SPOOL_E_ENCODE", Internal, "a job cannot be encoded for the spool")                           \
   X(kSpoolIo, "SPOOL_E_IO", Unavailable, "the spool directory cannot be written or read")                        \
-  X(kSubmitInvalid, "SUBMIT_E_INVALID", InvalidArgument, "a JobEnded without a job id")                          \
+  X(kSubmitInvalid, "SUBMIT_E_INVALID", InvalidArgument,                                                         \
+    "a JobEnded without a job id, or whose node list is not a hostlist")                                         \
   X(kTimeSpec, "TIME_E_SPEC", InvalidArgument, "not a relative age or an ISO 8601 time")                         \
   X(kVerdictField, "VERDICT_E_FIELD", InvalidArgument, "a verdict v1 field is missing or of the wrong type")     \
   X(kVerdictForbidden, "VERDICT_E_FORBIDDEN", PermissionDenied, "another user's job's verdict")                  \

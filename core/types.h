@@ -16,6 +16,11 @@ namespace attrib {
 // carry a usable timestamp: order within a stream is then the only time.
 using TimeUs = int64_t;
 
+// 10000-01-01T00:00:00Z in epoch seconds. A time from outside (a hook, a record, a file)
+// at or past it is not a time: refused before it reaches arithmetic in microseconds,
+// which would overflow near 2^63 (fuzz/regressions/).
+inline constexpr int64_t kEndOfTimeSeconds = 253402300800;
+
 // One raw line from one source on one node, as a collector hands it over.
 struct LogLine {
   std::string node;            // Slurm node name the line belongs to

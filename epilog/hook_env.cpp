@@ -21,6 +21,14 @@ std::optional<long long> to_int(const std::string& text) {
   return value;
 }
 
+// Epoch seconds as microseconds; 0 (unknown) for anything that is not a time between
+// 1970 and year 9999 (a larger number would overflow).
+int64_t epoch_us(const std::string& text) {
+  const auto seconds = to_int(text);
+  if (!seconds || *seconds < 0 || *seconds >= kEndOfTimeSeconds) return 0;
+  return *seconds * 1000000;
+}
+
 // "3:0" (exit code : signal) as Slurm prints it, or a raw wait status such as 768.
 void set_exit(v1::JobEnded& message, const std::string& text) {
   auto colon = text.find(':');
@@ -61,8 +69,8 @@ Result<v1::JobEnded> job_ended_from_env(const Environment& env, TimeUs now) {
         message.set_job_id(*array_job + "_" + *task);
     if (const auto* nodes = get(env, "NODES")) message.set_node_list(*nodes);
     if (const auto* code = get(env, "EXITCODE")) set_exit(message, *code);
-    if (const auto* start = get(env, "START")) message.set_start_time_us(to_int(*start).value_or(0) * 1000000);
-    if (const auto* end = get(env, "END")) message.set_end_time_us(to_int(*end).value_or(0) * 1000000);
+    if (const auto* start = get(env, "START")) message.set_start_time_us(epoch_us(*start));
+    if (const auto* end = get(env, "END")) message.set_end_time_us(epoch_us(*end));
     if (const auto* user = get(env, "USERNAME")) message.set_user(*user);
     if (const auto* uid = get(env, "UID")) message.set_uid(static_cast<uint32_t>(to_int(*uid).value_or(0)));
     if (const auto* name = get(env, "JOBNAME")) message.set_job_name(*name);

@@ -72,7 +72,7 @@ Status read_job_json(const fs::path& file, Bundle& bundle) {
   json j;
   try {
     j = json::parse(in);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e400 (fuzz/)
     return Error{kBundleJob, "job.json: not JSON: " + std::string(e.what())};
   }
   if (!j.is_object()) return job_error("(top)", "expected a JSON object");

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "core/json_text.h"
 #include "rules/candidate_scan.h"
 #include "rules/catalog_loader.h"
 
@@ -14,7 +15,7 @@ namespace {
 bool json_values_equal(const nlohmann::json& actual, const nlohmann::json& expected) {
   if (actual.is_number() && expected.is_number()) return actual == expected;
   if (actual.is_string() && expected.is_string()) return actual == expected;
-  const auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+  const auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : json_text(v); };
   return text(actual) == text(expected);
 }
 
@@ -171,7 +172,7 @@ void check_examples(const CompiledExtractionRule& rule) {
       }
       if (!json_values_equal((*fields)[name], expected)) {
         fail(kRuleExample, example.where, where + ".match",
-             "field '" + name + "' is " + (*fields)[name].dump() + ", expected " + expected.dump());
+             "field '" + name + "' is " + json_text((*fields)[name]) + ", expected " + json_text(expected));
       }
     }
   }

@@ -25,6 +25,7 @@
 #include <unordered_map>
 
 #include "core/comment.h"
+#include "core/json_text.h"
 #include "rules/event_order.h"
 #include "rules/rule_pack.h"
 
@@ -49,7 +50,7 @@ struct Candidate {
 // root.distinct, per rule: scope key -> the distinct values of the field, in event order.
 using DistinctGroups = std::map<std::string, std::vector<std::string>>;
 
-std::string field_text(const json& value) { return value.is_string() ? value.get<std::string>() : value.dump(); }
+std::string field_text(const json& value) { return value.is_string() ? value.get<std::string>() : json_text(value); }
 
 bool value_matches(const json& actual, const json& expected) {
   if (actual.is_number_integer() && expected.is_number_integer())

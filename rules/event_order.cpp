@@ -3,6 +3,8 @@
 #include <cctype>
 #include <tuple>
 
+#include "core/json_text.h"
+
 namespace attrib::rules::detail {
 
 namespace {
@@ -26,7 +28,7 @@ bool event_less(const Event& a, const Event& b) {
   const auto key_a = std::tie(ta, a.node, a.source, a.seq, a.kind, a.rule, a.line, a.trusted, a.count);
   const auto key_b = std::tie(tb, b.node, b.source, b.seq, b.kind, b.rule, b.line, b.trusted, b.count);
   if (key_a != key_b) return key_a < key_b;
-  return a.fields.dump() < b.fields.dump();
+  return json_text(a.fields) < json_text(b.fields);
 }
 
 std::string fold_key(const Event& e) {
@@ -42,7 +44,7 @@ std::string fold_key(const Event& e) {
   key += '\0';
   key += e.trusted ? '1' : '0';
   key += '\0';
-  key += e.fields.dump();
+  key += json_text(e.fields);
   key += '\0';
   key += e.line;
   return key;

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 
+#include "core/json_text.h"
 #include "rules/rule_pack.h"
 
 namespace attrib::rules::detail {
@@ -64,7 +65,7 @@ std::string key_of(const std::string& key, const nlohmann::json& fields) {
   if (key.empty()) return "";
   auto it = fields.find(key);
   if (it == fields.end()) return "";
-  return it->is_string() ? it->get<std::string>() : it->dump();
+  return it->is_string() ? it->get<std::string>() : json_text(*it);
 }
 
 }  // namespace

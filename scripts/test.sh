@@ -4,7 +4,9 @@
 # brings up and tears down itself, and the web dashboard in headless Chromium (label
 # browser, tests/browser); then the RPMs; then the unit suite again in a second build under
 # AddressSanitizer + UBSan, where any report fails the run (ATTRIB_SKIP_SANITIZE=1 skips
-# that stage). Run as root on Debian 12 from any directory.
+# that stage); then every libFuzzer target of fuzz/ for ATTRIB_FUZZ_SECONDS (20) each,
+# where any crash, leak or timeout fails the run (scripts/fuzz.sh; ATTRIB_SKIP_FUZZ=1
+# skips it). Run as root on Debian 12 from any directory.
 set -euo pipefail
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${ATTRIB_BUILD_DIR:-$src/build}
@@ -20,13 +22,17 @@ ctest --output-on-failure --timeout 600 -j"$(nproc)"
 # rpm -qlp / -qRp; %check runs the unit tests once more inside rpmbuild.
 "$src/scripts/build-rpms.sh" "$build"
 
-[ "${ATTRIB_SKIP_SANITIZE:-0}" = 1 ] && exit 0
-# The sanitizer stage: unit tests only (the e2e suite loads the SPANK plugin into the
-# real slurmstepd, which is not built with ASan). Debug: the build is the slow part.
-sanitize_build=${ATTRIB_SANITIZE_BUILD_DIR:-$src/build-sanitize}
-ATTRIB_BUILD_DIR=$sanitize_build "$src/scripts/build.sh" -DCMAKE_BUILD_TYPE=Debug -DATTRIB_SANITIZE=ON \
-  -DATTRIB_BUILD_BENCH=OFF
-cd "$sanitize_build"
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
-UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest -L unit --output-on-failure --timeout 900 -j"$(nproc)"
+if [ "${ATTRIB_SKIP_SANITIZE:-0}" != 1 ]; then
+  # The sanitizer stage: unit tests only (the e2e suite loads the SPANK plugin into the
+  # real slurmstepd, which is not built with ASan). Debug: the build is the slow part.
+  sanitize_build=${ATTRIB_SANITIZE_BUILD_DIR:-$src/build-sanitize}
+  ATTRIB_BUILD_DIR=$sanitize_build "$src/scripts/build.sh" -DCMAKE_BUILD_TYPE=Debug -DATTRIB_SANITIZE=ON \
+    -DATTRIB_BUILD_BENCH=OFF
+  (cd "$sanitize_build" &&
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
+    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest -L unit --output-on-failure --timeout 900 -j"$(nproc)")
+fi
+
+# The fuzzing stage (docs/security.md, "Fuzzing record"): a clang build of its own.
+[ "${ATTRIB_SKIP_FUZZ:-0}" = 1 ] || "$src/scripts/fuzz.sh"

@@ -254,12 +254,65 @@ Result<JobRef> parse_job_ref(const std::string& text) {
   return ref;
 }
 
+namespace {
+
+// "1-3,7" inside a hostlist's brackets: numbers and ascending ranges of them, each of at
+// most kMaxRangeNames names (libslurm leaks on a descending range and on one it finds
+// too long, fuzz/regressions/job_ended).
+constexpr uint64_t kMaxRangeNames = 65536;  // libslurm's own limit (MAX_RANGE)
+
+bool is_range_group(std::string_view group) {
+  if (group.empty()) return false;
+  for (size_t start = 0; start <= group.size();) {
+    size_t end = group.find(',', start);
+    if (end == std::string_view::npos) end = group.size();
+    const std::string_view range = group.substr(start, end - start);
+    const size_t dash = range.find('-');
+    const std::string_view low = range.substr(0, dash);
+    const std::string_view high = dash == std::string_view::npos ? low : range.substr(dash + 1);
+    uint64_t low_value = 0;
+    uint64_t high_value = 0;
+    for (const auto& [digits, value] : {std::pair{low, &low_value}, std::pair{high, &high_value}}) {
+      if (digits.empty() || digits.size() > 18 || digits.find_first_not_of("0123456789") != std::string_view::npos)
+        return false;
+      std::from_chars(digits.data(), digits.data() + digits.size(), *value);
+    }
+    if (low_value > high_value || high_value - low_value >= kMaxRangeNames) return false;
+    start = end + 1;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool is_hostlist(std::string_view text) {
+  if (text.empty() || text == "None assigned") return true;
+  bool name_started = false;  // since the last comma outside brackets
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '[') {
+      const size_t close = text.find(']', i);
+      if (close == std::string_view::npos || !is_range_group(text.substr(i + 1, close - i - 1))) return false;
+      i = close;
+      name_started = true;
+    } else if (c == ',') {
+      if (!name_started) return false;
+      name_started = false;
+    } else if (c == ']' || static_cast<unsigned char>(c) <= ' ' || c == 0x7f) {
+      return false;
+    } else {
+      name_started = true;
+    }
+  }
+  return name_started;
+}
+
 std::vector<std::string> expand_hostlist(const std::string& expr) {
   std::vector<std::string> names;
-  if (expr.empty() || expr == "None assigned") return names;
+  if (expr.empty() || expr == "None assigned" || !is_hostlist(expr)) return names;
   HostlistPtr hl(slurm_hostlist_create(expr.c_str()));
   if (!hl) return names;
-  while (true) {
+  while (names.size() < kMaxHostlistNames) {
     std::unique_ptr<char, FreeDeleter> name(slurm_hostlist_shift(hl.get()));
     if (!name) break;
     names.emplace_back(name.get());

@@ -155,7 +155,8 @@ std::string MetricsRegistry::render() const {
       if (auto value = entry->read()) out += name + " " + format_value(*value) + "\n";
       continue;
     }
-    auto simple = [&](const auto& family) {
+    // A plain reference: clang before 16 cannot capture a structured binding (fuzz/ builds with clang).
+    auto simple = [&, &name = name](const auto& family) {
       std::lock_guard family_lock(family.mutex_);
       for (const auto& [values, child] : family.children_)
         out += name + label_block(family.label_names_, values) + " " + format_value(child->value()) + "\n";

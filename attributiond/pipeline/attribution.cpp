@@ -9,6 +9,7 @@
 #include "attributiond/ops/log_context.h"
 #include "core/clock.h"
 #include "core/comment.h"
+#include "core/json_text.h"
 #include "rules/bundle_export.h"
 #include "slurm/slurmdbd_client.h"
 
@@ -68,8 +69,8 @@ ScopeStep scope_step(const common::HeadConfig& config, const Result<slurm::JobRe
     step.kind = ScopeStep::Wait;
     step.reason = "accounting_unreachable";
     step.why = "waiting for slurmdbd: " + read.error().message;
-    step.next_attempt = now + std::clamp<TimeUs>(waited / 4, config.retry_backoff_s * kSecond,
-                                                 config.retry_max_backoff_s * kSecond);
+    step.next_attempt =
+        now + std::clamp<TimeUs>(waited / 4, config.retry_backoff_s * kSecond, config.retry_max_backoff_s * kSecond);
     return step;
   }
   step.kind = ScopeStep::UseHookFacts;
@@ -271,7 +272,7 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
   std::string segment;
   if (job.verdict_json) {
     // Archived by an earlier attempt: only the comment is left to write.
-    segment = nlohmann::json::parse(*job.verdict_json).value("comment", "");
+    segment = json_string_or(nlohmann::json::parse(*job.verdict_json), "comment");
   } else {
     std::optional<slurm::JobRecordFacts> record;
     const ScopeStep step = scope_step(context.config, accounting.read_job(cluster, job_id), job.received, now);

@@ -104,7 +104,7 @@ def main():
 
     table = set(re.findall(r'X\(\w+, "([A-Z0-9_]+)"', open(os.path.join(root, "core/error_codes.h")).read()))
     for top in ("core", "common", "slurm", "rules", "collectors", "spank", "epilog", "attributiond", "tools", "tests",
-                "bench"):
+                "bench", "fuzz"):
         for directory, _, files in os.walk(os.path.join(root, top)):
             for name in files:
                 if not name.endswith((".h", ".cpp")):

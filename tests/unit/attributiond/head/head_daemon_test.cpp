@@ -127,10 +127,10 @@ class HeadDaemonTest : public ::testing::Test {
     state_->records[job_id] = record;
   }
 
-  grpc::Status Submit(const std::string& job_id, v1::SubmitResponse* response) {
+  grpc::Status Submit(const std::string& job_id, v1::SubmitResponse* response, const std::string& nodes = "n[1-3]") {
     v1::JobEnded job;
     job.set_job_id(job_id);
-    job.set_node_list("n[1-3]");
+    job.set_node_list(nodes);
     job.set_hook(v1::HOOK_KIND_EPILOG_SLURMCTLD);
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + 5s);
@@ -361,6 +361,10 @@ TEST_F(HeadDaemonTest, UnknownJobIsNotFoundAndEmptyIdIsInvalid) {
   EXPECT_EQ(stub_->GetVerdict(&context, request, &response).error_code(), grpc::StatusCode::NOT_FOUND);
   v1::SubmitResponse submit;
   EXPECT_EQ(Submit("", &submit).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  // A node list that is not a hostlist is refused before libslurm parses it (it leaked).
+  grpc::Status malformed = Submit("405", &submit, "gpu[001-002,0.7]");
+  EXPECT_EQ(malformed.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(malformed.error_message().find("node_list"), std::string::npos) << malformed.error_message();
 }
 
 namespace {

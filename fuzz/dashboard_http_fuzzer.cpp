@@ -1,0 +1,151 @@
+// The dashboard's HTTP request path: raw bytes sent over loopback to a real DashboardServer
+// (attributiond/dashboard/, started through attributiond/ops/http_server), i.e. cpp-httplib's
+// request parsing (Debian's shared library: not instrumented, so not coverage-guided, but
+// any memory error in it still crashes here), the routes, the cookie and query parameters,
+// the filters and the archive queries. auth.mode none: every route is open (as admin), so
+// no munged is needed. The archive holds two jobs made by the real rules engine.
+//
+// Input: whatever a client sends on one connection (one or more requests); the connection
+// is then half-closed and the answer read to the end. Properties: a handler never throws
+// (cpp-httplib would turn that into a 500 with an EXCEPTION_WHAT header) and no request
+// gets a 5xx. A connection left without an answer for 8 s is reported on stderr but is
+// not a finding: under fuzzing's thousands of connections a second, a few such stalls
+// were seen in which the server's accept thread and all its workers sat idle (gdb), so
+// the connection never reached it, and no single input reproduces one
+// (docs/security.md, "Fuzzing record").
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+
+#include "attributiond/dashboard/dashboard_server.h"
+#include "attributiond/store/job_store.h"
+#include "common/auth.h"
+#include "core/clock.h"
+#include "fuzz/fuzz_support.h"
+#include "rules/bundle_export.h"
+
+namespace attrib::fuzz {
+namespace {
+
+// Two archived jobs: an Xid 79 on gpu017 (three real kernel lines of
+// tests/fixtures/xid79_nccl_timeouts/gpu017), one of them user 2001's, one user 2002's.
+void write_archive(const std::string& database) {
+  auto store = store::JobStore::open(database);
+  require(store.ok(), "the archive does not open");
+  const TimeUs now = wall_clock_us();
+  const char* const kLines[] = {
+      "NVRM: GPU at PCI:0000:3b:00: GPU-660d987e-5b28-3bf6-2a2d-1d5ecae7f6df",
+      "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
+  };
+  for (int i = 0; i < 2; ++i) {
+    const std::string job_id = std::to_string(5001 + i);
+    rules::Extractor extractor(shipped_pack());
+    for (uint64_t k = 0; k < 2; ++k)
+      extractor.feed(LogLine{"gpu017", "kernel", now - 3600000000LL + static_cast<TimeUs>(k), k, true, kLines[k]});
+    JobFacts facts;
+    facts.job_id = job_id;
+    facts.cluster = "lab";
+    facts.state = "FAILED";
+    facts.exit_code = 1;
+    facts.start = now - 7200000000LL;
+    facts.end = now - 3000000000LL;
+    facts.nodes = {"gpu001", "gpu017"};
+    Verdict verdict = rules::correlate(*shipped_pack(), facts, extractor.finish(), {});
+    v1::JobEnded request;
+    request.set_job_id(job_id);
+    request.set_cluster("lab");
+    request.set_node_list("gpu[001,017]");
+    request.set_state("FAILED");
+    request.set_exit_code(1);
+    request.set_user(i == 0 ? "alice" : "bob");
+    request.set_uid(2001 + i);
+    request.set_end_time_us(*facts.end);
+    request.set_hook_time_us(*facts.end);
+    const store::JobKey key{"lab", job_id};
+    require((*store)->enqueue(request, "lab", *facts.end).ok(), "enqueue into the archive failed");
+    require((*store)->archive(key, verdict, rules::events_of_verdict(verdict), now).ok(), "archive failed");
+    require((*store)->mark_done(key, now).ok(), "mark_done failed");
+  }
+}
+
+// The whole answer, or nullopt when nothing more arrived for 8 s.
+std::optional<std::string> exchange(int port, std::string_view request) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  require(fd >= 0, "socket failed");
+  // connect() picks the port: Linux reuses a loopback TIME_WAIT port for it
+  // (net.ipv4.tcp_tw_reuse, 2 by default), which an explicit bind() never does.
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  require(connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0, "connect failed");
+  size_t sent = 0;
+  while (sent < request.size()) {
+    const ssize_t n = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) break;  // the server answered early (413, 400) and closed
+    sent += static_cast<size_t>(n);
+  }
+  shutdown(fd, SHUT_WR);
+  std::string response;
+  char buffer[16384];
+  while (true) {
+    pollfd ready{fd, POLLIN, 0};
+    if (poll(&ready, 1, 8000) <= 0) {
+      close(fd);
+      return std::nullopt;
+    }
+    const ssize_t n = recv(fd, buffer, sizeof buffer, 0);
+    if (n <= 0) break;
+    response.append(buffer, static_cast<size_t>(n));
+  }
+  close(fd);
+  return response;
+}
+
+}  // namespace
+
+int dashboard_http(const uint8_t* data, size_t size) {
+  static const int port = [] {
+    quiet_logs();
+    static ScratchDir* dir = new ScratchDir("dashboard");
+    const std::string database = (dir->path() / "attrib.db").string();
+    write_archive(database);
+    dashboard::DashboardOptions options;
+    options.listen = "127.0.0.1:0";
+    options.database = database;
+    options.authenticator = common::Authenticator::none();
+    auto server = dashboard::DashboardServer::start(options);
+    require(server.ok(), "the dashboard does not start");
+    return server->release()->port();  // serves until the process exits
+  }();
+  const std::optional<std::string> answered = exchange(port, as_text(data, size));
+  if (!answered) {
+    std::fprintf(stderr, "attrib fuzz: a connection got no answer within 8 s (not a finding: see the top)\n");
+    return 0;
+  }
+  const std::string& response = *answered;
+  // Each response: status line, headers, Content-Length bytes of body. Stops quietly at
+  // anything else (a HEAD answer has no body).
+  size_t at = 0;
+  while (at < response.size() && response.compare(at, 9, "HTTP/1.1 ") == 0) {
+    const size_t headers_end = response.find("\r\n\r\n", at);
+    if (headers_end == std::string::npos) break;
+    const std::string head = response.substr(at, headers_end - at);
+    if (head.compare(9, 1, "5") == 0) broken("the dashboard answered " + head.substr(0, head.find('\r')));
+    if (head.find("\r\nEXCEPTION_WHAT:") != std::string::npos) broken("a dashboard handler threw: " + head);
+    const size_t length_at = head.find("\r\nContent-Length: ");
+    if (length_at == std::string::npos) break;
+    at = headers_end + 4 + std::strtoull(head.c_str() + length_at + 18, nullptr, 10);
+  }
+  return 0;
+}
+
+}  // namespace attrib::fuzz
+
+ATTRIB_FUZZ_TARGET(dashboard_http)
