@@ -177,6 +177,11 @@ const OptionTable<AppOutputOptions>& AppOutputCollector::option_table() {
              "Only the last this many bytes of each file are read (the failure is at the end); coverage "
              "is partial when a file was cut.",
              at_least(4096)),
+      option("max_ranks", &AppOutputOptions::max_ranks, "4096",
+             "When the step layout is unknown, a `[rankN]:` prefix with N below this starts a stream of its "
+             "own (source app.rank<N>); other lines stay in `app`. With a known layout only its ranks do: "
+             "a job's output cannot make more streams (coverage rows, verdict size) than it has tasks.",
+             between(1, 1 << 20)),
   };
   return table;
 }
@@ -261,7 +266,9 @@ std::vector<Coverage> AppOutputCollector::collect(const CollectRequest& request,
       LogLine line;
       line.source = kAppSource;
       line.node = request.node;
-      if (parsed.rank) {
+      const bool rank_of_the_job = parsed.rank && (request.ranks.empty() ? *parsed.rank < options_.max_ranks
+                                                                         : request.ranks.contains(*parsed.rank));
+      if (rank_of_the_job) {
         line.source = "app.rank" + std::to_string(*parsed.rank);
         // A shared output file holds every rank's lines; each is attributed to the
         // node its rank ran on, when the step layout is known.

@@ -22,6 +22,7 @@ struct AppOutputOptions {
   std::vector<std::string> paths;   // templates with {job_id} and {node}
   int timezone_offset_minutes = 0;  // for glog / ISO times without a zone
   uint64_t max_bytes_per_file = 64ull << 20;
+  int max_ranks = 4096;  // rank streams when the step layout is unknown
 };
 
 // What the prefixes of one output line say (exposed for the unit tests).

@@ -15,6 +15,7 @@
 #include "attrib/v1/attrib.grpc.pb.h"
 #include "common/auth.h"
 #include "common/config.h"
+#include "common/grpc_limits.h"
 #include "common/spool.h"
 #include "core/clock.h"
 #include "epilog/hook_env.h"
@@ -23,7 +24,7 @@ namespace {
 
 bool submit(const attrib::common::EpilogConfig& config, const attrib::common::AuthConfig& auth,
             const attrib::v1::JobEnded& message, std::string& why) {
-  auto channel = grpc::CreateChannel(config.server, grpc::InsecureChannelCredentials());
+  auto channel = attrib::common::make_channel(config.server);
   auto stub = attrib::v1::Attribution::NewStub(channel);
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(config.deadline_ms));

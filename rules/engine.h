@@ -67,9 +67,12 @@ std::vector<CatalogEntry> catalog_entries(const RulePack& pack, const std::strin
 class Extractor {
  public:
   explicit Extractor(std::shared_ptr<const RulePack> pack);
-  // Distinct events beyond max_distinct_events are dropped (and counted) so that a
-  // flood of *different* lines cannot exhaust memory; identical lines always fold.
-  Extractor(std::shared_ptr<const RulePack> pack, size_t max_distinct_events);
+  // Distinct events beyond max_distinct_events in all, or beyond
+  // max_distinct_per_stream in one (node, source), are dropped (and counted) so that a
+  // flood of *different* lines cannot exhaust memory, and one noisy stream (a job's
+  // output) cannot crowd out another (the kernel's); identical lines always fold.
+  Extractor(std::shared_ptr<const RulePack> pack, size_t max_distinct_events,
+            size_t max_distinct_per_stream = kDefaultMaxDistinctEventsPerStream);
   ~Extractor();
   Extractor(const Extractor&) = delete;
   Extractor& operator=(const Extractor&) = delete;
@@ -77,10 +80,18 @@ class Extractor {
   void feed(const LogLine& line);
   // Events in deterministic order (time, node, source, seq), ids not yet assigned.
   std::vector<Event> finish();
-  // Distinct events dropped because of max_distinct_events.
+  // Distinct events dropped because of either cap.
   uint64_t dropped_events() const;
+  // The same, per (node, source) that lost any: its coverage is partial.
+  struct Dropped {
+    std::string node;
+    std::string source;
+    uint64_t events = 0;
+  };
+  std::vector<Dropped> dropped_by_stream() const;
 
   static constexpr size_t kDefaultMaxDistinctEvents = 200000;
+  static constexpr size_t kDefaultMaxDistinctEventsPerStream = 20000;
 
  private:
   struct State;

@@ -13,6 +13,7 @@
 // its emitter's message, never inside it, and a line of a format that embeds user-chosen
 // text (a rule with claims_line) is that format only: no other rule reads it.
 #include <algorithm>
+#include <tuple>
 #include <unordered_map>
 
 #include "core/utf8.h"
@@ -43,12 +44,18 @@ struct Stream {
 struct Extractor::State {
   std::shared_ptr<const RulePack> pack;
   size_t max_distinct = kDefaultMaxDistinctEvents;
+  size_t max_per_stream = kDefaultMaxDistinctEventsPerStream;
   detail::HsScratch scratch;  // this Extractor's own: hs_scan writes into it
   std::unordered_map<std::string, SourceRules> by_source;
   std::unordered_map<std::string, Stream> streams;  // key: node '\0' source
   std::unordered_map<std::string, Event> folded;
   std::vector<char> flags;
   uint64_t dropped = 0;
+  struct StreamEvents {
+    uint64_t distinct = 0;
+    uint64_t dropped = 0;
+  };
+  std::unordered_map<std::string, StreamEvents> per_stream;  // key: node '\0' source
 
   const SourceRules& rules_for(const std::string& source) {
     auto it = by_source.find(source);
@@ -82,11 +89,16 @@ struct Extractor::State {
     auto it = folded.find(key);
     if (it != folded.end()) {
       detail::fold_into(it->second, event);
-    } else if (folded.size() < max_distinct) {
-      folded.emplace(std::move(key), std::move(event));
-    } else {
-      ++dropped;
+      return;
     }
+    StreamEvents& stream = per_stream[event.node + '\0' + event.source];
+    if (folded.size() >= max_distinct || stream.distinct >= max_per_stream) {
+      ++dropped;
+      ++stream.dropped;
+      return;
+    }
+    ++stream.distinct;
+    folded.emplace(std::move(key), std::move(event));
   }
 
   Event event_for(const detail::CompiledExtractionRule& rule, const LogLine& line) const {
@@ -133,10 +145,11 @@ struct Extractor::State {
 
 Extractor::Extractor(std::shared_ptr<const RulePack> pack) : Extractor(std::move(pack), kDefaultMaxDistinctEvents) {}
 
-Extractor::Extractor(std::shared_ptr<const RulePack> pack, size_t max_distinct_events)
+Extractor::Extractor(std::shared_ptr<const RulePack> pack, size_t max_distinct_events, size_t max_distinct_per_stream)
     : state_(std::make_unique<State>()) {
   state_->pack = std::move(pack);
   state_->max_distinct = max_distinct_events;
+  state_->max_per_stream = max_distinct_per_stream;
   if (state_->pack->scanner) state_->scratch = state_->pack->scanner->make_scratch();
 }
 
@@ -209,5 +222,17 @@ std::vector<Event> Extractor::finish() {
 }
 
 uint64_t Extractor::dropped_events() const { return state_->dropped; }
+
+std::vector<Extractor::Dropped> Extractor::dropped_by_stream() const {
+  std::vector<Dropped> out;
+  for (const auto& [key, stream] : state_->per_stream) {
+    if (stream.dropped == 0) continue;
+    const size_t nul = key.find('\0');
+    out.push_back({key.substr(0, nul), key.substr(nul + 1), stream.dropped});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const Dropped& a, const Dropped& b) { return std::tie(a.node, a.source) < std::tie(b.node, b.source); });
+  return out;
+}
 
 }  // namespace attrib::rules

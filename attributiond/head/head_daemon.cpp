@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "attributiond/ops/grpc_server.h"
+#include "common/grpc_limits.h"
 #include "common/spool.h"
 #include "core/clock.h"
 #include "slurm/node_drainer.h"
@@ -64,7 +65,7 @@ Status HeadDaemon::start() {
   if (remediator_ && remediator_->enabled())
     spdlog::warn("remediation.mode {}: nodes blamed by trusted verdicts are {} (docs/fleet.md)",
                  config_.remediation.mode, config_.remediation.mode == "drain" ? "drained" : "reported, not drained");
-  auto server = ops::start_grpc_server(config_.head.listen, *service_);
+  auto server = ops::start_grpc_server(config_.head.listen, *service_, common::kMaxGrpcMessageBytes);
   if (!server) return server.error();
   server_ = std::move(*server);
   for (const auto& address : config_.head.listen) {

@@ -53,7 +53,8 @@ grpc::Status NodeCollectService::Collect(grpc::ServerContext* context, const v1:
     metrics_->collect_duration.get().observe(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
     if (status.ok())
-      for (const auto& row : response->coverage()) metrics_->coverage.labels({row.source(), row.status()}).inc();
+      for (const auto& row : response->coverage())
+        metrics_->coverage.labels({ops::coverage_source_label(row.source()), row.status()}).inc();
   }
   return status;
 }

@@ -8,6 +8,7 @@
 #include "attributiond/ops/grpc_server.h"
 #include "attributiond/ops/metrics_server.h"
 #include "attributiond/ops/stop_signals.h"
+#include "common/grpc_limits.h"
 #include "core/hostname.h"
 
 namespace attrib::node {
@@ -22,7 +23,7 @@ Status run_node_role(const common::Config& config, std::shared_ptr<const rules::
   auto authenticator = common::Authenticator::create(config.auth);
   if (!authenticator) return authenticator.error();
   NodeCollectService service(node, std::move(pack), std::move(collectors), *authenticator, &metrics);
-  auto server = ops::start_grpc_server(config.node.listen, service);
+  auto server = ops::start_grpc_server(config.node.listen, service, common::kMaxGrpcMessageBytes);
   if (!server) return server.error();
   std::unique_ptr<ops::HttpServer> metrics_server;
   if (!config.node.metrics_listen.empty()) {

@@ -69,7 +69,8 @@ HeadMetrics::HeadMetrics(ops::MetricsRegistry& registry)
 void HeadMetrics::record_verdict(const Verdict& verdict, TimeUs job_ended, TimeUs archived_at) {
   jobs_attributed.get().inc();
   verdicts.labels({verdict.domain, verdict.root_cause ? verdict.root_cause->rule : "none"}).inc();
-  for (const Coverage& row : verdict.coverage) coverage.labels({row.source, to_string(row.status)}).inc();
+  for (const Coverage& row : verdict.coverage)
+    coverage.labels({coverage_source_label(row.source), to_string(row.status)}).inc();
   // A clock step can put the end after the archive time; a latency is never negative.
   attribution_latency.get().observe(std::max<TimeUs>(archived_at - job_ended, 0) / 1e6);
 }
@@ -98,6 +99,10 @@ NodeMetrics::NodeMetrics(ops::MetricsRegistry& registry)
                                 "Coverage rows this node agent returned (one per source and request), by source "
                                 "and status.",
                                 {"source", "status"})) {}
+
+std::string coverage_source_label(const std::string& source) {
+  return source.rfind("app.rank", 0) == 0 ? "app" : source;
+}
 
 std::string hook_label(int hook_kind) {
   std::string name = v1::HookKind_Name(static_cast<v1::HookKind>(hook_kind));

@@ -55,4 +55,8 @@ struct NodeMetrics {
 // sender did not say).
 std::string hook_label(int hook_kind);
 
+// The `source` label of a coverage row: every rank stream (app.rank<N>) counts as `app`,
+// so a job's output cannot add a label value per rank (bounded cardinality).
+std::string coverage_source_label(const std::string& source);
+
 }  // namespace attrib::ops

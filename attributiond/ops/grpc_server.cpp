@@ -19,9 +19,11 @@ Status prepare_listen_address(const std::string& address) {
 
 }  // namespace
 
-Result<std::unique_ptr<grpc::Server>> start_grpc_server(const std::vector<std::string>& listen,
-                                                        grpc::Service& service) {
+Result<std::unique_ptr<grpc::Server>> start_grpc_server(const std::vector<std::string>& listen, grpc::Service& service,
+                                                        int max_message_bytes) {
   grpc::ServerBuilder builder;
+  builder.SetMaxReceiveMessageSize(max_message_bytes);
+  builder.SetMaxSendMessageSize(max_message_bytes);
   std::vector<int> ports(listen.size(), 0);
   for (size_t i = 0; i < listen.size(); ++i) {
     if (auto s = prepare_listen_address(listen[i]); !s) return s.error();

@@ -15,6 +15,8 @@ namespace attrib::ops {
 // Serves `service` on every address ("unix:///path" or "host:port"). For a Unix socket the
 // directory is created and a stale socket left by a crash removed first (gRPC does
 // neither). Error LISTEN_E_DIR or LISTEN_E_BIND naming the address.
-Result<std::unique_ptr<grpc::Server>> start_grpc_server(const std::vector<std::string>& listen, grpc::Service& service);
+// max_message_bytes bounds what is received and sent, both ways (common/grpc_limits.h).
+Result<std::unique_ptr<grpc::Server>> start_grpc_server(const std::vector<std::string>& listen, grpc::Service& service,
+                                                        int max_message_bytes);
 
 }  // namespace attrib::ops

@@ -8,6 +8,7 @@
 
 #include "attributiond/ops/log_context.h"
 #include "common/auth.h"
+#include "common/grpc_limits.h"
 
 namespace attrib::pipeline {
 namespace {
@@ -28,7 +29,7 @@ AgentFanout::AgentFanout(common::AgentsConfig config, std::shared_ptr<const comm
 std::shared_ptr<grpc::Channel> AgentFanout::channel(const std::string& address) {
   std::lock_guard lock(mutex_);
   auto& slot = channels_[address];
-  if (!slot) slot = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+  if (!slot) slot = common::make_channel(address);
   return slot;
 }
 
@@ -56,7 +57,7 @@ NodeEvidence AgentFanout::collect_one(const JobFacts& job, const std::string& no
                    "agent at " + address + " did not answer within " + std::to_string(config_.deadline_ms) + " ms");
   if (!status.ok())
     return missing(node, CoverageStatus::Failed, window_start, window_end,
-                   "agent at " + address + ": " + status.error_message());
+                   "agent at " + address + ": " + common::describe_grpc_failure(status));
   // Whoever holds the port answered: only an answer signed by the agent's uid is evidence.
   if (auto genuine = auth_->verify_answer(context, common::kCollect, request, response); !genuine) {
     spdlog::warn("job {}: answer from {} for node {} discarded: {}", job_id, address, node, genuine.error().message);

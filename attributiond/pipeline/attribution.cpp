@@ -239,15 +239,7 @@ Verdict attribute_window(const AttributionContext& context, const JobFacts& fact
   if (context.agents != nullptr)
     for (auto& evidence : context.agents->collect(facts, window_start, window_end)) add(std::move(evidence));
   // The head's own collectors and a node's agent can both read one (node, source).
-  std::vector<Coverage> rows = std::move(coverage);
-  coverage.clear();
-  for (Coverage& merged : merge_coverage_rows(rows)) {
-    merged.events = 0;
-    for (const Coverage& row : rows)
-      if (row.node == merged.node && row.source == merged.source) merged.events += row.events;
-    coverage.push_back(std::move(merged));
-  }
-  return rules::correlate(*context.pack, facts, std::move(events), std::move(coverage));
+  return rules::correlate(*context.pack, facts, std::move(events), merge_coverage_rows(std::move(coverage)));
 }
 
 // The SPANK plugin's `--attrib=off`, as EpilogSlurmctld forwards it (plugin "attrib",

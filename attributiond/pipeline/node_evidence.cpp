@@ -1,8 +1,10 @@
 #include "attributiond/pipeline/node_evidence.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "attributiond/ops/log_context.h"
+#include "collectors/app_output_collector.h"
 #include "core/json_text.h"
 #include "core/utf8.h"
 
@@ -50,23 +52,29 @@ void merge_into(Coverage& into, const Coverage& row) {
     into.status = row.status;
   }
   into.lines += row.lines;
+  into.events += row.events;
   if (row.window_start && (!into.window_start || *row.window_start < *into.window_start))
     into.window_start = row.window_start;
   if (row.window_end && (!into.window_end || *row.window_end > *into.window_end)) into.window_end = row.window_end;
   if (!row.detail.empty()) into.detail += (into.detail.empty() ? "" : "; ") + row.detail;
 }
 
+// A (node, source) as one hash key: node names hold no NUL.
+std::string row_key(const std::string& node, const std::string& source) { return node + '\0' + source; }
+
 }  // namespace
 
 std::vector<Coverage> merge_coverage_rows(std::vector<Coverage> rows) {
+  // Linear in the rows (a job's output can name many rank streams): one hash lookup each.
   std::vector<Coverage> merged;
+  std::unordered_map<std::string, size_t> index;
+  index.reserve(rows.size());
   for (Coverage& row : rows) {
-    auto same = std::find_if(merged.begin(), merged.end(),
-                             [&](const Coverage& m) { return m.node == row.node && m.source == row.source; });
-    if (same == merged.end())
+    auto [at, inserted] = index.try_emplace(row_key(row.node, row.source), merged.size());
+    if (inserted)
       merged.push_back(std::move(row));
     else
-      merge_into(*same, row);
+      merge_into(merged[at->second], row);
   }
   return merged;
 }
@@ -76,19 +84,36 @@ NodeEvidence collect_node(const std::shared_ptr<const rules::RulePack>& pack,
                           const collectors::CollectRequest& request, const std::vector<std::string>& only) {
   NodeEvidence evidence;
   rules::Extractor extractor(pack);
-  for (const auto& collector : collectors) {
-    if (!only.empty() && std::find(only.begin(), only.end(), collector->name()) == only.end()) continue;
+  // The job's own output last: were the node's event cap reached, what is lost is the
+  // user's noise, not the kernel's report (each (node, source) also has its own cap).
+  std::vector<collectors::Collector*> ordered;
+  for (const auto& collector : collectors)
+    if (only.empty() || std::find(only.begin(), only.end(), collector->name()) != only.end())
+      ordered.push_back(collector.get());
+  std::stable_partition(ordered.begin(), ordered.end(), [](const collectors::Collector* c) {
+    return c->name() != collectors::AppOutputCollector::kName;
+  });
+  for (collectors::Collector* collector : ordered) {
     ops::LogScope log_scope(request.job_id, request.node, collector->name());
     auto reported = collector->collect(request, [&](const LogLine& line) { extractor.feed(line); });
     evidence.coverage.insert(evidence.coverage.end(), reported.begin(), reported.end());
   }
   evidence.events = extractor.finish();
+  for (const auto& lost : extractor.dropped_by_stream()) {
+    Coverage row{.node = lost.node, .source = lost.source, .status = CoverageStatus::Partial};
+    row.detail = std::to_string(lost.events) + " distinct events dropped: over the cap of " +
+                 std::to_string(rules::Extractor::kDefaultMaxDistinctEventsPerStream) + " per source or " +
+                 std::to_string(rules::Extractor::kDefaultMaxDistinctEvents) + " per node";
+    evidence.coverage.push_back(std::move(row));  // merged below: the source's row becomes partial
+  }
+  std::unordered_map<std::string, uint64_t> events_of;
+  for (const Event& e : evidence.events) events_of[row_key(e.node, e.source)] += 1;
+  for (Coverage& c : evidence.coverage) c.events = 0;  // counted here, once per (node, source)
   evidence.coverage = merge_coverage_rows(std::move(evidence.coverage));
   for (Coverage& c : evidence.coverage) {
     make_valid_utf8(c.detail);  // names files and paths, which may hold any bytes
-    c.events = 0;
-    for (const Event& e : evidence.events)
-      if (e.node == c.node && e.source == c.source) c.events += 1;
+    auto it = events_of.find(row_key(c.node, c.source));
+    c.events = it == events_of.end() ? 0 : it->second;
   }
   return evidence;
 }

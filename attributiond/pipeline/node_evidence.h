@@ -27,11 +27,11 @@ NodeEvidence collect_node(const std::shared_ptr<const rules::RulePack>& pack,
 
 // One row per (node, source): two collectors can read the same source of a node (the
 // journal's application identifiers and the job's output files are both `app`), and
-// the verdict's coverage matrix must not show it twice. Merged: lines summed, windows
-// joined, details kept; status `ok`/`empty` when read, `partial` when any part was
-// partial or another collector of that source failed or timed out; with nothing read,
-// the most telling failure (failed, timeout, unavailable, not_configured).
-// `events` is left for the caller to count.
+// the verdict's coverage matrix must not show it twice. Merged: lines and events summed,
+// windows joined, details kept; status `ok`/`empty` when read, `partial` when any part
+// was partial or another collector of that source failed or timed out; with nothing
+// read, the most telling failure (failed, timeout, unavailable, not_configured). Linear
+// in the rows; the first row's order is kept.
 std::vector<Coverage> merge_coverage_rows(std::vector<Coverage> rows);
 
 v1::CollectResponse to_proto(const NodeEvidence& evidence, const std::string& ruleset_hash);

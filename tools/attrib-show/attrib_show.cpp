@@ -22,6 +22,7 @@
 #include "attrib/v1/attrib.grpc.pb.h"
 #include "common/auth.h"
 #include "common/config.h"
+#include "common/grpc_limits.h"
 #include "common/time_spec.h"
 #include "core/clock.h"
 #include "core/terminal_text.h"
@@ -123,7 +124,8 @@ int show_fleet_report(attrib::v1::Attribution::Stub& stub, const attrib::common:
     return 2;
   }
   if (!status.ok()) {
-    std::fprintf(stderr, "attrib-show: attributiond at %s: %s\n", server.c_str(), status.error_message().c_str());
+    std::fprintf(stderr, "attrib-show: attributiond at %s: %s\n", server.c_str(),
+                 attrib::common::describe_grpc_failure(status).c_str());
     return 2;
   }
   if (json) {
@@ -216,7 +218,7 @@ int main(int argc, char** argv) {
   if (munge_socket_option->count() > 0) auth.munge_socket = munge_socket;
   if (dashboard) return print_dashboard_login(auth, dashboard_url);
 
-  auto stub = attrib::v1::Attribution::NewStub(grpc::CreateChannel(server, grpc::InsecureChannelCredentials()));
+  auto stub = attrib::v1::Attribution::NewStub(attrib::common::make_channel(server));
   if (fleet_query) {
     int64_t since_us = 0;
     if (!since.empty()) {
@@ -255,8 +257,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (!status.ok()) {
-    std::fprintf(stderr, "attrib-show: cannot reach attributiond at %s: %s\n", server.c_str(),
-                 status.error_message().c_str());
+    std::fprintf(stderr, "attrib-show: cannot fetch from attributiond at %s: %s\n", server.c_str(),
+                 attrib::common::describe_grpc_failure(status).c_str());
     return 2;
   }
   // Errors can quote evidence (a line, a path): escaped like every other text shown.

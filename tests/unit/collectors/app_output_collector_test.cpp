@@ -139,6 +139,31 @@ const std::string kSharedOutput =
     "0: [rank0]: NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.\n"
     "srun: error: n2: task 1: Exited with exit code 1\n";
 
+TEST(AppOutputCollector, RankStreamsAreBoundedByTheLayoutOrMaxRanks) {
+  ScratchDir dir;
+  std::string output;
+  for (int rank = 0; rank < 50; ++rank) output += "[rank" + std::to_string(rank) + "]: step done\n";
+  output += "[rank9999999]: made up\n";
+  write_file(dir.file("slurm-4242.out"), output);
+  auto collector = make("paths: [" + quoted(dir.file("slurm-{job_id}.out")) + "]\nmax_ranks: 8\n");
+  ASSERT_TRUE(collector.ok()) << collector.error().message;
+  // Unknown layout: ranks 0..7 get streams, every other line stays in `app`.
+  auto got = collect_all(**collector, request_for("n1"));
+  ASSERT_EQ(got.lines.size(), 51u);
+  EXPECT_EQ(got.lines[7].source, "app.rank7");
+  EXPECT_EQ(got.lines[8].source, "app");
+  EXPECT_EQ(got.lines[8].text, "[rank8]: step done");  // the prefix stays in the text
+  EXPECT_EQ(got.lines[50].source, "app");
+  EXPECT_EQ(got.coverage.size(), 9u);  // app + 8 rank streams
+  // A known layout: only its ranks.
+  CollectRequest request = request_for("n1");
+  request.ranks = {{0, "n1"}, {1, "n2"}};
+  got = collect_all(**collector, request);
+  EXPECT_EQ(got.lines[1].source, "app.rank1");
+  EXPECT_EQ(got.lines[2].source, "app");
+  EXPECT_EQ(got.coverage.size(), 3u);  // app on n1, app.rank0 on n1, app.rank1 on n2
+}
+
 TEST(AppOutputCollector, SplitsASharedFileIntoRankStreamsOnTheirNodes) {
   ScratchDir dir;
   write_file(dir.file("slurm-4242.out"), kSharedOutput);

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include "tests/support/rule_test_support.h"
@@ -71,6 +72,26 @@ TEST(Extractor, DistinctEventsAreBounded) {
   }
   EXPECT_EQ(extractor.finish().size(), 10u);
   EXPECT_EQ(extractor.dropped_events(), 40u);
+}
+
+TEST(Extractor, ANoisyStreamCannotCrowdOutAnotherAndTheLossIsNamed) {
+  rules::Extractor extractor(test::shipped_pack(), 100, 10);
+  for (int i = 0; i < 50; ++i) {  // the same trusted-looking message, in a job's output
+    LogLine line;
+    line.node = "n1";
+    line.source = "app";
+    line.seq = static_cast<uint64_t>(i);
+    line.text = "RuntimeError: CUDA error: an illegal memory access was encountered " + std::to_string(i);
+    extractor.feed(line);
+  }
+  extractor.feed(kernel_line("n1", "NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.", std::nullopt, 0));
+  const auto events = extractor.finish();
+  EXPECT_TRUE(std::any_of(events.begin(), events.end(), [](const Event& e) { return e.source == "kernel"; }));
+  const auto dropped = extractor.dropped_by_stream();
+  ASSERT_EQ(dropped.size(), 1u);
+  EXPECT_EQ(dropped[0].node, "n1");
+  EXPECT_EQ(dropped[0].source, "app");
+  EXPECT_EQ(dropped[0].events, 40u);
 }
 
 TEST(Extractor, OrdersTimedEventsByTimeThenUntimedByStream) {

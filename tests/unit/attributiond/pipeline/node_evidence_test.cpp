@@ -39,6 +39,21 @@ TEST(MergeCoverageRows, OneRowPerNodeAndSource) {
   EXPECT_EQ(merged[1].source, "kernel");
 }
 
+TEST(MergeCoverageRows, EventsAreSummedAndManyStreamsKeepTheirOrder) {
+  std::vector<Coverage> rows;
+  for (int round = 0; round < 2; ++round)
+    for (int rank = 0; rank < 5000; ++rank) {
+      Coverage c = row("app.rank" + std::to_string(rank), CoverageStatus::Ok, 1);
+      c.events = 2;
+      rows.push_back(c);
+    }
+  auto merged = pipeline::merge_coverage_rows(rows);
+  ASSERT_EQ(merged.size(), 5000u);
+  EXPECT_EQ(merged[4999].source, "app.rank4999");
+  EXPECT_EQ(merged[4999].lines, 2u);
+  EXPECT_EQ(merged[4999].events, 4u);
+}
+
 TEST(MergeCoverageRows, ReadWinsAndLossesMakeItPartial) {
   using S = CoverageStatus;
   EXPECT_EQ(merged_status(S::Ok, S::Empty), S::Ok);
