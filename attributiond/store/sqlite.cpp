@@ -54,6 +54,15 @@ Status Statement::run() {
   return ok_status();
 }
 
+Statement& Statement::reset() {
+  if (stmt_ != nullptr) {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+  error_.clear();
+  return *this;
+}
+
 int64_t Statement::int_at(int column) const { return sqlite3_column_int64(stmt_, column); }
 
 std::string Statement::text_at(int column) const {

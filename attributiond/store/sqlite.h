@@ -36,6 +36,8 @@ class Statement {
   bool step();
   // Runs to completion; error when the statement failed.
   Status run();
+  // Makes a run statement ready to run again with new binds: one prepare for many rows.
+  Statement& reset();
 
   int64_t int_at(int column) const;
   std::string text_at(int column) const;
