@@ -30,6 +30,8 @@ fi
   check storm storm.seconds storm.peak_rss_growth_mib storm.verdict_identical
 "$bin/attrib-bench-epilog" --runs 10 | check epilog epilog.up_p99_ms epilog.down_p99_ms
 "$bin/attrib-bench-burst" --jobs 40 --lines 500 | check burst burst.jobs_per_s burst.jobs_archived
+"$bin/attrib-bench-list" --rows 2000 --users 10 --submits 20 --listers 2 |
+  check list list.submit_alone_p99_ms list.submit_listing_p99_ms
 if [ -x /lib/systemd/systemd-journal-remote ]; then
   "$bin/attrib-bench-fanout" --nodes 4 --entries 500 --repeat 1 | check fanout fanout.median_s
 else
