@@ -1,6 +1,8 @@
 // AttributionService's fleet history RPCs (docs/fleet.md), authorised like GetVerdict:
 // GetNodeHistory is for admins (a node's history names every user's jobs); ListVerdicts
-// shows non-admins only their own jobs, counts included.
+// shows non-admins only their own jobs, counts included. All three read on the store's
+// read-only connection (JobStore::with_read_db), never under the queue's lock: any user
+// may list, and none may stall SubmitJobEnded by it.
 #include <spdlog/spdlog.h>
 
 #include "attributiond/fleet/fleet_report.h"
@@ -36,7 +38,7 @@ grpc::Status AttributionService::GetNodeHistory(grpc::ServerContext* context, co
   }
   if (request->node().empty()) return common::to_grpc_status(Error{kRequestInvalid, "no node named"});
   std::string cluster = request->cluster().empty() ? default_cluster_ : request->cluster();
-  auto report = store_.with_db([&](store::Database& db) {
+  auto report = store_.with_read_db([&](store::Database& db) {
     return fleet::node_history_report(db, request->node(), request->since_us(), fleet_, wall_clock_us(), cluster);
   });
   if (!report) return common::to_grpc_status(report.error());
@@ -54,7 +56,7 @@ grpc::Status AttributionService::ListVerdicts(grpc::ServerContext* context, cons
   std::optional<uid_t> owner;
   if (!auth_->is_admin(*caller)) owner = caller->uid;
   std::string cluster = request->cluster().empty() ? default_cluster_ : request->cluster();
-  auto report = store_.with_db([&](store::Database& db) {
+  auto report = store_.with_read_db([&](store::Database& db) {
     return fleet::verdict_list_report(db, request->since_us(), request->domain(), owner, cluster);
   });
   if (!report) return common::to_grpc_status(report.error());

@@ -188,7 +188,10 @@ Result<std::unique_ptr<JobStore>> JobStore::open(const std::string& path) {
   if (!db) return db.error();
   if (auto s = db->migrate(kMigrations); !s) return s.error();
   if (auto s = backfill_history(*db); !s) return Error{kDbMigrate, "history backfill: " + s.error().message};
-  return std::unique_ptr<JobStore>(new JobStore(std::move(*db)));
+  // Opened after the writer made the file WAL and current: readers never create or migrate.
+  auto read_db = store::Database::open_read_only(path);
+  if (!read_db) return read_db.error();
+  return std::unique_ptr<JobStore>(new JobStore(std::move(*db), std::move(*read_db)));
 }
 
 Result<bool> JobStore::enqueue(const v1::JobEnded& request, const std::string& cluster, TimeUs now) {
@@ -283,8 +286,8 @@ Result<bool> JobStore::record_failure(const JobKey& key, TimeUs now, const std::
 }
 
 Result<std::vector<FailedJob>> JobStore::failed_jobs(size_t limit) {
-  std::lock_guard lock(mutex_);
-  auto stmt = db_.prepare(
+  std::lock_guard lock(read_mutex_);
+  auto stmt = read_db_.prepare(
       "SELECT cluster, job_id, failures, failed_us, last_error, request FROM jobs WHERE failed_us IS NOT NULL "
       "ORDER BY failed_us DESC, job_id LIMIT ?");
   stmt.bind(1, static_cast<int64_t>(limit));

@@ -73,7 +73,7 @@ class JobStore {
   // An attempt failed: retried after an exponential backoff, or dead-lettered once it has
   // failed policy.max_failures times. Returns whether it was dead-lettered.
   Result<bool> record_failure(const JobKey& key, TimeUs now, const std::string& error, const RetryPolicy& policy);
-  // Dead-lettered jobs, newest first.
+  // Dead-lettered jobs, newest first (read on the read-only connection).
   Result<std::vector<FailedJob>> failed_jobs(size_t limit);
   // Stores the verdict, its events and coverage; a job archived once keeps its first verdict.
   Status archive(const JobKey& key, const Verdict& verdict, const std::vector<Event>& events, TimeUs now);
@@ -83,18 +83,29 @@ class JobStore {
   Result<std::optional<JobRecord>> lookup(const JobKey& key);
   Result<int64_t> pending_count();
 
-  // Runs fn(db::Database&) on the store's connection under its lock: the fleet queries
-  // (fleet_queries.h) and remediation records use the connection the workers write with.
+  // Runs fn(db::Database&) on the store's connection under its lock: what writes (the
+  // remediation records) and what decides on the history the workers just wrote.
   template <typename Fn>
   auto with_db(Fn&& fn) {
     std::lock_guard lock(mutex_);
     return fn(db_);
   }
+  // Runs fn(db::Database&) on the store's read-only connection, under a lock of its own:
+  // listings and reports (fleet_queries.h) read here. They never take the queue's lock,
+  // and WAL lets the writer commit while a read is open, so no read, however slow, delays
+  // a SubmitJobEnded past the epilog's deadline.
+  template <typename Fn>
+  auto with_read_db(Fn&& fn) {
+    std::lock_guard lock(read_mutex_);
+    return fn(read_db_);
+  }
 
  private:
-  explicit JobStore(store::Database db) : db_(std::move(db)) {}
-  std::mutex mutex_;  // one connection, shared by the RPC threads and the workers
+  JobStore(store::Database db, store::Database read_db) : db_(std::move(db)), read_db_(std::move(read_db)) {}
+  std::mutex mutex_;  // the writing connection, shared by the RPC threads and the workers
   store::Database db_;
+  std::mutex read_mutex_;  // the reading connection, shared by the readers
+  store::Database read_db_;
 };
 
 }  // namespace attrib::store

@@ -1,6 +1,7 @@
 #include "attributiond/store/job_store.h"
 
 #include <filesystem>
+#include <future>
 
 #include <gtest/gtest.h>
 
@@ -134,4 +135,32 @@ TEST_F(JobStoreTest, SecondHookFillsWhatTheFirstLacked) {
   EXPECT_EQ((*due)->request.state(), "FAILED");
   EXPECT_EQ((*due)->request.node_list(), "n[1-2]") << "the first report's fields win";
   EXPECT_EQ((*due)->request.spank_options().at("attrib_attrib"), "off");
+}
+
+// A reader holding the read connection with a read transaction open (a listing under way)
+// must not delay the queue: the job is durably queued meanwhile, and the open snapshot
+// does not see it. With reads on the queue's own connection and lock, the insert waited
+// for the read to finish.
+TEST_F(JobStoreTest, AnOpenReadDoesNotBlockTheQueue) {
+  auto store = Open();
+  ASSERT_TRUE(*store->enqueue(Job("1"), "lab", 100));
+  bool queued_during_read = false;
+  int64_t seen_by_the_read = -1;
+  std::future<attrib::Result<bool>> queued;
+  store->with_read_db([&](attrib::store::Database& db) {
+    ASSERT_TRUE(db.exec("BEGIN"));
+    auto count = db.prepare("SELECT count(*) FROM jobs");
+    ASSERT_TRUE(count.step());  // the read transaction now holds its snapshot
+    queued = std::async(std::launch::async, [&] { return store->enqueue(Job("2"), "lab", 200); });
+    queued_during_read = queued.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
+    auto again = db.prepare("SELECT count(*) FROM jobs");
+    if (again.step()) seen_by_the_read = again.int_at(0);
+    ASSERT_TRUE(db.exec("COMMIT"));
+  });
+  EXPECT_TRUE(queued_during_read) << "the queue insert waited for a reader";
+  auto result = queued.get();
+  ASSERT_TRUE(result) << result.error().message;
+  EXPECT_TRUE(*result);
+  EXPECT_EQ(seen_by_the_read, 1) << "the reader keeps its snapshot";
+  EXPECT_EQ(*store->pending_count(), 2);
 }
