@@ -1,15 +1,13 @@
 #include "attributiond/fleet/fleet_report.h"
 
-#include <algorithm>
-#include <map>
-
 #include "common/auth.h"
 
 namespace attrib::fleet {
 namespace {
 
-// A cap on one answer: gRPC's default message limit is 4 MiB; narrow --since for more.
-constexpr size_t kMaxRows = 5000;
+// A cap on a node's listed verdicts: gRPC's default message limit is 4 MiB, and the read
+// stays short; narrow --since for older ones.
+constexpr size_t kMaxNodeVerdicts = 5000;
 
 nlohmann::json time_or_null(TimeUs t) { return t > 0 ? nlohmann::json(format_time(t)) : nlohmann::json(nullptr); }
 
@@ -29,8 +27,10 @@ std::vector<std::string> split_commas(const std::string& text) {
 
 Result<nlohmann::json> node_history_report(store::Database& db, const std::string& node, TimeUs since_us,
                                            const FleetPolicy& policy, TimeUs now_us, const std::string& cluster) {
-  auto history = store::node_history(db, node, since_us);
+  auto history = store::node_history(db, node, since_us, cluster, kMaxNodeVerdicts + 1);
   if (!history) return history.error();
+  const bool truncated = history->size() > kMaxNodeVerdicts;
+  if (truncated) history->erase(history->begin());  // the oldest: the newest kMaxNodeVerdicts are listed
   // Threshold 1 gives every node's counted verdicts; the real threshold decides the flag.
   FleetPolicy every = policy;
   every.offender_threshold = 1;
@@ -75,8 +75,8 @@ Result<nlohmann::json> node_history_report(store::Database& db, const std::strin
     out["systemic"].push_back(
         {{"from", format_time(e.from_us)}, {"to", format_time(e.to_us)}, {"nodes", e.nodes}, {"domain", e.domain}});
   out["verdicts"] = nlohmann::json::array();
+  out["truncated"] = truncated;
   for (const store::BlameRow& r : *history) {
-    if (!cluster.empty() && r.cluster != cluster) continue;
     out["verdicts"].push_back({{"cluster", r.cluster},
                                {"job_id", r.job_id},
                                {"time", time_or_null(r.time_us)},
@@ -105,43 +105,26 @@ Result<nlohmann::json> node_history_report(store::Database& db, const std::strin
   return out;
 }
 
-Result<nlohmann::json> verdict_list_report(store::Database& db, TimeUs since_us, const std::string& domain,
-                                           std::optional<uid_t> owner, const std::string& cluster) {
-  // Every domain (NONE too) for the counts; the list itself follows `domain`.
-  auto failures = store::verdicts_since(db, since_us, "");
-  if (!failures) return failures.error();
-  auto successes = store::verdicts_since(db, since_us, "NONE");
-  if (!successes) return successes.error();
-  auto visible = [&](const store::VerdictRow& r) {
-    if (!cluster.empty() && r.cluster != cluster) return false;
-    if (!owner) return true;
-    auto uid = common::job_owner_uid(r.uid, r.user);
-    return uid && *uid == *owner;
-  };
-  std::map<std::string, int64_t> counts;
-  for (const auto* rows : {&*failures, &*successes})
-    for (const store::VerdictRow& r : *rows)
-      if (visible(r)) ++counts[r.domain];
-
+Result<nlohmann::json> verdict_list_report(store::Database& db, const store::VerdictQuery& query,
+                                           std::optional<store::PageKey>* next) {
+  auto page = store::verdict_page(db, query);
+  if (!page) return page.error();
   nlohmann::json out;
   out["schema"] = "attrib.verdict_list.v1";
-  out["cluster"] = cluster;
-  out["since"] = time_or_null(since_us);
-  out["domain"] = domain;
-  out["own_jobs_only"] = owner.has_value();
-  std::vector<std::pair<std::string, int64_t>> sorted(counts.begin(), counts.end());
-  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-  out["counts"] = nlohmann::json::array();
-  for (const auto& [name, jobs] : sorted) out["counts"].push_back({{"domain", name}, {"jobs", jobs}});
+  out["cluster"] = query.cluster;
+  out["since"] = time_or_null(query.since_us);
+  out["domain"] = query.domain;
+  out["own_jobs_only"] = query.owner.has_value();
+  // Counts once per listing, with its first page: the later pages are only rows.
+  if (!query.after) {
+    auto counts = store::domain_counts(db, query);
+    if (!counts) return counts.error();
+    out["counts"] = nlohmann::json::array();
+    for (const store::DomainCount& c : *counts) out["counts"].push_back({{"domain", c.domain}, {"jobs", c.jobs}});
+  }
   out["verdicts"] = nlohmann::json::array();
-  out["truncated"] = false;
-  const auto& listed = domain == "NONE" ? *successes : *failures;
-  for (const store::VerdictRow& r : listed) {
-    if (!visible(r) || (!domain.empty() && r.domain != domain)) continue;
-    if (out["verdicts"].size() >= kMaxRows) {
-      out["truncated"] = true;
-      break;
-    }
+  out["truncated"] = page->next.has_value();
+  for (const store::VerdictRow& r : page->rows)
     out["verdicts"].push_back({{"cluster", r.cluster},
                                {"job_id", r.job_id},
                                {"time", time_or_null(r.time_us)},
@@ -155,7 +138,7 @@ Result<nlohmann::json> verdict_list_report(store::Database& db, TimeUs since_us,
                                {"gpu", r.gpu},
                                {"affected_nodes", split_commas(r.affected_nodes)},
                                {"trusted", r.trusted}});
-  }
+  if (next != nullptr) *next = page->next;
   return out;
 }
 

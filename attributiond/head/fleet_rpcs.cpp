@@ -1,8 +1,8 @@
 // AttributionService's fleet history RPCs (docs/fleet.md), authorised like GetVerdict:
 // GetNodeHistory is for admins (a node's history names every user's jobs); ListVerdicts
 // shows non-admins only their own jobs, counts included. All three read on the store's
-// read-only connection (JobStore::with_read_db), never under the queue's lock: any user
-// may list, and none may stall SubmitJobEnded by it.
+// read-only connection (JobStore::with_read_db), never under the queue's lock, and in
+// bounded pages: any user may list, and none may stall SubmitJobEnded by it.
 #include <spdlog/spdlog.h>
 
 #include "attributiond/fleet/fleet_report.h"
@@ -17,6 +17,9 @@ namespace {
 std::string peer(const grpc::ServerContext* context) {
   return context != nullptr ? context->peer() : std::string("an in-process caller");
 }
+
+// Verdicts per ListVerdicts page when the request names no limit (at most store::kMaxPageRows).
+constexpr size_t kDefaultPageRows = 500;
 
 }  // namespace
 
@@ -53,14 +56,23 @@ grpc::Status AttributionService::ListVerdicts(grpc::ServerContext* context, cons
     spdlog::warn("ListVerdicts from {} rejected: {}", peer(context), caller.error().message);
     return common::to_grpc_status(caller.error());
   }
-  std::optional<uid_t> owner;
-  if (!auth_->is_admin(*caller)) owner = caller->uid;
-  std::string cluster = request->cluster().empty() ? default_cluster_ : request->cluster();
-  auto report = store_.with_read_db([&](store::Database& db) {
-    return fleet::verdict_list_report(db, request->since_us(), request->domain(), owner, cluster);
-  });
+  store::VerdictQuery query;
+  query.since_us = request->since_us();
+  query.domain = request->domain();
+  query.cluster = request->cluster().empty() ? default_cluster_ : request->cluster();
+  if (!auth_->is_admin(*caller)) query.owner = caller->uid;
+  query.limit = request->limit() == 0 ? kDefaultPageRows : request->limit();  // the store caps it
+  if (request->has_after())
+    query.after = store::PageKey{request->after().time_us(), request->after().cluster(), request->after().job_id()};
+  std::optional<store::PageKey> next;
+  auto report = store_.with_read_db([&](store::Database& db) { return fleet::verdict_list_report(db, query, &next); });
   if (!report) return common::to_grpc_status(report.error());
   response->set_json(json_text(*report));
+  if (next) {
+    response->mutable_next()->set_time_us(next->time_us);
+    response->mutable_next()->set_cluster(next->cluster);
+    response->mutable_next()->set_job_id(next->job_id);
+  }
   return grpc::Status::OK;
 }
 

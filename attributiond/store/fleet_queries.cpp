@@ -1,5 +1,7 @@
 #include "attributiond/store/fleet_queries.h"
 
+#include <algorithm>
+
 namespace attrib::store {
 namespace {
 
@@ -32,10 +34,12 @@ Result<std::vector<BlameRow>> read_blame(Statement& stmt) {
 
 }  // namespace
 
-Result<std::vector<BlameRow>> node_history(Database& db, const std::string& node, TimeUs since_us) {
-  auto stmt = db.prepare(std::string("SELECT ") + kBlameColumns +
-                         " FROM history WHERE node = ? AND time_us >= ? ORDER BY time_us, job_id");
-  stmt.bind(1, node).bind(2, since_us);
+Result<std::vector<BlameRow>> node_history(Database& db, const std::string& node, TimeUs since_us,
+                                           const std::string& cluster, size_t limit) {
+  auto stmt = db.prepare(std::string("SELECT * FROM (SELECT ") + kBlameColumns +
+                         " FROM history WHERE node = ?1 AND time_us >= ?2 AND (?3 = '' OR cluster = ?3) "
+                         "ORDER BY time_us DESC, job_id DESC LIMIT ?4) ORDER BY time_us, job_id");
+  stmt.bind(1, node).bind(2, since_us).bind(3, cluster).bind(4, static_cast<int64_t>(limit));
   return read_blame(stmt);
 }
 
@@ -56,15 +60,36 @@ Result<std::vector<BlameRow>> blame_since(Database& db, TimeUs since_us) {
   return read_blame(stmt);
 }
 
-Result<std::vector<VerdictRow>> verdicts_since(Database& db, TimeUs since_us, const std::string& domain) {
-  auto stmt = db.prepare(
+Result<VerdictListPage> verdict_page(Database& db, const VerdictQuery& query) {
+  // Each filter is in SQL and over an index (job_store.cpp, migration 4): the owner's rows
+  // (history_owner), every domain but NONE (the partial history_failures, used because the
+  // query says `domain != 'NONE'` as its WHERE does), or one domain (history_domain). A
+  // later page starts after the previous one's last key, a seek, not an OFFSET; it is then
+  // the only lower bound on time, since SQLite seeks by one (with `time_us >= since` too
+  // it would seek to `since` and step over every row before the key).
+  const size_t limit = std::clamp<size_t>(query.limit, 1, kMaxPageRows);
+  const bool after = query.after && query.after->time_us >= query.since_us;  // an earlier key: the first page
+  std::string sql =
       "SELECT cluster, job_id, user_name, uid, state, domain, rule, action, node, gpu, affected_nodes, time_us, "
-      "trusted FROM history WHERE time_us >= ? AND (CASE WHEN ? = '' THEN domain != 'NONE' ELSE domain = ? END) "
-      "ORDER BY time_us, job_id");
-  stmt.bind(1, since_us).bind(2, domain).bind(3, domain);
+      "trusted FROM history WHERE (?2 = '' OR cluster = ?2)";
+  sql += query.domain.empty() ? " AND domain != 'NONE'" : " AND domain = ?3";
+  if (query.owner) sql += " AND owner_uid = ?4";
+  sql += after ? " AND (time_us, cluster, job_id) > (?5, ?6, ?7)" : " AND time_us >= ?1";
+  sql += " ORDER BY time_us, cluster, job_id LIMIT ?8";
+  auto stmt = db.prepare(sql);
   if (!stmt.ok()) return Error{kDbPrepare, stmt.error()};
-  std::vector<VerdictRow> rows;
+  stmt.bind(1, query.since_us).bind(2, query.cluster);
+  if (!query.domain.empty()) stmt.bind(3, query.domain);
+  if (query.owner) stmt.bind(4, static_cast<int64_t>(*query.owner));
+  if (after) stmt.bind(5, query.after->time_us).bind(6, query.after->cluster).bind(7, query.after->job_id);
+  stmt.bind(8, static_cast<int64_t>(limit + 1));  // one more: whether another page follows
+  VerdictListPage page;
   while (stmt.step()) {
+    if (page.rows.size() == limit) {
+      const VerdictRow& last = page.rows.back();
+      page.next = PageKey{last.time_us, last.cluster, last.job_id};
+      break;
+    }
     VerdictRow row;
     row.cluster = stmt.text_at(0);
     row.job_id = stmt.text_at(1);
@@ -79,17 +104,21 @@ Result<std::vector<VerdictRow>> verdicts_since(Database& db, TimeUs since_us, co
     row.affected_nodes = stmt.text_at(10);
     row.time_us = stmt.int_at(11);
     row.trusted = stmt.int_at(12) != 0;
-    rows.push_back(std::move(row));
+    page.rows.push_back(std::move(row));
   }
   if (!stmt.error().empty()) return Error{kDbStep, stmt.error()};
-  return rows;
+  return page;
 }
 
-Result<std::vector<DomainCount>> domain_counts(Database& db, TimeUs since_us) {
-  auto stmt = db.prepare(
-      "SELECT domain, count(*) FROM history WHERE time_us >= ? GROUP BY domain ORDER BY count(*) DESC, domain");
-  stmt.bind(1, since_us);
+Result<std::vector<DomainCount>> domain_counts(Database& db, const VerdictQuery& query) {
+  // A non-admin's counts read only their own rows, from history_owner alone (it holds the domain).
+  std::string sql = "SELECT domain, count(*) FROM history WHERE time_us >= ?1 AND (?2 = '' OR cluster = ?2)";
+  if (query.owner) sql += " AND owner_uid = ?3";
+  sql += " GROUP BY domain ORDER BY count(*) DESC, domain";
+  auto stmt = db.prepare(sql);
   if (!stmt.ok()) return Error{kDbPrepare, stmt.error()};
+  stmt.bind(1, query.since_us).bind(2, query.cluster);
+  if (query.owner) stmt.bind(3, static_cast<int64_t>(*query.owner));
   std::vector<DomainCount> counts;
   while (stmt.step()) counts.push_back({stmt.text_at(0), stmt.int_at(1)});
   if (!stmt.error().empty()) return Error{kDbStep, stmt.error()};

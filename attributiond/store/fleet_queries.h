@@ -3,8 +3,9 @@
 // and `remediation`, one row per drain decision. The rows and the named queries over
 // them; what the rows mean for a node's reputation is attributiond/fleet's policy.
 //
-// Every query takes a Database& so a reader (attrib-show via the daemon, the dashboard
-// with its own read-only connection to the same WAL file) can use its own connection.
+// Every query takes a Database& so a reader (attrib-show via the daemon's read-only
+// connection, JobStore::with_read_db; the dashboard with its own) can use its own
+// connection to the same WAL file. Listings are pages (page.h), filtered in SQL.
 // Times are microseconds since the epoch (UTC).
 #pragma once
 
@@ -14,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "attributiond/store/page.h"
 #include "attributiond/store/sqlite.h"
 #include "core/result.h"
 #include "core/types.h"
@@ -67,18 +69,34 @@ struct RemediationRecord {
   std::string detail;  // why: the trigger (verdict / repeat offender), the skip or the error
 };
 
-// The verdicts that blamed node since since_us, oldest first.
-Result<std::vector<BlameRow>> node_history(Database& db, const std::string& node, TimeUs since_us);
+// The newest `limit` verdicts that blamed node since since_us (cluster "" : every
+// cluster), listed oldest first.
+Result<std::vector<BlameRow>> node_history(Database& db, const std::string& node, TimeUs since_us,
+                                           const std::string& cluster, size_t limit);
 // The row of one job (cluster, job_id) when its verdict blamed a node; none otherwise.
 Result<std::optional<BlameRow>> job_blame(Database& db, const std::pair<std::string, std::string>& key);
 // The same for every node, oldest first.
 Result<std::vector<BlameRow>> blame_since(Database& db, TimeUs since_us);
 
-// Archived verdicts since since_us, oldest first; domain "" for every domain except NONE
-// (successful jobs), or one domain (NONE included when asked for).
-Result<std::vector<VerdictRow>> verdicts_since(Database& db, TimeUs since_us, const std::string& domain);
-// Archived verdicts per domain since since_us (NONE included), by count descending.
-Result<std::vector<DomainCount>> domain_counts(Database& db, TimeUs since_us);
+// One page of archived verdicts (ListVerdicts), ordered by (time, cluster, job).
+struct VerdictQuery {
+  TimeUs since_us = 0;
+  std::string domain;             // "" : every domain except NONE (successful jobs); else one (NONE too)
+  std::string cluster;            // "" : every cluster
+  std::optional<uint32_t> owner;  // only jobs this uid owns (history.owner_uid): a non-admin's listing
+  std::optional<PageKey> after;   // the previous page's `next`; none: the first page
+  size_t limit = kMaxPageRows;    // rows per page, capped at kMaxPageRows
+};
+
+struct VerdictListPage {
+  std::vector<VerdictRow> rows;
+  std::optional<PageKey> next;  // set when more rows match: the `after` of the next page
+};
+
+Result<VerdictListPage> verdict_page(Database& db, const VerdictQuery& query);
+// Archived verdicts per domain (NONE included) since since_us, by count descending; its
+// cluster and owner filter as in verdict_page.
+Result<std::vector<DomainCount>> domain_counts(Database& db, const VerdictQuery& query);
 
 // Remediation decisions since since_us, oldest first; node "" for every node.
 Result<std::vector<RemediationRecord>> remediation_history(Database& db, const std::string& node, TimeUs since_us);

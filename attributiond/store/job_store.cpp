@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "common/auth.h"
 #include "core/json_text.h"
 
 namespace attrib::store {
@@ -100,6 +101,22 @@ CREATE INDEX remediation_time ON remediation (time_us, action);
 ALTER TABLE jobs ADD COLUMN failures INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE jobs ADD COLUMN failed_us INTEGER;
 )sql",
+    // 4: listings (ListVerdicts, the dashboard) filter by owner in SQL, over an index, and
+    // page by (time, cluster, job) keys (page.h). owner_uid: who besides admins may read
+    // the row, the job's uid or its user name resolved when the hook sent no uid; NULL
+    // when unknown (admins only). Written with the verdict; rows archived before are
+    // filled at open (backfill_owners). history_failures serves the default listing
+    // (every domain but NONE), history_domain one domain; both partial jobs indexes hold
+    // only archived jobs, so queueing a job writes neither.
+    R"sql(
+ALTER TABLE history ADD COLUMN owner_uid INTEGER;
+ALTER TABLE jobs ADD COLUMN owner_uid INTEGER;
+CREATE INDEX history_owner ON history (owner_uid, time_us, cluster, job_id, domain);
+CREATE INDEX history_failures ON history (time_us, cluster, job_id) WHERE domain != 'NONE';
+CREATE INDEX history_domain ON history (domain, time_us, cluster, job_id);
+CREATE INDEX jobs_archived ON jobs (received_us, cluster, job_id) WHERE verdict_json IS NOT NULL;
+CREATE INDEX jobs_owner ON jobs (owner_uid, received_us, cluster, job_id) WHERE verdict_json IS NOT NULL;
+)sql",
 };
 
 Error db_error(const store::Statement& stmt) { return Error{kDbStep, stmt.error()}; }
@@ -121,6 +138,15 @@ std::string blamed_gpu(const Verdict& verdict, const std::string& node) {
   return "";
 }
 
+// Who besides admins may read a job's rows: its uid, or its user name resolved (an older
+// hook sent only the name); none when neither is known.
+void bind_owner(store::Statement& stmt, int index, const v1::JobEnded& request) {
+  if (auto owner = common::job_owner_uid(request.uid(), request.user()))
+    stmt.bind(index, static_cast<int64_t>(*owner));
+  else
+    stmt.bind_null(index);
+}
+
 // One history row per archived verdict (fleet_queries.h). Only a root cause blames a
 // node: AMBIGUOUS, UNATTRIBUTED and NONE rows keep node ''.
 Status insert_history(store::Database& db, const JobKey& key, const Verdict& verdict, const v1::JobEnded& request,
@@ -140,7 +166,7 @@ Status insert_history(store::Database& db, const JobKey& key, const Verdict& ver
   for (const std::string& n : verdict.affected_nodes) affected += (affected.empty() ? "" : ",") + n;
   auto ins = db.prepare(
       "INSERT OR IGNORE INTO history (cluster, job_id, time_us, user_name, uid, state, domain, rule, action, node, "
-      "gpu, affected_nodes, trusted) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
+      "gpu, affected_nodes, trusted, owner_uid) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   ins.bind(1, key.first)
       .bind(2, key.second)
       .bind(3, time)
@@ -154,6 +180,7 @@ Status insert_history(store::Database& db, const JobKey& key, const Verdict& ver
       .bind(11, gpu)
       .bind(12, affected)
       .bind(13, int64_t{trusted});
+  bind_owner(ins, 14, request);
   return ins.run();
 }
 
@@ -181,6 +208,34 @@ Status backfill_history(store::Database& db) {
   return tx.commit();
 }
 
+// Owners of the rows archived before owner_uid existed (migration 4): the uid the history
+// row holds, else its user name resolved once per name; the archived job takes its history
+// row's. A row whose owner stays unknown is for admins only, as it was before. Once the
+// rows are filled this finds nothing (owner_uid IS NULL is an index range).
+Status backfill_owners(store::Database& db) {
+  store::Transaction tx(db);
+  if (auto s = db.exec("UPDATE history SET owner_uid = uid WHERE owner_uid IS NULL AND uid != 0"); !s) return s;
+  std::vector<std::string> names;
+  {
+    auto unowned = db.prepare("SELECT DISTINCT user_name FROM history WHERE owner_uid IS NULL AND user_name != ''");
+    while (unowned.step()) names.push_back(unowned.text_at(0));
+    if (!unowned.error().empty()) return db_error(unowned);
+  }
+  auto named = db.prepare("UPDATE history SET owner_uid = ? WHERE owner_uid IS NULL AND uid = 0 AND user_name = ?");
+  for (const std::string& name : names) {
+    auto owner = common::job_owner_uid(0, name);
+    if (!owner) continue;
+    named.reset().bind(1, static_cast<int64_t>(*owner)).bind(2, name);
+    if (auto s = named.run(); !s) return s;
+  }
+  if (auto s =
+          db.exec("UPDATE jobs SET owner_uid = (SELECT h.owner_uid FROM history h WHERE h.cluster = jobs.cluster AND "
+                  "h.job_id = jobs.job_id) WHERE owner_uid IS NULL AND verdict_json IS NOT NULL");
+      !s)
+    return s;
+  return tx.commit();
+}
+
 }  // namespace
 
 Result<std::unique_ptr<JobStore>> JobStore::open(const std::string& path) {
@@ -188,6 +243,7 @@ Result<std::unique_ptr<JobStore>> JobStore::open(const std::string& path) {
   if (!db) return db.error();
   if (auto s = db->migrate(kMigrations); !s) return s.error();
   if (auto s = backfill_history(*db); !s) return Error{kDbMigrate, "history backfill: " + s.error().message};
+  if (auto s = backfill_owners(*db); !s) return Error{kDbMigrate, "owner backfill: " + s.error().message};
   // Opened after the writer made the file WAL and current: readers never create or migrate.
   auto read_db = store::Database::open_read_only(path);
   if (!read_db) return read_db.error();
@@ -329,11 +385,15 @@ Status JobStore::archive(const JobKey& key, const Verdict& verdict, const std::v
   auto changes = db_.prepare("SELECT changes()");
   if (!changes.step() || changes.int_at(0) == 0) return ok_status();  // archived before: keep the first
 
-  // The fleet history row, with the owner and end time the stored request holds.
+  // The fleet history row and the listings' owner, from what the stored request holds.
   v1::JobEnded request;
   auto stored = db_.prepare("SELECT request FROM jobs WHERE cluster = ? AND job_id = ?");
   stored.bind(1, key.first).bind(2, key.second);
   if (stored.step()) request.ParseFromString(stored.text_at(0));
+  auto owner = db_.prepare("UPDATE jobs SET owner_uid = ? WHERE cluster = ? AND job_id = ?");
+  bind_owner(owner, 1, request);
+  owner.bind(2, key.first).bind(3, key.second);
+  if (auto s = owner.run(); !s) return s;
   if (auto s = insert_history(db_, key, verdict, request, now); !s) return s;
 
   for (const Event& e : events) {

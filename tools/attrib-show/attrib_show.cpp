@@ -25,6 +25,7 @@
 #include "common/grpc_limits.h"
 #include "common/time_spec.h"
 #include "core/clock.h"
+#include "core/json_text.h"
 #include "core/terminal_text.h"
 #include "core/verdict_text.h"
 #include "rules/bundle_export.h"
@@ -79,7 +80,46 @@ int print_dashboard_login(const attrib::common::AuthConfig& auth, std::string ur
 
 namespace {
 
-// --node, --since and --failed: one RPC, its JSON printed as is or rendered as text.
+// The most verdicts --since gathers, page after page: the daemon serves pages of at most
+// 1,000 (docs/fleet.md); past this the listing says it is truncated.
+constexpr size_t kMaxListed = 5000;
+
+// ListVerdicts, page after page (each call its own credential), into one report: the first
+// page's, with the later pages' verdicts appended; "truncated" when more than kMaxListed.
+grpc::Status list_verdicts(attrib::v1::Attribution::Stub& stub, const attrib::common::AuthConfig& auth,
+                           attrib::v1::VerdictListRequest request, attrib::v1::FleetReport& report) {
+  request.set_limit(1000);
+  nlohmann::json merged;
+  while (true) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    if (auto signed_ = attrib::common::attach_credential(context, auth, attrib::common::kListVerdicts, request);
+        !signed_)
+      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, signed_.error().message);
+    attrib::v1::FleetReport page;
+    grpc::Status status = stub.ListVerdicts(&context, request, &page);
+    if (!status.ok()) return status;
+    auto json = nlohmann::json::parse(page.json(), nullptr, false);
+    if (!json.is_object() || !json["verdicts"].is_array())
+      return grpc::Status(grpc::StatusCode::INTERNAL, "attributiond sent an unreadable report");
+    // A daemon without pages sends no next: its one answer is the whole listing.
+    const bool more = page.has_next();
+    const bool truncated = more || json.value("truncated", false);
+    if (merged.is_null()) {
+      merged = std::move(json);
+    } else {
+      for (auto& verdict : json["verdicts"]) merged["verdicts"].push_back(std::move(verdict));
+    }
+    merged["truncated"] = truncated;
+    if (!more || merged["verdicts"].size() >= kMaxListed) break;
+    *request.mutable_after() = page.next();
+  }
+  report.set_json(attrib::json_text(merged));
+  return grpc::Status::OK;
+}
+
+// --node, --since and --failed: one RPC (--since: one per page), its JSON printed as is or
+// rendered as text.
 int show_fleet_report(attrib::v1::Attribution::Stub& stub, const attrib::common::AuthConfig& auth,
                       const std::string& server, const std::string& cluster, const std::string& node, int64_t since_us,
                       const std::string& domain, bool failed, bool json) {
@@ -112,12 +152,7 @@ int show_fleet_report(attrib::v1::Attribution::Stub& stub, const attrib::common:
     request.set_since_us(since_us);
     request.set_domain(domain);
     request.set_cluster(cluster);
-    if (auto signed_ = attrib::common::attach_credential(context, auth, attrib::common::kListVerdicts, request);
-        !signed_) {
-      std::fprintf(stderr, "attrib-show: %s\n", signed_.error().message.c_str());
-      return 2;
-    }
-    status = stub.ListVerdicts(&context, request, &response);
+    status = list_verdicts(stub, auth, request, response);
   }
   if (status.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
     std::fprintf(stderr, "attrib-show: not permitted: %s\n", status.error_message().c_str());

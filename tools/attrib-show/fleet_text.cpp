@@ -93,7 +93,8 @@ std::string render_node_history_text(const nlohmann::json& report) {
 
   const auto& verdicts = report["verdicts"];
   out += "\nVerdicts blaming " + text(report["node"]) + " " + since_text(report) + ": " +
-         std::to_string(verdicts.size()) + "\n";
+         std::to_string(verdicts.size()) +
+         (report.value("truncated", false) ? " (the newest; older ones: narrow --since)" : "") + "\n";
   if (!verdicts.empty()) {
     std::vector<Row> rows;
     for (const auto& v : verdicts)
@@ -117,9 +118,10 @@ std::string render_node_history_text(const nlohmann::json& report) {
 std::string render_verdict_list_text(const nlohmann::json& report) {
   std::string domain = text(report["domain"]);
   const auto& verdicts = report["verdicts"];
-  std::string out = "Verdicts " + since_text(report) + (domain.empty() ? " (every domain but NONE)" : " in " + domain) +
-                    (report.value("own_jobs_only", false) ? ", your jobs only" : "") + ": " +
-                    std::to_string(verdicts.size()) + (report.value("truncated", false) ? " (truncated)" : "") + "\n";
+  std::string out =
+      "Verdicts " + since_text(report) + (domain.empty() ? " (every domain but NONE)" : " in " + domain) +
+      (report.value("own_jobs_only", false) ? ", your jobs only" : "") + ": " + std::to_string(verdicts.size()) +
+      (report.value("truncated", false) ? " (the first; more follow: narrow --since or --domain)" : "") + "\n";
   if (!verdicts.empty()) {
     std::vector<Row> rows;
     for (const auto& v : verdicts) {

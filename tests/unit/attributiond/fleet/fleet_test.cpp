@@ -309,7 +309,7 @@ TEST_F(FleetStoreTest, ArchiveWritesOneHistoryRowPerVerdictAndOnlyRootCausesBlam
   Archive("3", "", kNow - 1 * kDay, "NONE", "NONE");
   Archive("4", "n3", kNow - 1 * kDay, "APPLICATION", "FIX_APPLICATION", false, "bob", 1001);
 
-  auto history = store_->with_db([](store::Database& db) { return store::node_history(db, "n2", 0); });
+  auto history = store_->with_read_db([](store::Database& db) { return store::node_history(db, "n2", 0, "", 100); });
   ASSERT_TRUE(history) << history.error().message;
   ASSERT_EQ(history->size(), 1u) << "the AMBIGUOUS verdict blames no node";
   const store::BlameRow& row = history->front();
@@ -325,24 +325,30 @@ TEST_F(FleetStoreTest, ArchiveWritesOneHistoryRowPerVerdictAndOnlyRootCausesBlam
   EXPECT_TRUE(fleet::counts_for_reputation(row.domain, row.trusted, fleet::FleetPolicy{}));
   EXPECT_EQ(row.action, "DRAIN_NODE");
 
-  auto listed = store_->with_db([](store::Database& db) { return store::verdicts_since(db, 0, ""); });
+  auto page = [&](TimeUs since, const std::string& domain) {
+    store::VerdictQuery query;
+    query.since_us = since;
+    query.domain = domain;
+    return store_->with_read_db([&](store::Database& db) { return store::verdict_page(db, query); });
+  };
+  auto listed = page(0, "");
   ASSERT_TRUE(listed);
   std::vector<std::string> ids;
-  for (const store::VerdictRow& v : *listed) ids.push_back(v.job_id);
+  for (const store::VerdictRow& v : listed->rows) ids.push_back(v.job_id);
   EXPECT_EQ(ids, (std::vector<std::string>{"1", "2", "4"})) << "NONE (successes) only when asked for";
-  auto successes = store_->with_db([](store::Database& db) { return store::verdicts_since(db, 0, "NONE"); });
-  ASSERT_EQ(successes->size(), 1u);
-  auto since =
-      store_->with_db([](store::Database& db) { return store::verdicts_since(db, kNow - kDay, "APPLICATION"); });
-  ASSERT_EQ(since->size(), 1u);
-  EXPECT_EQ((*since)[0].user, "bob");
-  auto counts = store_->with_db([](store::Database& db) { return store::domain_counts(db, 0); });
+  EXPECT_EQ(page(0, "NONE")->rows.size(), 1u);
+  auto since = page(kNow - kDay, "APPLICATION");
+  ASSERT_EQ(since->rows.size(), 1u);
+  EXPECT_EQ(since->rows[0].user, "bob");
+  auto counts = store_->with_read_db([](store::Database& db) { return store::domain_counts(db, {}); });
   ASSERT_TRUE(counts);
   EXPECT_EQ(counts->size(), 4u);
 
   // Non-admins' listings hold their own jobs only, counts included.
-  auto bobs =
-      store_->with_db([](store::Database& db) { return fleet::verdict_list_report(db, 0, "", uid_t{1001}, "lab"); });
+  store::VerdictQuery own;
+  own.owner = 1001;
+  own.cluster = "lab";
+  auto bobs = store_->with_read_db([&](store::Database& db) { return fleet::verdict_list_report(db, own, nullptr); });
   ASSERT_TRUE(bobs);
   EXPECT_EQ((*bobs)["verdicts"].size(), 1u);
   EXPECT_EQ((*bobs)["counts"], nlohmann::json::parse(R"([{"domain":"APPLICATION","jobs":1}])"));

@@ -1,18 +1,27 @@
-// Reads that never hold the queue (fleet_rpcs.cpp), through the service itself,
-// in-process (auth.mode none).
+// ListVerdicts in pages, and reads that never hold the queue (fleet_rpcs.cpp), through the
+// service itself, in-process (auth.mode none: the caller is an admin; a non-admin's
+// listing is FleetQueriesTest's and AuthTest's).
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <future>
+#include <set>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "attributiond/head/attribution_service.h"
-#include "attributiond/store/job_store.h"
+#include "tests/support/history_rows.h"
 
 namespace fs = std::filesystem;
 using namespace attrib;
+
+namespace {
+
+constexpr TimeUs kStart = 1796000000LL * 1000000;
+
+}  // namespace
 
 class FleetRpcsTest : public ::testing::Test {
  protected:
@@ -39,6 +48,40 @@ class FleetRpcsTest : public ::testing::Test {
   std::unique_ptr<store::JobStore> store_;
   std::unique_ptr<head::AttributionService> service_;
 };
+
+TEST_F(FleetRpcsTest, ListVerdictsServesCappedPagesThatFollowEachOther) {
+  const auto rows = test::write_history_rows(*store_, 2500, kStart);
+  std::vector<std::string> expected;  // cluster "lab", every domain but NONE, in order
+  for (const auto& r : rows)
+    if (r.cluster == "lab" && r.domain != "NONE") expected.push_back(r.job_id);
+  ASSERT_GT(expected.size(), 1000u);
+
+  v1::VerdictListRequest request;
+  request.set_limit(100000);  // an admin asking for everything gets one capped page
+  std::vector<std::string> listed;
+  int pages = 0;
+  while (true) {
+    v1::FleetReport report;
+    ASSERT_TRUE(service_->ListVerdicts(nullptr, &request, &report).ok());
+    auto json = nlohmann::json::parse(report.json());
+    ++pages;
+    EXPECT_LE(json["verdicts"].size(), 1000u);
+    EXPECT_EQ(json.contains("counts"), pages == 1) << "counts come with the first page only";
+    EXPECT_EQ(json["truncated"], report.has_next());
+    for (const auto& v : json["verdicts"]) listed.push_back(v["job_id"].get<std::string>());
+    if (!report.has_next()) break;
+    *request.mutable_after() = report.next();
+  }
+  EXPECT_EQ(pages, static_cast<int>((expected.size() + 999) / 1000));
+  EXPECT_EQ(listed, expected) << "every verdict once, in order";
+
+  // No limit: the daemon's default page.
+  v1::VerdictListRequest plain;
+  v1::FleetReport report;
+  ASSERT_TRUE(service_->ListVerdicts(nullptr, &plain, &report).ok());
+  EXPECT_EQ(nlohmann::json::parse(report.json())["verdicts"].size(), 500u);
+  EXPECT_TRUE(report.has_next());
+}
 
 // The epilog's RPC while a listing holds the read connection with a read transaction
 // open: SubmitJobEnded answers at once. On the old single connection it waited for the

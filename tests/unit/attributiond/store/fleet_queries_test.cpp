@@ -1,0 +1,206 @@
+// The archive's listings (fleet_queries.h): pages continue by key and return every row
+// once, owners are filtered in SQL by the owner_uid column (filled for older rows at
+// open), and no page is longer than kMaxPageRows, whoever asks.
+#include "attributiond/store/fleet_queries.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+
+#include <gtest/gtest.h>
+
+#include "attributiond/store/job_store.h"
+#include "tests/support/history_rows.h"
+
+namespace fs = std::filesystem;
+using namespace attrib;
+
+namespace {
+
+constexpr TimeUs kSecond = 1000000;
+constexpr TimeUs kStart = 1796000000LL * kSecond;
+
+std::string Key(TimeUs time_us, const std::string& cluster, const std::string& job_id) {
+  return std::to_string(time_us) + "/" + cluster + "/" + job_id;
+}
+
+}  // namespace
+
+class FleetQueriesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = fs::temp_directory_path() / ("attrib-queries-" + std::to_string(::getpid()) + "-" +
+                                         ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db");
+    Cleanup();
+    Open();
+  }
+  void TearDown() override {
+    store_.reset();
+    Cleanup();
+  }
+  void Cleanup() {
+    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path_.string() + suffix);
+  }
+  void Open() {
+    store_.reset();
+    auto store = store::JobStore::open(path_.string());
+    ASSERT_TRUE(store) << store.error().message;
+    store_ = std::move(*store);
+  }
+
+  // Archives one job through the store, as the workers do.
+  void Archive(const std::string& job, uint32_t uid, const std::string& user,
+               const std::string& domain = "APPLICATION") {
+    v1::JobEnded request;
+    request.set_job_id(job);
+    request.set_uid(uid);
+    request.set_user(user);
+    request.set_end_time_us(kStart + std::stoll(job) * kSecond);
+    ASSERT_TRUE(store_->enqueue(request, "lab", kStart));
+    Verdict verdict;
+    verdict.job_id = job;
+    verdict.cluster = "lab";
+    verdict.domain = domain;
+    verdict.terminal_state = "FAILED";
+    verdict.recommended_action = "FIX_APPLICATION";
+    ASSERT_TRUE(store_->archive({"lab", job}, verdict, {}, kStart + kSecond));
+  }
+
+  // Every page of query, each continuing after the previous one's next, on the read
+  // connection; the keys in the order returned.
+  std::vector<std::string> AllPages(store::VerdictQuery query, size_t* pages = nullptr) {
+    std::vector<std::string> keys;
+    size_t n = 0;
+    while (true) {
+      auto page = store_->with_read_db([&](store::Database& db) { return store::verdict_page(db, query); });
+      EXPECT_TRUE(page) << page.error().message;
+      if (!page) break;
+      ++n;
+      EXPECT_LE(page->rows.size(), query.limit);
+      for (const auto& row : page->rows) keys.push_back(Key(row.time_us, row.cluster, row.job_id));
+      if (!page->next) break;
+      EXPECT_EQ(page->rows.size(), query.limit) << "only the last page is short";
+      query.after = page->next;
+    }
+    if (pages != nullptr) *pages = n;
+    return keys;
+  }
+
+  std::vector<std::string> Jobs(const store::VerdictQuery& query) {
+    auto page = store_->with_read_db([&](store::Database& db) { return store::verdict_page(db, query); });
+    EXPECT_TRUE(page) << page.error().message;
+    std::vector<std::string> jobs;
+    if (page)
+      for (const auto& row : page->rows) jobs.push_back(row.job_id);
+    return jobs;
+  }
+
+  fs::path path_;
+  std::unique_ptr<store::JobStore> store_;
+};
+
+TEST_F(FleetQueriesTest, PagesReturnEveryRowExactlyOnceInOrder) {
+  const auto rows = test::write_history_rows(*store_, 2500, kStart);
+  auto expected = [&](std::optional<uint32_t> owner, const std::string& cluster) {
+    std::vector<std::string> keys;
+    for (const auto& r : rows)
+      if (r.domain != "NONE" && (!owner || r.owner == *owner) && (cluster.empty() || r.cluster == cluster))
+        keys.push_back(Key(r.time_us, r.cluster, r.job_id));
+    return keys;
+  };
+  for (size_t limit : {size_t{1}, size_t{7}, size_t{100}, store::kMaxPageRows}) {
+    store::VerdictQuery query;
+    query.limit = limit;
+    size_t pages = 0;
+    auto keys = AllPages(query, &pages);
+    EXPECT_EQ(keys, expected(std::nullopt, "")) << "limit " << limit;
+    EXPECT_EQ(std::set<std::string>(keys.begin(), keys.end()).size(), keys.size()) << "none twice";
+    EXPECT_EQ(pages, (keys.size() + limit - 1) / limit) << "limit " << limit;
+  }
+  // The same with the owner, the cluster and a start time: still every row once, in order.
+  store::VerdictQuery query;
+  query.limit = 50;
+  query.owner = 1001;
+  query.cluster = "lab";
+  EXPECT_EQ(AllPages(query), expected(1001u, "lab"));
+  query.since_us = rows[rows.size() / 2].time_us;
+  auto later = expected(1001u, "lab");
+  std::erase_if(later, [&](const std::string& key) { return std::stoll(key) < query.since_us; });
+  EXPECT_EQ(AllPages(query), later);
+  // A key from before the start time starts at the start time.
+  query.after = store::PageKey{kStart - kSecond, "", ""};
+  EXPECT_EQ(AllPages(query), later);
+}
+
+TEST_F(FleetQueriesTest, ANonAdminSeesOnlyTheirOwnJobs) {
+  Archive("1", 1000, "alice");
+  Archive("2", 1001, "bob");
+  Archive("3", 0, "");      // the hook sent no owner: admins only
+  Archive("4", 0, "root");  // a name only (an older hook): resolved, root is uid 0
+  Archive("5", 1000, "alice", "NONE");
+  store::VerdictQuery query;
+  query.owner = 1000;
+  EXPECT_EQ(Jobs(query), std::vector<std::string>{"1"});
+  query.domain = "NONE";
+  EXPECT_EQ(Jobs(query), std::vector<std::string>{"5"});
+  query.domain = "";
+  query.owner = 1001;
+  EXPECT_EQ(Jobs(query), std::vector<std::string>{"2"});
+  query.owner = 0;
+  EXPECT_EQ(Jobs(query), std::vector<std::string>{"4"});
+  query.owner.reset();
+  EXPECT_EQ(Jobs(query), (std::vector<std::string>{"1", "2", "3", "4"}));
+
+  // Counts follow the same rule.
+  query.owner = 1000;
+  auto counts = store_->with_read_db([&](store::Database& db) { return store::domain_counts(db, query); });
+  ASSERT_TRUE(counts) << counts.error().message;
+  ASSERT_EQ(counts->size(), 2u);
+  EXPECT_EQ((*counts)[0].jobs + (*counts)[1].jobs, 2);
+
+  // The owner is a column of both the history and the archived job, not a decode per row.
+  auto owners = store_->with_read_db([](store::Database& db) {
+    std::vector<std::string> out;
+    auto stmt = db.prepare(
+        "SELECT j.job_id, IFNULL(j.owner_uid, -1), IFNULL(h.owner_uid, -1) FROM jobs j JOIN history h "
+        "USING (cluster, job_id) ORDER BY j.job_id");
+    while (stmt.step())
+      out.push_back(stmt.text_at(0) + ":" + std::to_string(stmt.int_at(1)) + ":" + std::to_string(stmt.int_at(2)));
+    return out;
+  });
+  EXPECT_EQ(owners, (std::vector<std::string>{"1:1000:1000", "2:1001:1001", "3:-1:-1", "4:0:0", "5:1000:1000"}));
+}
+
+TEST_F(FleetQueriesTest, OwnersOfOlderRowsAreFilledAtOpen) {
+  Archive("1", 1000, "alice");
+  Archive("2", 0, "root");
+  Archive("3", 0, "");
+  // As a database archived before the owner column existed (migration 4) holds them.
+  ASSERT_TRUE(store_->with_db([](store::Database& db) {
+    return db.exec("UPDATE history SET owner_uid = NULL; UPDATE jobs SET owner_uid = NULL;");
+  }));
+  store::VerdictQuery query;
+  query.owner = 1000;
+  EXPECT_TRUE(Jobs(query).empty());
+  Open();
+  EXPECT_EQ(Jobs(query), std::vector<std::string>{"1"});
+  query.owner = 0;
+  EXPECT_EQ(Jobs(query), std::vector<std::string>{"2"});
+  auto unknown = store_->with_read_db([](store::Database& db) {
+    auto stmt = db.prepare("SELECT count(*) FROM jobs WHERE owner_uid IS NULL AND verdict_json IS NOT NULL");
+    return stmt.step() ? stmt.int_at(0) : -1;
+  });
+  EXPECT_EQ(unknown, 1) << "job 3's owner is unknown: admins only";
+}
+
+TEST_F(FleetQueriesTest, APageHoldsAtMostTheMaximumForAdminsToo) {
+  test::write_history_rows(*store_, 2500, kStart);
+  store::VerdictQuery query;  // no owner: an admin
+  query.limit = 1000000;
+  auto page = store_->with_read_db([&](store::Database& db) { return store::verdict_page(db, query); });
+  ASSERT_TRUE(page) << page.error().message;
+  EXPECT_EQ(page->rows.size(), store::kMaxPageRows);
+  ASSERT_TRUE(page->next.has_value());
+  EXPECT_EQ(page->next->job_id, page->rows.back().job_id);
+}
