@@ -278,23 +278,33 @@ void DashboardServer::routes(httplib::Server& server) {
     return true;
   };
 
-  server.Get(
-      "/api/verdicts", [this, viewer_of, filter_of](const httplib::Request& request, httplib::Response& response) {
-        auto viewer = viewer_of(request, response, false);
-        if (!viewer) return;
-        store::VerdictFilter filter;
-        if (!filter_of(request, response, filter)) return;
-        if (std::string limit = request.get_param_value("limit"); !limit.empty()) {
-          if (limit.size() > 4 || limit.find_first_not_of("0123456789") != std::string::npos || std::stoi(limit) == 0)
-            return send_error(response, 400, "bad_limit", "limit is 1..9999");
-          filter.limit = std::stoi(limit);
-        }
-        auto page = queries_->verdicts(filter, *viewer);
-        if (!page) return send_error(response, 500, page.error().code, page.error().message);
-        json rows = json::array();
-        for (const auto& row : page->rows) rows.push_back(summary_json(row));
-        send_json(response, 200, json{{"verdicts", rows}, {"truncated", page->truncated}});
-      });
+  server.Get("/api/verdicts", [this, viewer_of, filter_of](const httplib::Request& request,
+                                                           httplib::Response& response) {
+    auto viewer = viewer_of(request, response, false);
+    if (!viewer) return;
+    store::VerdictFilter filter;
+    if (!filter_of(request, response, filter)) return;
+    if (std::string limit = request.get_param_value("limit"); !limit.empty()) {
+      if (limit.size() > 4 || limit.find_first_not_of("0123456789") != std::string::npos || std::stoi(limit) == 0)
+        return send_error(response, 400, "bad_limit", "limit is 1..9999 (a page holds at most 1000)");
+      filter.limit = std::stoi(limit);
+    }
+    // The next (older) page: the previous answer's `next`, as before_us, before_cluster, before_job.
+    if (std::string before = request.get_param_value("before_us"); !before.empty()) {
+      if (before.size() > 18 || before.find_first_not_of("0123456789") != std::string::npos)
+        return send_error(response, 400, "bad_before", "before_us is microseconds since the epoch");
+      filter.before = store::PageKey{std::stoll(before), request.get_param_value("before_cluster"),
+                                     request.get_param_value("before_job")};
+    }
+    auto page = queries_->verdicts(filter, *viewer);
+    if (!page) return send_error(response, 500, page.error().code, page.error().message);
+    json rows = json::array();
+    for (const auto& row : page->rows) rows.push_back(summary_json(row));
+    json next = nullptr;
+    if (page->next)
+      next = json{{"time_us", page->next->time_us}, {"cluster", page->next->cluster}, {"job_id", page->next->job_id}};
+    send_json(response, 200, json{{"verdicts", rows}, {"truncated", page->truncated}, {"next", next}});
+  });
 
   server.Get("/api/counts", [this, viewer_of, filter_of](const httplib::Request& request, httplib::Response& response) {
     auto viewer = viewer_of(request, response, false);

@@ -3,7 +3,8 @@
 // daemon's connection writes, and a slow page never holds the queue's lock.
 //
 // Every query takes the Viewer and applies the rule attrib-show follows: admins see
-// every job, others only jobs that ran as their own uid. Filters are bound parameters.
+// every job, others only jobs that ran as their own uid (jobs.owner_uid, in SQL over an
+// index). Filters are bound parameters; a listing is one page (page.h).
 #pragma once
 
 #include <sys/types.h>
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "attributiond/store/page.h"
 #include "attributiond/store/sqlite.h"
 #include "core/result.h"
 #include "core/types.h"
@@ -34,7 +36,8 @@ struct VerdictFilter {
   std::string user;                          // the job's user name, or its uid in digits
   std::string state;                         // the job's terminal state, e.g. FAILED
   std::optional<TimeUs> since_us, until_us;  // when the head received the job's end
-  int limit = 200;                           // rows returned by verdicts()
+  int limit = 200;                           // rows returned by verdicts(), at most kMaxPageRows
+  std::optional<PageKey> before;             // verdicts(): the previous page's next; none: the newest
 };
 
 // One archived verdict, as listed.
@@ -52,6 +55,7 @@ struct VerdictSummary {
 struct VerdictPage {
   std::vector<VerdictSummary> rows;  // newest first
   bool truncated = false;            // more rows matched than the limit
+  std::optional<PageKey> next;       // when truncated: the `before` of the next (older) page
 };
 
 struct CountBucket {

@@ -27,6 +27,7 @@
 #include "common/auth.h"
 #include "core/clock.h"
 #include "tests/support/dashboard_archive.h"
+#include "tests/support/history_rows.h"
 #include "tests/support/private_munged.h"
 
 extern char** environ;
@@ -190,6 +191,56 @@ TEST_F(DashboardTest, OrdinaryUserSeesOnlyTheirOwnJobs) {
   for (const auto& bucket : *counts)
     for (const auto& [domain, n] : bucket.domains) total += n;
   EXPECT_EQ(total, 4);  // 5001 5003 5005 5007; 5009 is 40 days old
+}
+
+// Pages continue by key: every verdict once, newest first, for an admin and for a user;
+// no page holds more than kMaxPageRows, however large the limit asked.
+TEST_F(DashboardTest, PagesFollowEachOtherAndAreCapped) {
+  auto queries = Queries();
+  auto all_pages = [&](const store::Viewer& viewer) {
+    store::VerdictFilter filter;
+    filter.limit = 2;
+    std::vector<std::string> listed;
+    while (true) {
+      auto page = queries->verdicts(filter, viewer);
+      EXPECT_TRUE(page) << page.error().message;
+      if (!page) break;
+      for (const auto& row : page->rows) listed.push_back(row.job_id);
+      EXPECT_EQ(page->truncated, page->next.has_value());
+      if (!page->next) break;
+      filter.before = page->next;
+    }
+    return listed;
+  };
+  EXPECT_EQ(all_pages({true, 0}),
+            (std::vector<std::string>{"5006", "5001", "5003", "5004", "5002", "5005", "5007", "5008", "5009"}));
+  EXPECT_EQ(all_pages({false, 2001}), (std::vector<std::string>{"5001", "5003", "5005", "5007", "5009"}));
+
+  StartServer(common::Authenticator::none());
+  json first = GetJson("/api/verdicts?limit=4");
+  ASSERT_EQ(first["verdicts"].size(), 4u);
+  ASSERT_TRUE(first["next"].is_object());
+  const json& next = first["next"];
+  json second = GetJson("/api/verdicts?limit=100&before_us=" + std::to_string(next["time_us"].get<int64_t>()) +
+                        "&before_cluster=" + next["cluster"].get<std::string>() +
+                        "&before_job=" + next["job_id"].get<std::string>());
+  EXPECT_EQ(ids(second), (std::set<std::string>{"5002", "5005", "5007", "5008", "5009"}));
+  EXPECT_TRUE(second["next"].is_null());
+  EXPECT_EQ(second["truncated"], false);
+  GetJson("/api/verdicts?before_us=soon", 400);
+
+  // 2,500 more archived jobs: an admin asking for a million gets one capped page.
+  {
+    auto store = store::JobStore::open(database_);
+    ASSERT_TRUE(store) << store.error().message;
+    test::write_history_rows(**store, 2500, now_ - 1000 * kHourUs);
+  }
+  store::VerdictFilter huge;
+  huge.limit = 1000000;
+  auto page = queries->verdicts(huge, {true, 0});
+  ASSERT_TRUE(page) << page.error().message;
+  EXPECT_EQ(page->rows.size(), store::kMaxPageRows);
+  EXPECT_TRUE(page->truncated);
 }
 
 TEST_F(DashboardTest, CountsPerDomainPerBucket) {
