@@ -1,16 +1,20 @@
 // Benchmark 7: reads never block writes. A head database whose archive holds --rows
 // (default 1,000,000) verdicts of --users users (default 100), written in one transaction,
 // and the head's Attribution gRPC service over it on a unix socket (auth.mode none; no
-// workers, so what is timed is the queue insert). One client times SubmitJobEnded, one call
-// after another: first alone (the reference), then while --listers (default 8) threads each
-// list one ordinary user's verdicts since the beginning (attrib-show --since, every page)
-// through ListVerdicts' read path, over and over.
+// workers, so what is timed is the queue insert). One client times --submits (default
+// 1,000) SubmitJobEnded calls, one every --interval-ms (default 10) as epilogs arrive: first
+// alone (the reference), then while --listers (default 8) threads each list one ordinary
+// user's verdicts since the beginning (attrib-show --since, every page) through
+// ListVerdicts' read path, over and over.
 //
 // The listers call the RPC's code after its authentication (auth.mode none makes every
-// caller an admin, and an admin's listing is not the subject): the same report, for the
-// user's uid, as the RPC builds for a MUNGE-authenticated non-admin.
+// caller an admin): the same pages, for the user's uid, as the RPC serves a
+// MUNGE-authenticated non-admin.
 //
-//   attrib-bench-list [--rows N] [--users N] [--submits N] [--listers N]
+// --admin: the listers are admins instead, through the ListVerdicts handler itself: every
+// user's verdicts, pages of 1,000, the first page counting the whole history per domain.
+//
+//   attrib-bench-list [--rows N] [--users N] [--submits N] [--interval-ms N] [--listers N] [--admin]
 #include <atomic>
 #include <cinttypes>
 #include <cstdio>
@@ -90,25 +94,54 @@ Status write_history(store::JobStore& store, int64_t rows, int users) {
   });
 }
 
-// One ordinary user's listing since the beginning: what attrib-show --since asks the daemon
-// for, here one page of 1,000 (every failure of a user at the default sizes), on the read
-// connection as the RPC does. Returns the pages read.
-int list_everything(store::JobStore& store, uint32_t uid, std::vector<double>& page_ms) {
-  const double t0 = bench::now_s();
-  store::VerdictQuery query;
-  query.cluster = "lab";
-  query.owner = uid;
-  auto report = store.with_read_db([&](store::Database& db) { return fleet::verdict_list_report(db, query, nullptr); });
-  if (!report) throw std::runtime_error("listing: " + report.error().message);
-  std::string json = json_text(*report);
-  page_ms.push_back((bench::now_s() - t0) * 1000.0);
-  return 1;
+// One user's listing since the beginning, every page: what attrib-show --since asks the
+// daemon for. An ordinary user's goes through ListVerdicts' read path after authentication
+// (the store's read connection, the report, its JSON); an admin's (--admin) through the
+// RPC handler itself, in-process. Returns the pages read.
+int list_everything(store::JobStore& store, head::AttributionService& service, std::optional<uint32_t> uid,
+                    std::vector<double>& page_ms) {
+  v1::VerdictListRequest request;
+  request.set_limit(1000);  // as attrib-show asks
+  int pages = 0;
+  while (true) {
+    const double t0 = bench::now_s();
+    v1::FleetReport response;
+    if (uid) {
+      store::VerdictQuery query;
+      query.cluster = "lab";
+      query.owner = *uid;
+      query.limit = request.limit();
+      if (request.has_after())
+        query.after = store::PageKey{request.after().time_us(), request.after().cluster(), request.after().job_id()};
+      std::optional<store::PageKey> next;
+      auto report =
+          store.with_read_db([&](store::Database& db) { return fleet::verdict_list_report(db, query, &next); });
+      if (!report) throw std::runtime_error("listing: " + report.error().message);
+      response.set_json(json_text(*report));
+      if (next) {
+        response.mutable_next()->set_time_us(next->time_us);
+        response.mutable_next()->set_cluster(next->cluster);
+        response.mutable_next()->set_job_id(next->job_id);
+      }
+    } else if (grpc::Status status = service.ListVerdicts(nullptr, &request, &response); !status.ok()) {
+      throw std::runtime_error("listing: " + status.error_message());
+    }
+    page_ms.push_back((bench::now_s() - t0) * 1000.0);
+    ++pages;
+    if (!response.has_next()) return pages;
+    *request.mutable_after() = response.next();
+  }
 }
 
-// count SubmitJobEnded calls, one after another; their wall times in ms.
-std::vector<double> submit(v1::Attribution::Stub& stub, int first, int count, int& failures) {
+// count SubmitJobEnded calls, one after another, each interval_ms after the previous one
+// began (as epilogs arrive; it keeps the listers running for the whole phase); their wall
+// times in ms.
+std::vector<double> submit(v1::Attribution::Stub& stub, int first, int count, int interval_ms, int& failures) {
   std::vector<double> ms;
+  auto next = std::chrono::steady_clock::now();
   for (int i = 0; i < count; ++i) {
+    std::this_thread::sleep_until(next);
+    next += std::chrono::milliseconds(interval_ms);
     v1::JobEnded job;
     job.set_job_id(std::to_string(first + i));
     job.set_node_list("gpu1");
@@ -138,19 +171,27 @@ void print_latency(const char* what, const std::vector<double>& ms) {
 
 int main(int argc, char** argv) {
   int64_t rows = 1000000;
-  int users = 100, submits = 1000, listers = 8;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string key = argv[i];
-    if (key == "--rows")
-      rows = std::stoll(argv[i + 1]);
-    else if (key == "--users")
-      users = std::stoi(argv[i + 1]);
-    else if (key == "--submits")
-      submits = std::stoi(argv[i + 1]);
-    else if (key == "--listers")
-      listers = std::stoi(argv[i + 1]);
-    else {
-      std::fprintf(stderr, "usage: attrib-bench-list [--rows N] [--users N] [--submits N] [--listers N]\n");
+  int users = 100, submits = 1000, listers = 8, interval_ms = 10;
+  bool admin = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string key = argv[i];
+    const bool value = i + 1 < argc;
+    if (key == "--admin") {
+      admin = true;
+    } else if (key == "--rows" && value) {
+      rows = std::stoll(argv[++i]);
+    } else if (key == "--users" && value) {
+      users = std::stoi(argv[++i]);
+    } else if (key == "--submits" && value) {
+      submits = std::stoi(argv[++i]);
+    } else if (key == "--interval-ms" && value) {
+      interval_ms = std::stoi(argv[++i]);
+    } else if (key == "--listers" && value) {
+      listers = std::stoi(argv[++i]);
+    } else {
+      std::fprintf(
+          stderr,
+          "usage: attrib-bench-list [--rows N] [--users N] [--submits N] [--interval-ms N] [--listers N] [--admin]\n");
       return 2;
     }
   }
@@ -186,8 +227,8 @@ int main(int argc, char** argv) {
   }
   auto stub = bench::client(config.head.listen[0]);
   int failures = 0;
-  submit(*stub, 1, 20, failures);  // warm-up: the channel connects
-  const auto alone = submit(*stub, 100, submits, failures);
+  submit(*stub, 1, 20, 0, failures);  // warm-up: the channel connects
+  const auto alone = submit(*stub, 100, submits, interval_ms, failures);
   print_latency("SubmitJobEnded alone", alone);
 
   std::atomic<bool> stop{false};
@@ -199,23 +240,25 @@ int main(int argc, char** argv) {
     threads.emplace_back([&, t] {
       std::vector<double> mine;
       while (!stop) {
-        list_everything(*store, kFirstUid + static_cast<uint32_t>(t), mine);
+        std::optional<uint32_t> uid;
+        if (!admin) uid = kFirstUid + static_cast<uint32_t>(t);
+        list_everything(*store, service, uid, mine);
         ++listings;
       }
       std::lock_guard lock(mutex);
       page_ms.insert(page_ms.end(), mine.begin(), mine.end());
     });
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // every lister under way
   t0 = bench::now_s();
-  const auto listing = submit(*stub, 100 + submits, submits, failures);
-  const double listing_s = bench::now_s() - t0;
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // every lister under way
+  const auto listing = submit(*stub, 100 + submits, submits, interval_ms, failures);
   stop = true;
   for (auto& t : threads) t.join();
+  const double listing_s = bench::now_s() - t0;  // from the first listing to the last
   print_latency("SubmitJobEnded while users list", listing);
-  std::printf("listings: %d threads, %" PRId64
+  std::printf("listings: %d %s threads, %" PRId64
               " complete listings (%zu pages) in %.1f s; page p50 %.2f ms, p99 %.2f ms\n",
-              listers, listings.load(), page_ms.size(), listing_s, bench::percentile(page_ms, 50),
-              bench::percentile(page_ms, 99));
+              listers, admin ? "admin" : "non-admin", listings.load(), page_ms.size(), listing_s,
+              bench::percentile(page_ms, 50), bench::percentile(page_ms, 99));
   (*server)->Shutdown();
 
   bench::figure("list.generate_seconds", generate_s, "s");
