@@ -33,9 +33,9 @@ data=$build/bench-data
 mkdir -p "$data"
 
 if ((quick)); then
-  corpus_bytes=67108864 storm=100000 runs=100 jobs=1000 lines=2000 nodes=16 entries=10000 rows=100000
+  corpus_bytes=67108864 storm=100000 runs=100 jobs=1000 lines=2000 nodes=16 entries=10000 rows=100000 prefixes=20000
 else
-  corpus_bytes=1073741824 storm=1000000 runs=1000 jobs=10000 lines=10000 nodes=64 entries=100000 rows=1000000
+  corpus_bytes=1073741824 storm=1000000 runs=1000 jobs=10000 lines=10000 nodes=64 entries=100000 rows=1000000 prefixes=200000
 fi
 
 {
@@ -84,6 +84,7 @@ step 3-epilog "$bin/attrib-bench-epilog" --runs "$runs"
 step 4-burst "$bin/attrib-bench-burst" --jobs "$jobs" --lines "$lines"
 step 5-fanout "$bin/attrib-bench-fanout" --nodes "$nodes" --entries "$entries"
 step 7-list "$bin/attrib-bench-list" --rows "$rows"
+step 8-bounded "$bin/attrib-bench-bounded" --ranks "$prefixes" --lines "$prefixes"
 if ((e2e)); then
   step 6-e2e "$here/e2e_sacct_latency.sh" --build "$build"
 fi

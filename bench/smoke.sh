@@ -32,6 +32,7 @@ fi
 "$bin/attrib-bench-burst" --jobs 40 --lines 500 | check burst burst.jobs_per_s burst.jobs_archived
 "$bin/attrib-bench-list" --rows 2000 --users 10 --submits 20 --listers 2 |
   check list list.submit_alone_p99_ms list.submit_listing_p99_ms
+"$bin/attrib-bench-bounded" --ranks 500 --lines 500 | check bounded bounded.seconds bounded.xid_is_root_cause
 if [ -x /lib/systemd/systemd-journal-remote ]; then
   "$bin/attrib-bench-fanout" --nodes 4 --entries 500 --repeat 1 | check fanout fanout.median_s
 else
