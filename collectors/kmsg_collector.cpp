@@ -78,9 +78,8 @@ std::optional<KmsgRecord> parse_record(std::string_view line) {
 // bare number or /proc/stat's "btime <seconds>" line.
 std::optional<TimeUs> parse_boot_seconds(std::string_view text) {
   int64_t seconds = 0;
-  // Up to year 9999: a larger number is not a boot time (and would overflow in microseconds).
-  if (parse_number(text, seconds) && seconds > 0 && seconds < kEndOfTimeSeconds) return seconds * kMicrosPerSecond;
-  return std::nullopt;
+  if (!parse_number(text, seconds) || seconds == 0) return std::nullopt;
+  return epoch_seconds_to_us(seconds);
 }
 
 Result<TimeUs> boot_time_from_file(const std::string& path) {

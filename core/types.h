@@ -21,6 +21,17 @@ using TimeUs = int64_t;
 // which would overflow near 2^63 (fuzz/regressions/).
 inline constexpr int64_t kEndOfTimeSeconds = 253402300800;
 
+// Epoch seconds as TimeUs, or nullopt when they are not a time from 1970 up to then.
+inline std::optional<TimeUs> epoch_seconds_to_us(int64_t seconds) {
+  if (seconds < 0 || seconds >= kEndOfTimeSeconds) return std::nullopt;
+  return seconds * 1000000;
+}
+// A TimeUs from outside, or nullopt when it is not one (see kEndOfTimeSeconds).
+inline std::optional<TimeUs> checked_time_us(int64_t us) {
+  if (us < 0 || us >= kEndOfTimeSeconds * 1000000) return std::nullopt;
+  return us;
+}
+
 // One raw line from one source on one node, as a collector hands it over.
 struct LogLine {
   std::string node;            // Slurm node name the line belongs to

@@ -21,12 +21,10 @@ std::optional<long long> to_int(const std::string& text) {
   return value;
 }
 
-// Epoch seconds as microseconds; 0 (unknown) for anything that is not a time between
-// 1970 and year 9999 (a larger number would overflow).
+// Epoch seconds as microseconds; 0 (unknown) for anything that is not a time.
 int64_t epoch_us(const std::string& text) {
   const auto seconds = to_int(text);
-  if (!seconds || *seconds < 0 || *seconds >= kEndOfTimeSeconds) return 0;
-  return *seconds * 1000000;
+  return seconds ? epoch_seconds_to_us(*seconds).value_or(0) : 0;
 }
 
 // "3:0" (exit code : signal) as Slurm prints it, or a raw wait status such as 768.

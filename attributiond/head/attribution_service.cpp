@@ -14,13 +14,11 @@ namespace attrib::head {
 Result<bool> accept_job(store::JobStore& store, v1::JobEnded request, const std::string& default_cluster, TimeUs now) {
   if (request.job_id().empty()) return Error{kSubmitInvalid, "JobEnded without job_id"};
   common::make_text_valid_utf8(request);  // from a hook or a spool file: any bytes
-  // Times are epoch microseconds up to year 9999; anything else is unknown (0), so the
-  // worker's window arithmetic cannot overflow (fuzz/regressions/job_ended).
-  constexpr int64_t kLastTimeUs = kEndOfTimeSeconds * 1000000;
-  for (const auto& [get, set] : {std::pair{&v1::JobEnded::start_time_us, &v1::JobEnded::set_start_time_us},
-                                 std::pair{&v1::JobEnded::end_time_us, &v1::JobEnded::set_end_time_us},
-                                 std::pair{&v1::JobEnded::hook_time_us, &v1::JobEnded::set_hook_time_us}})
-    if ((request.*get)() < 0 || (request.*get)() >= kLastTimeUs) (request.*set)(0);
+  // A time that is not one is unknown (0), so the worker's window arithmetic cannot
+  // overflow (fuzz/regressions/job_ended).
+  request.set_start_time_us(checked_time_us(request.start_time_us()).value_or(0));
+  request.set_end_time_us(checked_time_us(request.end_time_us()).value_or(0));
+  request.set_hook_time_us(checked_time_us(request.hook_time_us()).value_or(0));
   if (!slurm::is_hostlist(request.node_list()))
     return Error{kSubmitInvalid, "JobEnded.node_list is not a Slurm hostlist: '" + request.node_list() + "'"};
   if (request.cluster().empty()) request.set_cluster(default_cluster);
