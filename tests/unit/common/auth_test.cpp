@@ -1,14 +1,12 @@
 // MUNGE authentication and authorisation of every RPC, against a real munged: the suite
 // starts its own (private key, private socket) and an in-process head daemon and node
-// agent that verify with it. Credentials of another uid are made in a forked child that
-// drops to that uid first, exactly as an ordinary user's attrib-show would make them.
+// agent that verify with it. Credentials of another uid are made by munge(1) run as that
+// uid (tests/support/run_as.h), as an ordinary user's process would make them.
 #include "common/auth.h"
 
 #include <fcntl.h>
-#include <grp.h>
 #include <pwd.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <vector>
 
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
@@ -26,11 +25,13 @@
 #include "attributiond/node/node_collect_service.h"
 #include "attributiond/pipeline/agent_fanout.h"
 #include "tests/support/private_munged.h"
+#include "tests/support/run_as.h"
 
-extern char** environ;
 
 namespace fs = std::filesystem;
 using namespace attrib;
+using attrib::test::munge_as;
+using attrib::test::run_as;
 using namespace std::chrono_literals;
 
 namespace {
@@ -49,38 +50,6 @@ class NoAccounting : public slurm::Accounting {
 uid_t uid_of(const char* name) {
   passwd* entry = getpwnam(name);
   return entry != nullptr ? entry->pw_uid : static_cast<uid_t>(-1);
-}
-
-std::string read_all(int fd) {
-  std::string out;
-  char buffer[4096];
-  for (ssize_t n; (n = read(fd, buffer, sizeof buffer)) > 0;) out.append(buffer, static_cast<size_t>(n));
-  return out;
-}
-
-// Drops to uid (and its primary group, no supplementary groups) in a child, runs body
-// there, and returns what it wrote to fd 1 and its exit status.
-template <typename Body>
-std::pair<std::string, int> run_as(uid_t uid, Body body) {
-  // Looked up before fork: NSS is not safe to use in the child of a threaded process.
-  passwd* entry = getpwuid(uid);
-  gid_t gid = entry != nullptr ? entry->pw_gid : uid;
-  int pipe_fds[2];
-  if (pipe(pipe_fds) != 0) return {"", -1};
-  pid_t child = fork();
-  if (child == 0) {
-    close(pipe_fds[0]);
-    dup2(pipe_fds[1], 1);
-    dup2(pipe_fds[1], 2);
-    if (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(uid) != 0) _exit(97);
-    _exit(body());
-  }
-  close(pipe_fds[1]);
-  std::string out = read_all(pipe_fds[0]);
-  close(pipe_fds[0]);
-  int status = 0;
-  waitpid(child, &status, 0);
-  return {out, WIFEXITED(status) ? WEXITSTATUS(status) : -1};
 }
 
 }  // namespace
@@ -153,11 +122,7 @@ class AuthTest : public ::testing::Test {
       EXPECT_TRUE(cred) << cred.error().message;
       return cred ? *cred : "";
     }
-    auto [out, status] = run_as(uid, [&] {
-      auto cred = common::encode_credential(munge_socket_, method, request, ttl_s);
-      if (!cred) return 1;
-      return write(1, cred->data(), cred->size()) == static_cast<ssize_t>(cred->size()) ? 0 : 1;
-    });
+    auto [out, status] = munge_as(uid, munge_socket_, common::credential_payload(method, request), ttl_s);
     EXPECT_EQ(status, 0) << out;
     return out;
   }
@@ -342,12 +307,8 @@ TEST_F(AuthTest, AttribShowAsOrdinaryUser) {
   fs::copy_file(ATTRIB_SHOW_BINARY, staged, fs::copy_options::overwrite_existing);
   fs::permissions(staged, fs::perms(0755));
   auto show = [&](const std::string& job_id) {
-    return run_as(kNobody, [&] {
-      setenv("ATTRIB_MUNGE_SOCKET", munge_socket_.c_str(), 1);  // as the e2e cluster's env.sh does
-      std::string server = config_.head.listen[0];
-      execl(staged.c_str(), "attrib-show", "--server", server.c_str(), job_id.c_str(), nullptr);
-      return 98;
-    });
+    return run_as(kNobody, {staged.string(), "--server", config_.head.listen[0], job_id},
+                  {"ATTRIB_MUNGE_SOCKET=" + munge_socket_});  // as the e2e cluster's env.sh does
   };
   auto [denied, denied_rc] = show("100");
   EXPECT_EQ(denied_rc, 2) << denied;
@@ -453,11 +414,7 @@ class ImpostorAgent final : public v1::NodeCollector::Service {
     response->set_ruleset_hash(ruleset_hash_);
     if (signature == Signature::AsItsOwnUser) {
       const v1::CollectResponse answer = *response;
-      auto [cred, status] = run_as(kNobody, [&] {
-        auto made = common::encode_answer(socket_, common::kCollect, *request, answer);
-        if (!made) return 1;
-        return write(1, made->data(), made->size()) == static_cast<ssize_t>(made->size()) ? 0 : 1;
-      });
+      auto [cred, status] = munge_as(kNobody, socket_, common::answer_payload(common::kCollect, *request, answer));
       if (status == 0) context->AddTrailingMetadata(std::string(common::kAnswerMetadataKey), cred);
     } else if (signature == Signature::Replayed) {
       context->AddTrailingMetadata(std::string(common::kAnswerMetadataKey), replayed);

@@ -5,10 +5,8 @@
 // replayed, forged and made-for-an-RPC ones. The page itself is driven in a real browser
 // by tests/browser/.
 #include <fcntl.h>
-#include <grp.h>
 #include <pwd.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,8 +27,8 @@
 #include "tests/support/dashboard_archive.h"
 #include "tests/support/history_rows.h"
 #include "tests/support/private_munged.h"
+#include "tests/support/run_as.h"
 
-extern char** environ;
 
 namespace fs = std::filesystem;
 using namespace attrib;
@@ -371,30 +369,12 @@ class DashboardLoginTest : public DashboardTest {
     client_->set_follow_location(false);
   }
 
-  // A login credential made by uid: directly as root, else in a child dropped to uid.
+  // A login credential made by uid: directly as root, else by munge(1) run as uid.
   std::string LoginCredential(uid_t uid, int ttl_s = 0) {
     if (uid == 0) return *common::encode_dashboard_login(socket_, ttl_s);
-    passwd* entry = getpwuid(uid);  // before fork: no NSS in the child of a threaded process
-    gid_t gid = entry != nullptr ? entry->pw_gid : uid;
-    int fds[2];
-    if (pipe(fds) != 0) return "";
-    pid_t child = fork();
-    if (child == 0) {
-      close(fds[0]);
-      if (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(uid) != 0) _exit(97);
-      auto cred = common::encode_dashboard_login(socket_, ttl_s);
-      if (!cred) _exit(1);
-      _exit(write(fds[1], cred->data(), cred->size()) == static_cast<ssize_t>(cred->size()) ? 0 : 1);
-    }
-    close(fds[1]);
-    std::string out;
-    char buffer[4096];
-    for (ssize_t n; (n = read(fds[0], buffer, sizeof buffer)) > 0;) out.append(buffer, static_cast<size_t>(n));
-    close(fds[0]);
-    int status = 0;
-    waitpid(child, &status, 0);
-    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-    return out;
+    auto [cred, status] = test::munge_as(uid, socket_, std::string(common::kDashboardLoginPayload), ttl_s);
+    EXPECT_EQ(status, 0) << cred;
+    return status == 0 ? cred : "";
   }
 
   // POST /login as the login page does; the session cookie's header on success, "" otherwise.
