@@ -100,7 +100,10 @@ NodeEvidence collect_node(const std::shared_ptr<const rules::RulePack>& pack,
   }
   evidence.events = extractor.finish();
   for (const auto& lost : extractor.dropped_by_stream()) {
-    Coverage row{.node = lost.node, .source = lost.source, .status = CoverageStatus::Partial};
+    Coverage row;
+    row.node = lost.node;
+    row.source = lost.source;
+    row.status = CoverageStatus::Partial;
     row.detail = std::to_string(lost.events) + " distinct events dropped: over the cap of " +
                  std::to_string(rules::Extractor::kDefaultMaxDistinctEventsPerStream) + " per source or " +
                  std::to_string(rules::Extractor::kDefaultMaxDistinctEvents) + " per node";

@@ -1,6 +1,8 @@
 // One coverage row per (node, source), whichever collectors read that source.
 #include "attributiond/pipeline/node_evidence.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 namespace attrib::head {
@@ -110,6 +112,63 @@ TEST(CollectNode, SharedSourceGivesOneRowWithItsEvents) {
   EXPECT_EQ(evidence.coverage[0].events, 2u);
   EXPECT_EQ(evidence.coverage[0].lines, 2u);
   EXPECT_EQ(evidence.coverage[0].detail, "journald; app_output");
+}
+
+
+// A job's output floods one source with distinct lines: that source stops at its cap and
+// says so (partial, with the count), while the kernel's Xid, read by the same collector
+// after the flood, is still there and its row stays ok.
+class FloodThenXidCollector : public collectors::Collector {
+ public:
+  std::string name() const override { return "journald"; }
+  std::vector<Coverage> collect(const collectors::CollectRequest& request, const collectors::LineSink& sink) override {
+    uint64_t seq = 0;
+    for (size_t i = 0; i < kFloodLines; ++i) {
+      LogLine line;
+      line.node = request.node;
+      line.source = "app";
+      line.seq = ++seq;
+      line.text = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate " + std::to_string(i) + ".00 MiB.";
+      sink(line);
+    }
+    LogLine xid;
+    xid.node = request.node;
+    xid.source = "kernel";
+    xid.trusted = true;
+    xid.seq = 1;
+    xid.text = "NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, GPU has fallen off the bus.";
+    sink(xid);
+    Coverage app = row("app", CoverageStatus::Ok, kFloodLines, "journald");
+    Coverage kernel = row("kernel", CoverageStatus::Ok, 1, "journald");
+    app.node = kernel.node = request.node;
+    return {app, kernel};
+  }
+  static constexpr size_t kFloodLines = rules::Extractor::kDefaultMaxDistinctEventsPerStream + 500;
+};
+
+TEST(CollectNode, ASourceOverItsEventCapIsPartialAndTheOtherSourcesKeepTheirEvents) {
+  rules::LoadOptions options;
+  options.pack_dir = ATTRIB_RULES_PACK_DIR;
+  auto pack = rules::load_rule_pack(options);
+  ASSERT_TRUE(pack.ok()) << pack.error().message;
+  std::vector<std::unique_ptr<collectors::Collector>> collectors;
+  collectors.push_back(std::make_unique<FloodThenXidCollector>());
+  pipeline::NodeEvidence evidence = pipeline::collect_node(*pack, collectors, {.job_id = "7", .node = "n1"});
+  ASSERT_EQ(evidence.coverage.size(), 2u);
+  const Coverage& app = evidence.coverage[0];
+  const Coverage& kernel = evidence.coverage[1];
+  ASSERT_EQ(app.source, "app");
+  EXPECT_EQ(app.status, CoverageStatus::Partial);
+  EXPECT_EQ(app.events, rules::Extractor::kDefaultMaxDistinctEventsPerStream);
+  EXPECT_NE(app.detail.find("500 distinct events dropped: over the cap of 20000 per source"), std::string::npos)
+      << app.detail;
+  ASSERT_EQ(kernel.source, "kernel");
+  EXPECT_EQ(kernel.status, CoverageStatus::Ok);
+  EXPECT_EQ(kernel.events, 1u);
+  auto xid = std::find_if(evidence.events.begin(), evidence.events.end(),
+                          [](const Event& e) { return e.source == "kernel"; });
+  ASSERT_NE(xid, evidence.events.end());
+  EXPECT_EQ(xid->fields.value("xid", 0), 79);
 }
 
 }  // namespace
