@@ -89,9 +89,9 @@ std::string render_comment(const Verdict& verdict) {
     if (!gpus.empty()) parts.push_back("gpu=" + join({gpus.begin(), gpus.end()}, ","));
     if (verdict.root_cause) parts.push_back("rule=" + verdict.root_cause->rule);
     parts.push_back("action=" + verdict.recommended_action);
-    parts.push_back("symptoms=" + std::to_string(verdict.symptoms.size()));
+    parts.push_back("symptoms=" + std::to_string(verdict.symptoms.size() + verdict.symptoms_omitted));
     if (verdict.domain == "UNATTRIBUTED" || verdict.domain == "AMBIGUOUS") {
-      parts.push_back("unexplained=" + std::to_string(verdict.unexplained.size()));
+      parts.push_back("unexplained=" + std::to_string(verdict.unexplained.size() + verdict.unexplained_omitted));
     }
   }
   parts.push_back("coverage=" + coverage_ratio(verdict));

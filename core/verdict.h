@@ -59,6 +59,11 @@ struct Verdict {
   std::vector<Candidate> candidates;
   std::vector<Symptom> symptoms;
   std::vector<Event> unexplained;
+  // Distinct events left out of the two lists above once they reached their cap
+  // (rules::kMaxListedEvents each): a flood of distinct lines must not make a verdict of
+  // many megabytes. They still count in the comment's symptoms= and unexplained=.
+  uint64_t symptoms_omitted = 0;
+  uint64_t unexplained_omitted = 0;
   std::vector<std::string> nodes;  // the job's allocated nodes, sorted (added in v1)
   std::vector<std::string> affected_nodes;
   std::vector<AffectedGpu> affected_gpus;

@@ -199,11 +199,14 @@ json to_json(const Verdict& verdict) {
     j["symptoms"].push_back({{"event", to_json(s.event)}, {"explained_by", s.explained_by}, {"count", s.count}});
   }
 
+  j["symptoms_omitted"] = verdict.symptoms_omitted;
+
   std::vector<Event> unexplained = verdict.unexplained;
   std::stable_sort(unexplained.begin(), unexplained.end(),
                    [](const Event& a, const Event& b) { return event_id_key(a.id) < event_id_key(b.id); });
   j["unexplained"] = json::array();
   for (const auto& e : unexplained) j["unexplained"].push_back(to_json(e));
+  j["unexplained_omitted"] = verdict.unexplained_omitted;
 
   std::vector<std::string> nodes = verdict.nodes;
   std::sort(nodes.begin(), nodes.end());
@@ -299,6 +302,11 @@ Result<Verdict> verdict_from_json(const json& j) {
     for (size_t i = 0; i < unexplained.size(); ++i) {
       v.unexplained.push_back(event_from(unexplained[i], root + ".unexplained[" + std::to_string(i) + "]"));
     }
+
+    // The omitted counts were added after the first v1 writers: optional on input.
+    if (j.contains("symptoms_omitted")) v.symptoms_omitted = Reader::unsigned_integer(j, "symptoms_omitted", root);
+    if (j.contains("unexplained_omitted"))
+      v.unexplained_omitted = Reader::unsigned_integer(j, "unexplained_omitted", root);
 
     // "nodes" was added after the first v1 writers: optional on input.
     if (j.contains("nodes")) {

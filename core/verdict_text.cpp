@@ -88,9 +88,11 @@ std::string render_verdict_text(const Verdict& v) {
   out << "Symptoms (" << v.symptoms.size() << " events, " << symptom_count << " lines):\n";
   for (const auto& s : v.symptoms)
     out << "    [" << s.event.kind << ", explained by " << s.explained_by << "] " << event_line(s.event) << "\n";
+  if (v.symptoms_omitted > 0) out << "    ... and " << v.symptoms_omitted << " more events, not listed\n";
   if (!v.unexplained.empty()) {
     out << "Unexplained (" << v.unexplained.size() << "):\n";
     for (const auto& e : v.unexplained) out << "    [" << e.kind << "] " << event_line(e) << "\n";
+    if (v.unexplained_omitted > 0) out << "    ... and " << v.unexplained_omitted << " more events, not listed\n";
   }
 
   out << "Coverage:\n";

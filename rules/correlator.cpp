@@ -317,6 +317,19 @@ void add_affected(Verdict& v, const Event& e) {
   if (auto pci = pci_of(e); pci && !e.node.empty()) v.affected_gpus.push_back({e.node, *pci});
 }
 
+// Keeps at most kMaxListedEvents of `listed` (already in event order): trusted ones
+// first, each group in event order; returns how many were left out.
+template <typename T, typename EventOf>
+uint64_t cap_listed(std::vector<T>& listed, EventOf event_of) {
+  if (listed.size() <= kMaxListedEvents) return 0;
+  std::stable_partition(listed.begin(), listed.end(), [&](const T& item) { return event_of(item).trusted; });
+  const uint64_t omitted = listed.size() - kMaxListedEvents;
+  listed.resize(kMaxListedEvents);
+  std::stable_sort(listed.begin(), listed.end(),
+                   [&](const T& a, const T& b) { return detail::event_less(event_of(a), event_of(b)); });
+  return omitted;
+}
+
 void sort_unique(Verdict& v) {
   std::sort(v.affected_nodes.begin(), v.affected_nodes.end());
   v.affected_nodes.erase(std::unique(v.affected_nodes.begin(), v.affected_nodes.end()), v.affected_nodes.end());
@@ -588,6 +601,8 @@ Verdict correlate(const RulePack& pack, const JobFacts& job, std::vector<Event> 
       v.unexplained.push_back(events[i]);
     }
   }
+  v.symptoms_omitted = cap_listed(v.symptoms, [](const Symptom& s) -> const Event& { return s.event; });
+  v.unexplained_omitted = cap_listed(v.unexplained, [](const Event& e) -> const Event& { return e; });
   add_missing_sources(v, pack, decision, events);
   sort_unique(v);
   v.comment = render_comment(v);

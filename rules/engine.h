@@ -98,6 +98,12 @@ class Extractor {
   std::unique_ptr<State> state_;
 };
 
+// The most symptoms, and the most unexplained events, a verdict lists; the rest are
+// counted (Verdict::symptoms_omitted, unexplained_omitted). Trusted events are listed
+// first, then in event order: a storm of distinct application lines leaves the kernel's
+// reports in the verdict.
+inline constexpr size_t kMaxListedEvents = 1000;
+
 // Decides the verdict from the job's facts, all events and the coverage report.
 // Deterministic: the same inputs give the same verdict regardless of input order.
 Verdict correlate(const RulePack& pack, const JobFacts& job, std::vector<Event> events, std::vector<Coverage> coverage);

@@ -323,6 +323,14 @@ int main(int argc, char** argv) {
   }
   if (!export_dir.empty()) {
     // The verdict carries every event it weighed; replaying the bundle gives the same decision.
+    // Events beyond its listing cap are only counted, so such a bundle is incomplete.
+    if (verdict->symptoms_omitted + verdict->unexplained_omitted > 0)
+      std::fprintf(stderr,
+                   "attrib-show: warning: the verdict lists %zu symptoms and %zu unexplained events and only "
+                   "counts %llu more; they are not in the bundle, and its replay will list the same events but "
+                   "not count the others\n",
+                   verdict->symptoms.size(), verdict->unexplained.size(),
+                   static_cast<unsigned long long>(verdict->symptoms_omitted + verdict->unexplained_omitted));
     if (auto written = attrib::rules::export_verdict_bundle(export_dir, *verdict); !written) {
       std::fprintf(stderr, "attrib-show: %s %s\n", written.error().code.c_str(), written.error().message.c_str());
       return 2;

@@ -264,13 +264,15 @@ function renderJob(body) {
       v.candidates.length ? el('ul', {}, v.candidates.map((c) =>
         el('li', {}, badge(c.domain), ' ', el('span', {className: 'rule-id'}, c.rule), ': ', c.summary))) : null));
   }
-  parts.push(el('h4', {}, `Symptoms explained by the root cause (${v.symptoms.length})`));
+  // A verdict lists at most 1,000 of each; the rest are counted (docs/verdict-reference.md).
+  const notListed = (n) => (n ? `, ${n} more not listed` : '');
+  parts.push(el('h4', {}, `Symptoms explained by the root cause (${v.symptoms.length}${notListed(v.symptoms_omitted)})`));
   parts.push(v.symptoms.length
     ? eventTable('symptoms', ['Explained by', 'Count'], v.symptoms.map((s) => el('tr', {className: 'symptom-row'},
       eventCells(s.event), el('td', {className: 'rule-id explained-by'}, s.explained_by), el('td', {className: 'num'}, String(s.count)))))
     : el('p', {className: 'empty'}, 'None.'));
   if (v.unexplained.length) {
-    parts.push(el('h4', {}, `Unexplained events (${v.unexplained.length})`));
+    parts.push(el('h4', {}, `Unexplained events (${v.unexplained.length}${notListed(v.unexplained_omitted)})`));
     parts.push(eventTable('unexplained', ['Count'], v.unexplained.map((e) => el('tr', {},
       eventCells(e), el('td', {className: 'num'}, String(e.count))))));
   }

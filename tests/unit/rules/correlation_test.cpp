@@ -520,6 +520,39 @@ TEST(Correlate, VerdictIsIdenticalUnderShuffling) {
             expected);
 }
 
+// A flood of distinct symptoms (every rank's watchdog for every collective) is listed up
+// to the cap and counted beyond it; the kernel's own report, though last in time, is
+// among those listed; the count survives the JSON round trip and reaches the comment.
+TEST(Correlate, SymptomsOverTheCapAreCountedAndTrustedOnesAreListedFirst) {
+  std::vector<LogLine> lines = gpu_failure_lines();
+  lines.push_back(kernel_line(
+      "n3", "NVRM: Xid (PCI:0000:5e:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.",
+      at("2026-11-30T10:19:00Z"), 50));
+  const size_t before_flood = test::attribute(job("FAILED", 1, kNodes), lines).symptoms.size();
+  const int flood = static_cast<int>(rules::kMaxListedEvents) + 500;
+  for (int i = 0; i < flood; ++i)
+    lines.push_back(app_line("n1", "app.rank0", watchdog_line(0, 2000 + i), at("2026-11-30T10:13:12Z"),
+                             static_cast<uint64_t>(1000 + i)));
+  const Verdict v = test::attribute(job("FAILED", 1, kNodes), lines);
+  ASSERT_EQ(v.domain, "GPU_HARDWARE");
+  const uint64_t total = before_flood + static_cast<uint64_t>(flood);
+  ASSERT_EQ(v.symptoms.size(), rules::kMaxListedEvents);
+  EXPECT_EQ(v.symptoms_omitted, total - rules::kMaxListedEvents);
+  EXPECT_TRUE(std::any_of(v.symptoms.begin(), v.symptoms.end(),
+                          [](const Symptom& s) { return s.event.trusted && s.event.node == "n3"; }));
+  EXPECT_TRUE(std::is_sorted(v.symptoms.begin(), v.symptoms.end(), [](const Symptom& a, const Symptom& b) {
+    return std::stoi(a.event.id.substr(1)) < std::stoi(b.event.id.substr(1));
+  }));
+  EXPECT_NE(v.comment.find("symptoms=" + std::to_string(total) + " "), std::string::npos) << v.comment;
+
+  const std::string text = to_json(v).dump();
+  EXPECT_LT(text.size(), size_t{2} << 20);
+  auto back = verdict_from_json(nlohmann::json::parse(text));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->symptoms_omitted, v.symptoms_omitted);
+  EXPECT_EQ(to_json(*back).dump(), text);
+}
+
 TEST(Correlate, CoverageIsPassedThroughSorted) {
   auto coverage = test::full_coverage(kNodes);
   std::reverse(coverage.begin(), coverage.end());
