@@ -29,6 +29,9 @@ struct CollectRequest {
   std::map<int, std::string> ranks{};
   std::vector<std::string> output_paths{};
   std::string cluster{};  // the job's Slurm cluster (accounting lookups)
+  // When the attempt ended: of a requeued job's accounting rows, its own is the newest
+  // that had started by then (slurm::attempt_row). Unset: the newest row.
+  std::optional<TimeUs> attempt_end{};
   // The job's uid: files the job's user writes are read only when this user owns them.
   std::optional<uint32_t> owner_uid{};
 };

@@ -44,15 +44,16 @@ SlurmAccountingCollector::SlurmAccountingCollector(SlurmAccountingOptions option
     : cluster_(std::move(options.cluster)) {}
 
 Result<slurm::AccountingRecord> SlurmAccountingCollector::job_record(const std::string& cluster,
-                                                                     const std::string& job_id) {
-  std::string key = cluster + "/" + job_id;
+                                                                     const std::string& job_id,
+                                                                     std::optional<TimeUs> attempt_end) {
+  std::string key = cluster + "/" + job_id + "/" + std::to_string(attempt_end.value_or(0));
   if (cached_ && cached_key_ == key) return *cached_;
   if (!connection_) {
     auto opened = slurm::SlurmdbdConnection::open();
     if (!opened) return opened.error();
     connection_ = std::move(*opened);
   }
-  auto record = connection_->read_job(cluster, job_id, /*with_steps=*/true);
+  auto record = connection_->read_job(cluster, job_id, /*with_steps=*/true, attempt_end);
   if (!record) {
     if (record.error().code != kSlurmdbNotFound) connection_.reset();  // reconnect next time
     return record.error();
@@ -68,7 +69,7 @@ std::vector<Coverage> SlurmAccountingCollector::collect(const CollectRequest& re
   if (cluster.empty())
     return report.finish(CoverageStatus::NotConfigured, "no cluster name: set the collector's cluster option");
   std::lock_guard lock(mutex_);
-  auto record = job_record(cluster, request.job_id);
+  auto record = job_record(cluster, request.job_id, request.attempt_end);
   if (!record)
     return report.finish(record.error().code == kSlurmdbNotFound ? CoverageStatus::Unavailable : CoverageStatus::Failed,
                          record.error().message);

@@ -43,7 +43,8 @@ class SlurmAccountingCollector final : public Collector {
   std::vector<Coverage> collect(const CollectRequest& request, const LineSink& sink) override;
 
  private:
-  Result<slurm::AccountingRecord> job_record(const std::string& cluster, const std::string& job_id);
+  Result<slurm::AccountingRecord> job_record(const std::string& cluster, const std::string& job_id,
+                                             std::optional<TimeUs> attempt_end);
 
   std::string cluster_;  // empty: the cluster the head's request names
   std::mutex mutex_;     // the connection and the cache serve one caller at a time

@@ -1,6 +1,6 @@
 // The Slurm comment segment. Format (docs/verdict-reference.md):
 //   attrib: <DOMAIN> [candidates=D/rule,...] [node=a,b] [gpu=pci,...] [rule=id] action=A
-//           symptoms=N [unexplained=M] coverage=C/T [missing=node:source,...]
+//           symptoms=N [unexplained=M] coverage=C/T [attempt=K] [missing=node:source,...]
 // symptoms is the number of distinct symptom events (each may carry a fold count);
 // coverage is C nodes whose every collected source is ok or empty, of T allocated nodes.
 #include "core/comment.h"
@@ -95,6 +95,9 @@ std::string render_comment(const Verdict& verdict) {
     }
   }
   parts.push_back("coverage=" + coverage_ratio(verdict));
+  // A requeued job has one Comment for all its attempts (slurmdbd keeps it on the newest
+  // row): which attempt's verdict it shows, from the second on.
+  if (verdict.attempt > 0) parts.push_back("attempt=" + std::to_string(verdict.attempt));
   // After coverage= so that the established prefix of the segment is unchanged.
   if (!verdict.missing_sources.empty()) {
     std::set<std::string> missing;

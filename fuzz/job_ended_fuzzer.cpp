@@ -89,7 +89,8 @@ int job_ended(const uint8_t* data, size_t size) {
     require(due.ok(), "next_due fails on the in-memory store");
     if (!due->has_value()) break;
     (void)pipeline::attribute_once(context, accounting, **due, now);
-    if (auto record = (*store)->lookup((*due)->key); record.ok() && record->has_value())
+    const store::JobKey& key = (*due)->key;
+    if (auto record = (*store)->lookup(key.cluster, key.job_id, key.run); record.ok() && record->has_value())
       (void)common::job_owner_uid((*record)->uid, (*record)->user);
     now += (config.scope_max_wait_s + 60) * 1000000LL;
   }

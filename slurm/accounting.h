@@ -16,13 +16,25 @@ struct JobRecordFacts {
   JobFacts facts;       // state, exit code/signal, start/end, nodes, attempt
   std::string comment;  // the job's current Comment (the user's --comment plus any attrib segment)
   bool final = false;   // the record has stopped changing (see slurmdbd lag)
+  // When the attempt's row was submitted: with the job id, what tells one attempt from
+  // another (a requeue adds a row, and so does a new job that reuses the id).
+  std::optional<TimeUs> submit;
 };
 
 class Accounting {
  public:
   virtual ~Accounting() = default;
-  // Error code kSlurmdbNotFound when slurmdbd does not (yet) know the job.
+  // The job's newest attempt; error code kSlurmdbNotFound when slurmdbd does not (yet)
+  // know the job. The comment is always the job's current one.
   virtual Result<JobRecordFacts> read_job(const std::string& cluster, const std::string& job_id) = 0;
+  // The attempt that had started by `attempt_time` (slurm::attempt_row): its start, or
+  // when its hook ran. For a requeued job that is not the newest row, which is the next
+  // attempt, still pending. An accounting without attempts answers with the job.
+  virtual Result<JobRecordFacts> read_attempt(const std::string& cluster, const std::string& job_id,
+                                              std::optional<TimeUs> attempt_time) {
+    (void)attempt_time;
+    return read_job(cluster, job_id);
+  }
   virtual Status write_comment(const std::string& cluster, const std::string& job_id, const std::string& comment) = 0;
 };
 

@@ -19,9 +19,14 @@ Status SlurmdbdAccounting::connect() {
 }
 
 Result<JobRecordFacts> SlurmdbdAccounting::read_job(const std::string& cluster, const std::string& job_id) {
+  return read_attempt(cluster, job_id, std::nullopt);
+}
+
+Result<JobRecordFacts> SlurmdbdAccounting::read_attempt(const std::string& cluster, const std::string& job_id,
+                                                        std::optional<TimeUs> attempt_time) {
   if (auto s = connect(); !s) return s.error();
   // With steps: the application step's layout maps "[rankN]:" lines to their nodes.
-  auto record = connection_->read_job(cluster, job_id, /*with_steps=*/true);
+  auto record = connection_->read_job(cluster, job_id, /*with_steps=*/true, attempt_time);
   if (!record) {
     if (record.error().code != kSlurmdbNotFound) connection_.reset();
     return record.error();
@@ -30,6 +35,7 @@ Result<JobRecordFacts> SlurmdbdAccounting::read_job(const std::string& cluster, 
   out.facts = record->to_job_facts();
   out.comment = record->comment;
   out.final = record->is_final();
+  out.submit = record->submit;
   return out;
 }
 

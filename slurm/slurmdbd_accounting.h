@@ -17,6 +17,8 @@ class SlurmdbdAccounting : public Accounting {
   SlurmdbdAccounting();
   ~SlurmdbdAccounting() override;
   Result<JobRecordFacts> read_job(const std::string& cluster, const std::string& job_id) override;
+  Result<JobRecordFacts> read_attempt(const std::string& cluster, const std::string& job_id,
+                                      std::optional<TimeUs> attempt_time) override;
   Status write_comment(const std::string& cluster, const std::string& job_id, const std::string& comment) override;
 
  private:

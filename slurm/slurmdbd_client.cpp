@@ -107,10 +107,14 @@ struct JobSelection {
   JobSelection& operator=(const JobSelection&) = delete;
 };
 
+// States after which an attempt's row no longer changes. The requeue states name an
+// attempt that ended and was put back in the queue (libslurm names the flag, as sacct
+// -D shows the row): REQUEUED (scontrol requeue, --requeue after a node failure),
+// REQUEUE_HOLD, SPECIAL_EXIT and REQUEUE_FED.
 const std::set<std::string, std::less<>>& terminal_states() {
-  static const std::set<std::string, std::less<>> states = {"COMPLETED", "CANCELLED", "FAILED",
-                                                            "TIMEOUT",   "NODE_FAIL", "PREEMPTED",
-                                                            "BOOT_FAIL", "DEADLINE",  "OUT_OF_MEMORY"};
+  static const std::set<std::string, std::less<>> states = {
+      "COMPLETED", "CANCELLED",     "FAILED",   "TIMEOUT",      "NODE_FAIL",    "PREEMPTED",  "BOOT_FAIL",
+      "DEADLINE",  "OUT_OF_MEMORY", "REQUEUED", "REQUEUE_HOLD", "SPECIAL_EXIT", "REQUEUE_FED"};
   return states;
 }
 
@@ -333,6 +337,19 @@ bool AccountingRecord::is_final() const {
   return nodes.size() == alloc_nodes;
 }
 
+size_t attempt_row(const std::vector<AccountingRecord>& rows, std::optional<TimeUs> ended_by) {
+  auto later = [&](size_t a, size_t b) {  // is row a submitted after row b (ties: the later row)
+    return rows[a].submit.value_or(0) >= rows[b].submit.value_or(0);
+  };
+  std::optional<size_t> newest, newest_started;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (!newest || later(i, *newest)) newest = i;
+    const bool started = rows[i].start && ended_by && *rows[i].start <= *ended_by;
+    if (started && (!newest_started || later(i, *newest_started))) newest_started = i;
+  }
+  return newest_started.value_or(newest.value_or(0));
+}
+
 std::map<int, std::string> step_rank_nodes(const StepRecord& step) {
   std::map<int, std::string> ranks;
   const size_t nodes = step.nodes.size();
@@ -402,13 +419,12 @@ SlurmdbdConnection::~SlurmdbdConnection() {
 }
 
 Result<AccountingRecord> SlurmdbdConnection::read_job(const std::string& cluster, const std::string& job_id,
-                                                      bool with_steps) {
+                                                      bool with_steps, std::optional<TimeUs> ended_by) {
   auto ref = parse_job_ref(job_id);
   if (!ref) return ref.error();
 
   JobSelection selection(cluster, *ref);
-  // DUP: every database row of this job id, so requeued attempts can be counted; the
-  // newest row (latest submit) is the current one.
+  // DUP: every database row of this job id, one per attempt (attempt_row).
   selection.cond.flags = JOBCOND_FLAG_NO_TRUNC | JOBCOND_FLAG_DUP | (with_steps ? 0 : JOBCOND_FLAG_NO_STEP);
 
   errno = 0;
@@ -423,18 +439,26 @@ Result<AccountingRecord> SlurmdbdConnection::read_job(const std::string& cluster
   // A plain id also matches every task of the array with that array job id; keep the
   // job whose own (raw) id it is, as EpilogSlurmctld's SLURM_JOB_ID names it.
   const bool plain_id = !ref->array_task_id && !ref->het_job_offset;
-  const slurmdb_job_rec_t* newest = nullptr;
-  int rows = 0;
+  std::vector<AccountingRecord> rows;
   for_each_item<slurmdb_job_rec_t>(jobs.get(), [&](slurmdb_job_rec_t* job) {
     if (plain_id && job->jobid != ref->job_id) return;
-    ++rows;
-    if (newest == nullptr || job->submit >= newest->submit) newest = job;
+    rows.push_back(to_record(*job, job_id, cluster));
   });
-  if (newest == nullptr) {
+  if (rows.empty()) {
     return Error{kSlurmdbNotFound, "slurmdbd has no record of job " + job_id + " on cluster " + cluster};
   }
-  AccountingRecord record = to_record(*newest, job_id, cluster);
-  record.requeue_count = rows - 1;
+  const size_t chosen = attempt_row(rows, ended_by);
+  const TimeUs chosen_submit = rows[chosen].submit.value_or(0);
+  int earlier = 0;  // the attempt's number: rows submitted before it (ties: in row order)
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const TimeUs submit = rows[i].submit.value_or(0);
+    if (submit < chosen_submit || (submit == chosen_submit && i < chosen)) ++earlier;
+  }
+  // The Comment is read from the newest row, the one slurmdb_job_modify writes.
+  std::string comment = rows[attempt_row(rows, std::nullopt)].comment;
+  AccountingRecord record = std::move(rows[chosen]);
+  record.requeue_count = earlier;
+  record.comment = std::move(comment);
   return record;
 }
 

@@ -86,10 +86,10 @@ struct AccountingRecord {
   std::string user;                // user name (uid as text when slurmdbd could not resolve it)
   uint32_t uid = 0;
   std::string partition;
-  std::string comment;  // Comment (derived_es)
+  std::string comment;  // Comment (derived_es) of the job's newest row, where slurmdbd writes it
   std::string admin_comment;
   std::string system_comment;
-  int requeue_count = 0;           // earlier attempts of the same job id (database rows before this one)
+  int requeue_count = 0;           // the attempt's number: rows of the same job id submitted before this one
   std::string reason;              // why the job ended as it did (Slurm's last state reason), e.g. NonZeroExitCode
   std::optional<uint32_t> requid;  // uid that requested the cancel (slurmdbd's requid); absent when none is
                                    // recorded (Slurm stores -1, read back as INFINITE, or NO_VAL)
@@ -119,6 +119,15 @@ bool is_hostlist(std::string_view text);
 inline constexpr size_t kMaxHostlistNames = 100000;
 std::vector<std::string> expand_hostlist(const std::string& expr);
 
+// Which of a job id's database rows (sacct -D: one per attempt, and one per earlier job
+// that had the id) is the attempt that had ended when the hook ran at `ended_by`: the
+// newest row that had started by then. "Newest" alone is wrong for a requeued job: by
+// the time its EpilogSlurmctld runs, the next attempt's row is already there, pending,
+// and it stays pending until that hook is done. Without a time, or when no row had
+// started by then (cancelled while pending), the newest row. Ties on submit keep the
+// later row. Rows in any order; returns an index into rows (rows must not be empty).
+size_t attempt_row(const std::vector<AccountingRecord>& rows, std::optional<TimeUs> ended_by);
+
 class SlurmdbdConnection {
  public:
   // Connects to the slurmdbd named by slurm.conf (calls slurm_init once per process).
@@ -127,8 +136,11 @@ class SlurmdbdConnection {
   SlurmdbdConnection(const SlurmdbdConnection&) = delete;
   SlurmdbdConnection& operator=(const SlurmdbdConnection&) = delete;
 
-  // The newest record for the job; Error kSlurmdbNotFound when slurmdbd has none.
-  Result<AccountingRecord> read_job(const std::string& cluster, const std::string& job_id, bool with_steps = false);
+  // The record of the job's attempt that had ended by `ended_by` (attempt_row), the newest
+  // without it, with requeue_count set to its number and comment to the newest row's.
+  // Error kSlurmdbNotFound when slurmdbd has none.
+  Result<AccountingRecord> read_job(const std::string& cluster, const std::string& job_id, bool with_steps = false,
+                                    std::optional<TimeUs> ended_by = std::nullopt);
 
   // Replaces the job's Comment with exactly `comment` (case, spaces and punctuation
   // kept; slurmdbd stores TEXT and cuts silently at 65,535 bytes). Error

@@ -150,13 +150,14 @@ nlohmann::json failed_list_report(const std::vector<store::FailedJob>& failed, s
   out["own_jobs_only"] = owner.has_value();
   out["jobs"] = nlohmann::json::array();
   for (const store::FailedJob& job : failed) {
-    if (!cluster.empty() && job.key.first != cluster) continue;
+    if (!cluster.empty() && job.key.cluster != cluster) continue;
     if (owner) {
       auto uid = common::job_owner_uid(job.uid, job.user);
       if (!uid || *uid != *owner) continue;
     }
-    out["jobs"].push_back({{"cluster", job.key.first},
-                           {"job_id", job.key.second},
+    out["jobs"].push_back({{"cluster", job.key.cluster},
+                           {"job_id", job.key.job_id},
+                           {"run", job.key.run},
                            {"failures", job.failures},
                            {"failed", time_or_null(job.failed_us)},
                            {"user", job.user},

@@ -68,11 +68,14 @@ grpc::Status AttributionService::GetVerdict(grpc::ServerContext* context, const 
     return common::to_grpc_status(caller.error());
   }
   std::string cluster = request->cluster().empty() ? default_cluster_ : request->cluster();
-  auto record = store_.lookup({cluster, request->job_id()});
+  auto record = store_.lookup(cluster, request->job_id(),
+                              request->has_run() ? std::optional<int64_t>(request->run()) : std::nullopt);
   if (!record) return common::to_grpc_status(record.error());
   if (!record->has_value())
     return common::to_grpc_status(
-        Error{kVerdictNotFound, "no job " + request->job_id() + " on cluster " + cluster + " in the attrib archive"});
+        Error{kVerdictNotFound, "no job " + request->job_id() +
+                                    (request->has_run() ? " run " + std::to_string(request->run()) : std::string()) +
+                                    " on cluster " + cluster + " in the attrib archive"});
   const store::JobRecord& job = **record;
   // Verdicts name nodes, hardware and other users' evidence: ordinary users see their own.
   // A job whose owner is unknown (no uid from the hook) is for admins only.
@@ -87,6 +90,8 @@ grpc::Status AttributionService::GetVerdict(grpc::ServerContext* context, const 
   }
   response->set_status(job.status);
   response->set_last_error(job.last_error);
+  response->set_run(job.key.run);
+  response->set_runs(job.runs);
   if (job.verdict_json) response->set_verdict_json(*job.verdict_json);
   return grpc::Status::OK;
 }

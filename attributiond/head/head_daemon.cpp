@@ -174,11 +174,11 @@ void HeadDaemon::worker_loop() {
     try {
       pipeline::attribute_once(context, *accounting, *job, wall_clock_us());
     } catch (const std::exception& e) {
-      spdlog::error("job {}: attempt failed with an exception: {}", job->key.second, e.what());
+      spdlog::error("job {}: attempt failed with an exception: {}", job->key.job_id, e.what());
       pipeline::retry_after_failure(context, *job, wall_clock_us(), "exception", e.what());
       accounting = accounting_factory_();  // its connection may be mid-request
     } catch (...) {
-      spdlog::error("job {}: attempt failed with an unknown exception", job->key.second);
+      spdlog::error("job {}: attempt failed with an unknown exception", job->key.job_id);
       pipeline::retry_after_failure(context, *job, wall_clock_us(), "exception", "unknown exception");
       accounting = accounting_factory_();
     }

@@ -25,10 +25,12 @@ HeadMetrics::HeadMetrics(ops::MetricsRegistry& registry)
           "attrib_jobs_duplicate_total",
           "JobEnded reports for jobs already queued (e.g. a second hook); not queued again.", {"hook", "via"})),
       jobs_attributed(registry.counter("attrib_jobs_attributed_total", "Jobs whose verdict was made and archived.")),
-      jobs_not_attributed(registry.counter("attrib_jobs_not_attributed_total",
-                                           "Jobs recorded without a verdict, by reason (opt_out: the user's "
-                                           "--attrib=off, honoured because head.allow_opt_out is set).",
-                                           {"reason"})),
+      jobs_not_attributed(
+          registry.counter("attrib_jobs_not_attributed_total",
+                           "Jobs recorded without a verdict, by reason (opt_out: the user's "
+                           "--attrib=off, honoured because head.allow_opt_out is set; same_attempt: a second report "
+                           "of an attempt already attributed, folded into its run).",
+                           {"reason"})),
       attribution_failures(registry.counter(
           "attrib_attribution_failures_total",
           "Attribution steps that failed with an error, by step (scope: reading the accounting record; archive: "

@@ -20,7 +20,7 @@ constexpr TimeUs kSecond = 1000000;
 
 Outcome reschedule(store::JobStore& store, const store::QueuedJob& job, TimeUs next, const std::string& why) {
   if (auto s = store.reschedule(job.key, next, why); !s)
-    spdlog::error("job {}: cannot reschedule: {}", job.key.second, s.error().message);
+    spdlog::error("job {}: cannot reschedule: {}", job.key.job_id, s.error().message);
   return Outcome::Rescheduled;
 }
 
@@ -89,11 +89,11 @@ Outcome retry_after_failure(const AttributionContext& context, const store::Queu
   if (context.metrics != nullptr) context.metrics->attribution_failures.labels({step}).inc();
   auto dead = context.store.record_failure(job.key, now, std::string(step) + ": " + why, retry_policy(context.config));
   if (!dead) {
-    spdlog::error("job {}: cannot record the failure ({}): {}", job.key.second, why, dead.error().message);
+    spdlog::error("job {}: cannot record the failure ({}): {}", job.key.job_id, why, dead.error().message);
     return Outcome::Rescheduled;
   }
   if (*dead) {
-    spdlog::error("job {}: given up after {} failed attempts, last at {}: {}", job.key.second,
+    spdlog::error("job {}: given up after {} failed attempts, last at {}: {}", job.key.job_id,
                   context.config.max_failures, step, why);
     if (context.metrics != nullptr) context.metrics->jobs_dead_lettered.labels({step}).inc();
     return Outcome::Done;
@@ -107,12 +107,12 @@ namespace {
 // Writes the verdict's segment into the job's Comment, keeping the user's text, and reads
 // it back: slurmdbd answers success for modifications it did not store in some cases.
 Status write_and_verify_comment(slurm::Accounting& accounting, const store::JobKey& key, const std::string& segment) {
-  auto before = accounting.read_job(key.first, key.second);
+  auto before = accounting.read_job(key.cluster, key.job_id);
   if (!before) return before.error();
   std::string merged = merge_comment(before->comment, segment);
   if (merged == before->comment) return ok_status();  // written by an earlier attempt
-  if (auto s = accounting.write_comment(key.first, key.second, merged); !s) return s;
-  auto after = accounting.read_job(key.first, key.second);
+  if (auto s = accounting.write_comment(key.cluster, key.job_id, merged); !s) return s;
+  auto after = accounting.read_job(key.cluster, key.job_id);
   if (!after) return after.error();
   if (after->comment != merged)
     return Error{kCommentVerify, "slurmdbd kept '" + after->comment + "' instead of the verdict comment"};
@@ -226,7 +226,8 @@ Verdict attribute_window(const AttributionContext& context, const JobFacts& fact
                                        .node = node,
                                        .window_start = window_start,
                                        .window_end = window_end,
-                                       .cluster = facts.cluster};
+                                       .cluster = facts.cluster,
+                                       .attempt_end = end};
     if (batch_host) {
       request.ranks = facts.ranks;
       request.output_paths = output_paths;
@@ -251,7 +252,8 @@ static bool user_opted_out(const v1::JobEnded& hook) {
 
 Outcome attribute_once(const AttributionContext& context, slurm::Accounting& accounting, const store::QueuedJob& job,
                        TimeUs now) {
-  const auto& [cluster, job_id] = job.key;
+  const std::string& cluster = job.key.cluster;
+  const std::string& job_id = job.key.job_id;
   ops::LogScope log_scope(job_id);
   if (!job.verdict_json && context.config.allow_opt_out && user_opted_out(job.request)) {
     // Kept in the archive (never silently lost), but neither attributed nor commented.
@@ -267,7 +269,16 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
     segment = json_string_or(nlohmann::json::parse(*job.verdict_json), "comment");
   } else {
     std::optional<slurm::JobRecordFacts> record;
-    const ScopeStep step = scope_step(context.config, accounting.read_job(cluster, job_id), job.received, now);
+    // The attempt this run reports (a requeued job's newest row is the next one, pending),
+    // found by its start when a hook knew it (jobcomp/script), else by when the hook ran.
+    // slurmdbd keeps whole seconds: when the next attempt starts within the second its
+    // predecessor's EpilogSlurmctld runs, only the start tells them apart.
+    const TimeUs attempt_time =
+        job.request.start_time_us() > 0 ? job.request.start_time_us() : job.request.hook_time_us();
+    const ScopeStep step = scope_step(
+        context.config,
+        accounting.read_attempt(cluster, job_id, attempt_time > 0 ? std::optional<TimeUs>(attempt_time) : std::nullopt),
+        job.received, now);
     switch (step.kind) {
       case ScopeStep::Use:
         record = step.record;
@@ -283,11 +294,27 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
         record = step.record;
         break;
     }
+    // A second report of an attempt another run was judged on (a second hook after the
+    // first was attributed, a spool sent again after the first copy arrived): folded into
+    // that run, never attributed twice.
+    if (record && record->submit) {
+      auto same = context.store.same_attempt(job.key, *record->submit);
+      if (!same) return retry_after_failure(context, job, now, "archive", same.error().message);
+      if (*same) {
+        if (auto s = context.store.drop_second_report(job.key); !s)
+          return retry_after_failure(context, job, now, "archive", s.error().message);
+        spdlog::info("job {}: a second report of the attempt judged as run {}, not attributed again", job_id, **same);
+        if (context.metrics != nullptr) context.metrics->jobs_not_attributed.labels({"same_attempt"}).inc();
+        return Outcome::Done;
+      }
+    }
     JobFacts facts =
         merge_facts(job.request, record, slurm::expand_hostlist(job.request.node_list()), context.default_cluster);
     Verdict verdict = attribute_window(context, facts, job.request.hook_time_us() ? job.request.hook_time_us() : now,
                                        output_paths_of(job.request, facts.nodes.empty() ? "" : facts.nodes.front()));
-    if (auto s = context.store.archive(job.key, verdict, rules::events_of_verdict(verdict), now); !s)
+    if (auto s = context.store.archive(job.key, verdict, rules::events_of_verdict(verdict), now,
+                                       record ? record->submit : std::nullopt);
+        !s)
       return retry_after_failure(context, job, now, "archive", s.error().message);
     spdlog::info("job {}: {} ({})", job_id, verdict.domain, verdict.comment);
     if (context.metrics != nullptr) {

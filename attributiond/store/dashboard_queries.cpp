@@ -21,11 +21,13 @@ namespace {
   "json_extract(j.verdict_json, '$.recommended_action'), json_extract(j.verdict_json, '$.comment'), "     \
   "json_extract(j.verdict_json, '$.exit_code'), json_extract(j.verdict_json, '$.nodes'), "                \
   "json_extract(j.verdict_json, '$.affected_nodes') "
-#define ATTRIB_ARCHIVE " FROM jobs j LEFT JOIN history h ON h.cluster = j.cluster AND h.job_id = j.job_id "
+#define ATTRIB_ARCHIVE \
+  " FROM jobs j LEFT JOIN history h ON h.cluster = j.cluster AND h.job_id = j.job_id AND h.run = j.run "
 
 constexpr const char* kSelectJob =
     ATTRIB_SUMMARY_COLUMNS ", j.verdict_json, j.request" ATTRIB_ARCHIVE
-                           "WHERE j.verdict_json IS NOT NULL AND j.cluster = ?1 AND j.job_id = ?2";
+                           "WHERE j.verdict_json IS NOT NULL AND j.cluster = ?1 AND j.job_id = ?2 "
+                           "ORDER BY j.run DESC LIMIT 1";  // a job id's newest attributed run
 
 // The filters of both listings: ?1 domain, ?2 state, ?3 node, ?4 since, ?5 until (unless
 // `until` is false: a later page's key bounds it instead), ?6 user name, ?7 uid (-1: none),

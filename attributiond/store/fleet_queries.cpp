@@ -43,10 +43,10 @@ Result<std::vector<BlameRow>> node_history(Database& db, const std::string& node
   return read_blame(stmt);
 }
 
-Result<std::optional<BlameRow>> job_blame(Database& db, const std::pair<std::string, std::string>& key) {
+Result<std::optional<BlameRow>> job_blame(Database& db, const JobKey& key) {
   auto stmt = db.prepare(std::string("SELECT ") + kBlameColumns +
-                         " FROM history WHERE cluster = ? AND job_id = ? AND node != ''");
-  stmt.bind(1, key.first).bind(2, key.second);
+                         " FROM history WHERE cluster = ? AND job_id = ? AND run = ? AND node != ''");
+  stmt.bind(1, key.cluster).bind(2, key.job_id).bind(3, key.run);
   auto rows = read_blame(stmt);
   if (!rows) return rows.error();
   if (rows->empty()) return std::optional<BlameRow>();

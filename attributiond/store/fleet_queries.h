@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "attributiond/store/job_key.h"
 #include "attributiond/store/page.h"
 #include "attributiond/store/sqlite.h"
 #include "core/result.h"
@@ -74,7 +75,7 @@ struct RemediationRecord {
 Result<std::vector<BlameRow>> node_history(Database& db, const std::string& node, TimeUs since_us,
                                            const std::string& cluster, size_t limit);
 // The row of one job (cluster, job_id) when its verdict blamed a node; none otherwise.
-Result<std::optional<BlameRow>> job_blame(Database& db, const std::pair<std::string, std::string>& key);
+Result<std::optional<BlameRow>> job_blame(Database& db, const JobKey& key);
 // The same for every node, oldest first.
 Result<std::vector<BlameRow>> blame_since(Database& db, TimeUs since_us);
 

@@ -117,6 +117,112 @@ CREATE INDEX history_domain ON history (domain, time_us, cluster, job_id);
 CREATE INDEX jobs_archived ON jobs (received_us, cluster, job_id) WHERE verdict_json IS NOT NULL;
 CREATE INDEX jobs_owner ON jobs (owner_uid, received_us, cluster, job_id) WHERE verdict_json IS NOT NULL;
 )sql",
+    // 5: one row per job attempt (docs/admin-guide.md, "Attempts"). A job id reported
+    // again after its first report was attributed (a requeued job's next attempt, a reused
+    // id) is a new run of the id: run is part of every key. attempt_submit_us is the
+    // submit time of the accounting row the run was judged on (slurm::attempt_row), so a
+    // second report of the same attempt (another hook, a re-sent spool) is recognised as
+    // one. hooks lists the hook kinds whose reports a queued run holds (",1,2,"): a second
+    // report of a kind it already has, made at another time, is a later attempt's.
+    // SQLite cannot change a primary key: the tables are rebuilt, rows copied as run 0.
+    R"sql(
+ALTER TABLE history RENAME TO history_v4;
+ALTER TABLE coverage RENAME TO coverage_v4;
+ALTER TABLE events RENAME TO events_v4;
+ALTER TABLE jobs RENAME TO jobs_v4;
+CREATE TABLE jobs (
+  cluster           TEXT NOT NULL,
+  job_id            TEXT NOT NULL,
+  run               INTEGER NOT NULL DEFAULT 0,
+  status            TEXT NOT NULL CHECK (status IN ('queued', 'archived', 'done')),
+  request           BLOB NOT NULL,
+  received_us       INTEGER NOT NULL,
+  attempts          INTEGER NOT NULL DEFAULT 0,
+  next_attempt_us   INTEGER NOT NULL DEFAULT 0,
+  last_error        TEXT NOT NULL DEFAULT '',
+  verdict_json      TEXT,
+  domain            TEXT,
+  archived_us       INTEGER,
+  done_us           INTEGER,
+  failures          INTEGER NOT NULL DEFAULT 0,
+  failed_us         INTEGER,
+  owner_uid         INTEGER,
+  attempt_submit_us INTEGER,
+  hooks             TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY (cluster, job_id, run)
+);
+INSERT INTO jobs (cluster, job_id, run, status, request, received_us, attempts, next_attempt_us, last_error,
+                  verdict_json, domain, archived_us, done_us, failures, failed_us, owner_uid)
+  SELECT cluster, job_id, 0, status, request, received_us, attempts, next_attempt_us, last_error, verdict_json,
+         domain, archived_us, done_us, failures, failed_us, owner_uid FROM jobs_v4;
+CREATE TABLE events (
+  cluster   TEXT NOT NULL,
+  job_id    TEXT NOT NULL,
+  run       INTEGER NOT NULL DEFAULT 0,
+  event_id  TEXT NOT NULL,
+  kind      TEXT NOT NULL,
+  rule      TEXT NOT NULL,
+  node      TEXT NOT NULL,
+  source    TEXT NOT NULL,
+  time_us   INTEGER,
+  seq       INTEGER NOT NULL,
+  trusted   INTEGER NOT NULL,
+  line      TEXT NOT NULL,
+  fields    TEXT NOT NULL,
+  count     INTEGER NOT NULL,
+  PRIMARY KEY (cluster, job_id, run, event_id),
+  FOREIGN KEY (cluster, job_id, run) REFERENCES jobs (cluster, job_id, run)
+);
+INSERT INTO events SELECT cluster, job_id, 0, event_id, kind, rule, node, source, time_us, seq, trusted, line,
+                          fields, count FROM events_v4;
+CREATE TABLE coverage (
+  cluster  TEXT NOT NULL,
+  job_id   TEXT NOT NULL,
+  run      INTEGER NOT NULL DEFAULT 0,
+  node     TEXT NOT NULL,
+  source   TEXT NOT NULL,
+  status   TEXT NOT NULL,
+  lines    INTEGER NOT NULL,
+  events   INTEGER NOT NULL,
+  detail   TEXT NOT NULL,
+  PRIMARY KEY (cluster, job_id, run, node, source),
+  FOREIGN KEY (cluster, job_id, run) REFERENCES jobs (cluster, job_id, run)
+);
+INSERT INTO coverage SELECT cluster, job_id, 0, node, source, status, lines, events, detail FROM coverage_v4;
+CREATE TABLE history (
+  cluster         TEXT NOT NULL,
+  job_id          TEXT NOT NULL,
+  run             INTEGER NOT NULL DEFAULT 0,
+  time_us         INTEGER NOT NULL,
+  user_name       TEXT NOT NULL,
+  uid             INTEGER NOT NULL,
+  state           TEXT NOT NULL,
+  domain          TEXT NOT NULL,
+  rule            TEXT NOT NULL,
+  action          TEXT NOT NULL,
+  node            TEXT NOT NULL,
+  gpu             TEXT NOT NULL,
+  affected_nodes  TEXT NOT NULL,
+  trusted         INTEGER NOT NULL,
+  owner_uid       INTEGER,
+  PRIMARY KEY (cluster, job_id, run),
+  FOREIGN KEY (cluster, job_id, run) REFERENCES jobs (cluster, job_id, run)
+);
+INSERT INTO history SELECT cluster, job_id, 0, time_us, user_name, uid, state, domain, rule, action, node, gpu,
+                           affected_nodes, trusted, owner_uid FROM history_v4;
+DROP TABLE history_v4;
+DROP TABLE coverage_v4;
+DROP TABLE events_v4;
+DROP TABLE jobs_v4;
+CREATE INDEX jobs_due ON jobs (status, next_attempt_us, received_us);
+CREATE INDEX jobs_archived ON jobs (received_us, cluster, job_id) WHERE verdict_json IS NOT NULL;
+CREATE INDEX jobs_owner ON jobs (owner_uid, received_us, cluster, job_id) WHERE verdict_json IS NOT NULL;
+CREATE INDEX history_node ON history (node, time_us);
+CREATE INDEX history_time ON history (time_us);
+CREATE INDEX history_owner ON history (owner_uid, time_us, cluster, job_id, domain);
+CREATE INDEX history_failures ON history (time_us, cluster, job_id) WHERE domain != 'NONE';
+CREATE INDEX history_domain ON history (domain, time_us, cluster, job_id);
+)sql",
 };
 
 Error db_error(const store::Statement& stmt) { return Error{kDbStep, stmt.error()}; }
@@ -165,22 +271,23 @@ Status insert_history(store::Database& db, const JobKey& key, const Verdict& ver
   std::string affected;
   for (const std::string& n : verdict.affected_nodes) affected += (affected.empty() ? "" : ",") + n;
   auto ins = db.prepare(
-      "INSERT OR IGNORE INTO history (cluster, job_id, time_us, user_name, uid, state, domain, rule, action, node, "
-      "gpu, affected_nodes, trusted, owner_uid) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  ins.bind(1, key.first)
-      .bind(2, key.second)
-      .bind(3, time)
-      .bind(4, request.user())
-      .bind(5, static_cast<int64_t>(request.uid()))
-      .bind(6, verdict.terminal_state)
-      .bind(7, verdict.domain)
-      .bind(8, rule)
-      .bind(9, verdict.recommended_action)
-      .bind(10, node)
-      .bind(11, gpu)
-      .bind(12, affected)
-      .bind(13, int64_t{trusted});
-  bind_owner(ins, 14, request);
+      "INSERT OR IGNORE INTO history (cluster, job_id, run, time_us, user_name, uid, state, domain, rule, action, "
+      "node, gpu, affected_nodes, trusted, owner_uid) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  ins.bind(1, key.cluster)
+      .bind(2, key.job_id)
+      .bind(3, key.run)
+      .bind(4, time)
+      .bind(5, request.user())
+      .bind(6, static_cast<int64_t>(request.uid()))
+      .bind(7, verdict.terminal_state)
+      .bind(8, verdict.domain)
+      .bind(9, rule)
+      .bind(10, verdict.recommended_action)
+      .bind(11, node)
+      .bind(12, gpu)
+      .bind(13, affected)
+      .bind(14, int64_t{trusted});
+  bind_owner(ins, 15, request);
   return ins.run();
 }
 
@@ -188,19 +295,19 @@ Status insert_history(store::Database& db, const JobKey& key, const Verdict& ver
 Status backfill_history(store::Database& db) {
   store::Transaction tx(db);
   auto missing = db.prepare(
-      "SELECT j.cluster, j.job_id, j.request, j.verdict_json, COALESCE(j.archived_us, j.received_us) FROM jobs j "
-      "LEFT JOIN history h ON h.cluster = j.cluster AND h.job_id = j.job_id "
+      "SELECT j.cluster, j.job_id, j.run, j.request, j.verdict_json, COALESCE(j.archived_us, j.received_us) "
+      "FROM jobs j LEFT JOIN history h ON h.cluster = j.cluster AND h.job_id = j.job_id AND h.run = j.run "
       "WHERE j.verdict_json IS NOT NULL AND h.job_id IS NULL");
   int64_t added = 0;
   while (missing.step()) {
     v1::JobEnded request;
-    request.ParseFromString(missing.text_at(2));  // a corrupt request only loses user and time
-    auto json = nlohmann::json::parse(missing.text_at(3), nullptr, false);
+    request.ParseFromString(missing.text_at(3));  // a corrupt request only loses user and time
+    auto json = nlohmann::json::parse(missing.text_at(4), nullptr, false);
     if (json.is_discarded()) continue;
     auto verdict = verdict_from_json(json);
     if (!verdict) continue;  // unreadable verdicts stay out of the history, not out of the archive
-    if (auto s = insert_history(db, {missing.text_at(0), missing.text_at(1)}, *verdict, request, missing.int_at(4)); !s)
-      return s;
+    const JobKey key{missing.text_at(0), missing.text_at(1), missing.int_at(2)};
+    if (auto s = insert_history(db, key, *verdict, request, missing.int_at(5)); !s) return s;
     ++added;
   }
   if (!missing.error().empty()) return db_error(missing);
@@ -230,7 +337,7 @@ Status backfill_owners(store::Database& db) {
   }
   if (auto s =
           db.exec("UPDATE jobs SET owner_uid = (SELECT h.owner_uid FROM history h WHERE h.cluster = jobs.cluster AND "
-                  "h.job_id = jobs.job_id) WHERE owner_uid IS NULL AND verdict_json IS NOT NULL");
+                  "h.job_id = jobs.job_id AND h.run = jobs.run) WHERE owner_uid IS NULL AND verdict_json IS NOT NULL");
       !s)
     return s;
   return tx.commit();
@@ -253,32 +360,53 @@ Result<std::unique_ptr<JobStore>> JobStore::open(const std::string& path) {
 Result<bool> JobStore::enqueue(const v1::JobEnded& request, const std::string& cluster, TimeUs now) {
   std::string bytes;
   if (!request.SerializeToString(&bytes)) return Error{kQueueEncode, "cannot encode JobEnded"};
+  const std::string hook = "," + std::to_string(static_cast<int>(request.hook())) + ",";
   std::lock_guard lock(mutex_);
+  store::Transaction tx(db_);
+  // A run of this id still waiting for its verdict. EpilogSlurmctld and jobcomp/script
+  // both report a job, each with what only it knows (SPANK options; the state): a report
+  // of a kind the run lacks, or the same report again (a retry, a spool sent twice: same
+  // hook time), fills what the stored one lacks: the stored fields win. A report of a
+  // kind the run has, made at another time, is a later attempt's (a requeued job that ran
+  // again before the first attempt was judged): a run of its own.
+  auto waiting = db_.prepare(
+      "SELECT run, request, hooks FROM jobs WHERE cluster = ? AND job_id = ? AND status = 'queued' AND "
+      "verdict_json IS NULL AND failed_us IS NULL ORDER BY run DESC LIMIT 1");
+  waiting.bind(1, cluster).bind(2, request.job_id());
+  if (waiting.step()) {
+    const int64_t run = waiting.int_at(0);
+    const std::string hooks = waiting.text_at(2);
+    v1::JobEnded previous;
+    const bool readable = previous.ParseFromString(waiting.text_at(1));
+    const bool later_attempt =
+        readable && hooks.find(hook) != std::string::npos && previous.hook_time_us() != request.hook_time_us();
+    if (!later_attempt) {
+      if (!readable) return false;
+      v1::JobEnded merged = request;
+      merged.MergeFrom(previous);
+      std::string merged_bytes;
+      if (!merged.SerializeToString(&merged_bytes)) return false;
+      const std::string merged_hooks =
+          hooks.find(hook) == std::string::npos ? (hooks.empty() ? hook : hooks + hook.substr(1)) : hooks;
+      if (merged_bytes == waiting.text_at(1) && merged_hooks == hooks) return false;
+      auto update = db_.prepare("UPDATE jobs SET request = ?, hooks = ? WHERE cluster = ? AND job_id = ? AND run = ?");
+      update.bind_blob(1, merged_bytes).bind(2, merged_hooks).bind(3, cluster).bind(4, request.job_id()).bind(5, run);
+      if (auto s = update.run(); !s) return s.error();
+      if (auto s = tx.commit(); !s) return s.error();
+      return false;
+    }
+  } else if (!waiting.error().empty()) {
+    return db_error(waiting);
+  }
+  // A new run, after the id's newest.
   auto stmt = db_.prepare(
-      "INSERT OR IGNORE INTO jobs (cluster, job_id, status, request, received_us, next_attempt_us) "
-      "VALUES (?, ?, 'queued', ?, ?, ?)");
-  stmt.bind(1, cluster).bind(2, request.job_id()).bind_blob(3, bytes).bind(4, now).bind(5, now);
+      "INSERT INTO jobs (cluster, job_id, run, status, request, received_us, next_attempt_us, hooks) "
+      "VALUES (?1, ?2, (SELECT COALESCE(MAX(run) + 1, 0) FROM jobs WHERE cluster = ?1 AND job_id = ?2), "
+      "'queued', ?3, ?4, ?5, ?6)");
+  stmt.bind(1, cluster).bind(2, request.job_id()).bind_blob(3, bytes).bind(4, now).bind(5, now).bind(6, hook);
   if (auto s = stmt.run(); !s) return s.error();
-  auto changes = db_.prepare("SELECT changes()");
-  if (!changes.step()) return db_error(changes);
-  if (changes.int_at(0) > 0) return true;
-
-  // Known already: EpilogSlurmctld and jobcomp/script both report a job, each with what
-  // only it knows (SPANK options; the state). Fill what the stored report lacks, while
-  // the job is still queued: the stored fields win, the newcomer's fill the gaps.
-  auto stored = db_.prepare("SELECT request FROM jobs WHERE cluster = ? AND job_id = ? AND status = 'queued'");
-  stored.bind(1, cluster).bind(2, request.job_id());
-  if (!stored.step()) return false;
-  v1::JobEnded merged = request;
-  v1::JobEnded previous;
-  if (!previous.ParseFromString(stored.text_at(0))) return false;
-  merged.MergeFrom(previous);
-  std::string merged_bytes;
-  if (!merged.SerializeToString(&merged_bytes) || merged_bytes == stored.text_at(0)) return false;
-  auto update = db_.prepare("UPDATE jobs SET request = ? WHERE cluster = ? AND job_id = ? AND status = 'queued'");
-  update.bind_blob(1, merged_bytes).bind(2, cluster).bind(3, request.job_id());
-  if (auto s = update.run(); !s) return s.error();
-  return false;
+  if (auto s = tx.commit(); !s) return s.error();
+  return true;
 }
 
 Result<std::optional<QueuedJob>> JobStore::next_due(TimeUs now, const std::set<JobKey>& busy) {
@@ -287,31 +415,32 @@ Result<std::optional<QueuedJob>> JobStore::next_due(TimeUs now, const std::set<J
   std::optional<QueuedJob> due;
   {
     auto stmt = db_.prepare(
-        "SELECT cluster, job_id, request, attempts, received_us, verdict_json FROM jobs "
+        "SELECT cluster, job_id, run, request, attempts, received_us, verdict_json FROM jobs "
         "WHERE status IN ('queued', 'archived') AND failed_us IS NULL AND next_attempt_us <= ? "
-        "ORDER BY next_attempt_us, received_us, job_id");
+        "ORDER BY next_attempt_us, received_us, job_id, run");
     stmt.bind(1, now);
     while (!due && stmt.step()) {
-      JobKey key{stmt.text_at(0), stmt.text_at(1)};
+      JobKey key{stmt.text_at(0), stmt.text_at(1), stmt.int_at(2)};
       if (busy.count(key) != 0) continue;
       QueuedJob job;
       job.key = key;
       // One row that cannot be decoded must not stop the queue: it is dead-lettered below.
-      if (!job.request.ParseFromString(stmt.text_at(2))) {
+      if (!job.request.ParseFromString(stmt.text_at(3))) {
         corrupt.push_back(std::move(key));
         continue;
       }
-      job.attempts = static_cast<int>(stmt.int_at(3));
-      job.received = stmt.int_at(4);
-      if (!stmt.is_null(5)) job.verdict_json = stmt.text_at(5);
+      job.attempts = static_cast<int>(stmt.int_at(4));
+      job.received = stmt.int_at(5);
+      if (!stmt.is_null(6)) job.verdict_json = stmt.text_at(6);
       due = std::move(job);
     }
     if (!due && !stmt.error().empty()) return db_error(stmt);
   }
   for (const JobKey& key : corrupt) {
-    auto dead = db_.prepare("UPDATE jobs SET failed_us = ?, last_error = ? WHERE cluster = ? AND job_id = ?");
+    auto dead =
+        db_.prepare("UPDATE jobs SET failed_us = ?, last_error = ? WHERE cluster = ? AND job_id = ? AND run = ?");
     dead.bind(1, now).bind(2, std::string(kQueueDecode) + ": the stored request cannot be decoded");
-    dead.bind(3, key.first).bind(4, key.second);
+    dead.bind(3, key.cluster).bind(4, key.job_id).bind(5, key.run);
     if (auto s = dead.run(); !s) return s.error();
   }
   return due;
@@ -320,8 +449,8 @@ Result<std::optional<QueuedJob>> JobStore::next_due(TimeUs now, const std::set<J
 Result<bool> JobStore::record_failure(const JobKey& key, TimeUs now, const std::string& error,
                                       const RetryPolicy& policy) {
   std::lock_guard lock(mutex_);
-  auto read = db_.prepare("SELECT failures FROM jobs WHERE cluster = ? AND job_id = ?");
-  read.bind(1, key.first).bind(2, key.second);
+  auto read = db_.prepare("SELECT failures FROM jobs WHERE cluster = ? AND job_id = ? AND run = ?");
+  read.bind(1, key.cluster).bind(2, key.job_id).bind(3, key.run);
   if (!read.step()) return read.error().empty() ? Result<bool>(false) : Result<bool>(db_error(read));
   const int64_t failures = read.int_at(0) + 1;
   const bool dead = failures >= policy.max_failures;
@@ -330,13 +459,13 @@ Result<bool> JobStore::record_failure(const JobKey& key, TimeUs now, const std::
   if (failures - 1 < 40) delay = std::min(policy.max_backoff_us, policy.backoff_us << (failures - 1));
   auto update = db_.prepare(
       "UPDATE jobs SET attempts = attempts + 1, failures = ?, next_attempt_us = ?, last_error = ?, failed_us = ? "
-      "WHERE cluster = ? AND job_id = ?");
+      "WHERE cluster = ? AND job_id = ? AND run = ?");
   update.bind(1, failures).bind(2, now + delay).bind(3, error);
   if (dead)
     update.bind(4, now);
   else
     update.bind_null(4);
-  update.bind(5, key.first).bind(6, key.second);
+  update.bind(5, key.cluster).bind(6, key.job_id).bind(7, key.run);
   if (auto s = update.run(); !s) return s.error();
   return dead;
 }
@@ -344,14 +473,18 @@ Result<bool> JobStore::record_failure(const JobKey& key, TimeUs now, const std::
 Result<std::vector<FailedJob>> JobStore::failed_jobs(size_t limit) {
   std::lock_guard lock(read_mutex_);
   auto stmt = read_db_.prepare(
-      "SELECT cluster, job_id, failures, failed_us, last_error, request FROM jobs WHERE failed_us IS NOT NULL "
-      "ORDER BY failed_us DESC, job_id LIMIT ?");
+      "SELECT cluster, job_id, run, failures, failed_us, last_error, request FROM jobs WHERE failed_us IS NOT NULL "
+      "ORDER BY failed_us DESC, job_id, run LIMIT ?");
   stmt.bind(1, static_cast<int64_t>(limit));
   std::vector<FailedJob> out;
   while (stmt.step()) {
-    FailedJob job{
-        {stmt.text_at(0), stmt.text_at(1)}, static_cast<int>(stmt.int_at(2)), stmt.int_at(3), stmt.text_at(4), 0, ""};
-    if (v1::JobEnded request; request.ParseFromString(stmt.text_at(5))) {
+    FailedJob job{{stmt.text_at(0), stmt.text_at(1), stmt.int_at(2)},
+                  static_cast<int>(stmt.int_at(3)),
+                  stmt.int_at(4),
+                  stmt.text_at(5),
+                  0,
+                  ""};
+    if (v1::JobEnded request; request.ParseFromString(stmt.text_at(6))) {
       job.uid = request.uid();
       job.user = request.user();
     }
@@ -365,71 +498,75 @@ Status JobStore::reschedule(const JobKey& key, TimeUs next_attempt, const std::s
   std::lock_guard lock(mutex_);
   auto stmt = db_.prepare(
       "UPDATE jobs SET attempts = attempts + 1, next_attempt_us = ?, last_error = ? "
-      "WHERE cluster = ? AND job_id = ?");
-  stmt.bind(1, next_attempt).bind(2, error).bind(3, key.first).bind(4, key.second);
+      "WHERE cluster = ? AND job_id = ? AND run = ?");
+  stmt.bind(1, next_attempt).bind(2, error).bind(3, key.cluster).bind(4, key.job_id).bind(5, key.run);
   return stmt.run();
 }
 
-Status JobStore::archive(const JobKey& key, const Verdict& verdict, const std::vector<Event>& events, TimeUs now) {
+Status JobStore::archive(const JobKey& key, const Verdict& verdict, const std::vector<Event>& events, TimeUs now,
+                         std::optional<TimeUs> attempt_submit) {
   std::lock_guard lock(mutex_);
   store::Transaction tx(db_);
   auto update = db_.prepare(
-      "UPDATE jobs SET status = 'archived', verdict_json = ?, domain = ?, archived_us = ?, last_error = '' "
-      "WHERE cluster = ? AND job_id = ? AND verdict_json IS NULL");
-  update.bind(1, json_text(to_json(verdict)))
-      .bind(2, verdict.domain)
-      .bind(3, now)
-      .bind(4, key.first)
-      .bind(5, key.second);
+      "UPDATE jobs SET status = 'archived', verdict_json = ?, domain = ?, archived_us = ?, last_error = '', "
+      "attempt_submit_us = ? WHERE cluster = ? AND job_id = ? AND run = ? AND verdict_json IS NULL");
+  update.bind(1, json_text(to_json(verdict))).bind(2, verdict.domain).bind(3, now);
+  if (attempt_submit)
+    update.bind(4, *attempt_submit);
+  else
+    update.bind_null(4);
+  update.bind(5, key.cluster).bind(6, key.job_id).bind(7, key.run);
   if (auto s = update.run(); !s) return s;
   auto changes = db_.prepare("SELECT changes()");
   if (!changes.step() || changes.int_at(0) == 0) return ok_status();  // archived before: keep the first
 
   // The fleet history row and the listings' owner, from what the stored request holds.
   v1::JobEnded request;
-  auto stored = db_.prepare("SELECT request FROM jobs WHERE cluster = ? AND job_id = ?");
-  stored.bind(1, key.first).bind(2, key.second);
+  auto stored = db_.prepare("SELECT request FROM jobs WHERE cluster = ? AND job_id = ? AND run = ?");
+  stored.bind(1, key.cluster).bind(2, key.job_id).bind(3, key.run);
   if (stored.step()) request.ParseFromString(stored.text_at(0));
-  auto owner = db_.prepare("UPDATE jobs SET owner_uid = ? WHERE cluster = ? AND job_id = ?");
+  auto owner = db_.prepare("UPDATE jobs SET owner_uid = ? WHERE cluster = ? AND job_id = ? AND run = ?");
   bind_owner(owner, 1, request);
-  owner.bind(2, key.first).bind(3, key.second);
+  owner.bind(2, key.cluster).bind(3, key.job_id).bind(4, key.run);
   if (auto s = owner.run(); !s) return s;
   if (auto s = insert_history(db_, key, verdict, request, now); !s) return s;
 
   for (const Event& e : events) {
     auto ins = db_.prepare(
-        "INSERT INTO events (cluster, job_id, event_id, kind, rule, node, source, time_us, seq, trusted, "
-        "line, fields, count) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    ins.bind(1, key.first)
-        .bind(2, key.second)
-        .bind(3, e.id)
-        .bind(4, e.kind)
-        .bind(5, e.rule)
-        .bind(6, e.node)
-        .bind(7, e.source);
+        "INSERT INTO events (cluster, job_id, run, event_id, kind, rule, node, source, time_us, seq, trusted, "
+        "line, fields, count) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    ins.bind(1, key.cluster)
+        .bind(2, key.job_id)
+        .bind(3, key.run)
+        .bind(4, e.id)
+        .bind(5, e.kind)
+        .bind(6, e.rule)
+        .bind(7, e.node)
+        .bind(8, e.source);
     if (e.time)
-      ins.bind(8, *e.time);
+      ins.bind(9, *e.time);
     else
-      ins.bind_null(8);
-    ins.bind(9, static_cast<int64_t>(e.seq))
-        .bind(10, int64_t{e.trusted})
-        .bind(11, e.line)
-        .bind(12, json_text(e.fields))
-        .bind(13, static_cast<int64_t>(e.count));
+      ins.bind_null(9);
+    ins.bind(10, static_cast<int64_t>(e.seq))
+        .bind(11, int64_t{e.trusted})
+        .bind(12, e.line)
+        .bind(13, json_text(e.fields))
+        .bind(14, static_cast<int64_t>(e.count));
     if (auto s = ins.run(); !s) return s;
   }
   for (const Coverage& c : verdict.coverage) {
     auto ins = db_.prepare(
-        "INSERT OR REPLACE INTO coverage (cluster, job_id, node, source, status, lines, events, detail) "
-        "VALUES (?,?,?,?,?,?,?,?)");
-    ins.bind(1, key.first)
-        .bind(2, key.second)
-        .bind(3, c.node)
-        .bind(4, c.source)
-        .bind(5, to_string(c.status))
-        .bind(6, static_cast<int64_t>(c.lines))
-        .bind(7, static_cast<int64_t>(c.events))
-        .bind(8, c.detail);
+        "INSERT OR REPLACE INTO coverage (cluster, job_id, run, node, source, status, lines, events, detail) "
+        "VALUES (?,?,?,?,?,?,?,?,?)");
+    ins.bind(1, key.cluster)
+        .bind(2, key.job_id)
+        .bind(3, key.run)
+        .bind(4, c.node)
+        .bind(5, c.source)
+        .bind(6, to_string(c.status))
+        .bind(7, static_cast<int64_t>(c.lines))
+        .bind(8, static_cast<int64_t>(c.events))
+        .bind(9, c.detail);
     if (auto s = ins.run(); !s) return s;
   }
   return tx.commit();
@@ -439,8 +576,8 @@ Status JobStore::mark_done(const JobKey& key, TimeUs now) {
   std::lock_guard lock(mutex_);
   auto stmt = db_.prepare(
       "UPDATE jobs SET status = 'done', done_us = ?, last_error = '' "
-      "WHERE cluster = ? AND job_id = ? AND status = 'archived'");
-  stmt.bind(1, now).bind(2, key.first).bind(3, key.second);
+      "WHERE cluster = ? AND job_id = ? AND run = ? AND status = 'archived'");
+  stmt.bind(1, now).bind(2, key.cluster).bind(3, key.job_id).bind(4, key.run);
   return stmt.run();
 }
 
@@ -448,22 +585,48 @@ Status JobStore::mark_not_attributed(const JobKey& key, const std::string& why, 
   std::lock_guard lock(mutex_);
   auto stmt = db_.prepare(
       "UPDATE jobs SET status = 'done', done_us = ?, last_error = ? "
-      "WHERE cluster = ? AND job_id = ? AND status = 'queued' AND verdict_json IS NULL");
-  stmt.bind(1, now).bind(2, why).bind(3, key.first).bind(4, key.second);
+      "WHERE cluster = ? AND job_id = ? AND run = ? AND status = 'queued' AND verdict_json IS NULL");
+  stmt.bind(1, now).bind(2, why).bind(3, key.cluster).bind(4, key.job_id).bind(5, key.run);
   return stmt.run();
 }
 
-Result<std::optional<JobRecord>> JobStore::lookup(const JobKey& key) {
+Result<std::optional<int64_t>> JobStore::same_attempt(const JobKey& key, TimeUs attempt_submit) {
   std::lock_guard lock(mutex_);
   auto stmt = db_.prepare(
-      "SELECT CASE WHEN failed_us IS NULL THEN status ELSE 'failed' END, attempts, last_error, verdict_json, request "
-      "FROM jobs WHERE cluster = ? AND job_id = ?");
-  stmt.bind(1, key.first).bind(2, key.second);
+      "SELECT run FROM jobs WHERE cluster = ? AND job_id = ? AND run != ? AND attempt_submit_us = ? "
+      "ORDER BY run LIMIT 1");
+  stmt.bind(1, key.cluster).bind(2, key.job_id).bind(3, key.run).bind(4, attempt_submit);
+  if (stmt.step()) return std::optional<int64_t>(stmt.int_at(0));
+  if (!stmt.error().empty()) return db_error(stmt);
+  return std::optional<int64_t>();
+}
+
+Status JobStore::drop_second_report(const JobKey& key) {
+  std::lock_guard lock(mutex_);
+  auto stmt = db_.prepare("DELETE FROM jobs WHERE cluster = ? AND job_id = ? AND run = ? AND verdict_json IS NULL");
+  stmt.bind(1, key.cluster).bind(2, key.job_id).bind(3, key.run);
+  return stmt.run();
+}
+
+Result<std::optional<JobRecord>> JobStore::lookup(const std::string& cluster, const std::string& job_id,
+                                                  std::optional<int64_t> run) {
+  std::lock_guard lock(mutex_);
+  auto stmt = db_.prepare(
+      "SELECT CASE WHEN failed_us IS NULL THEN status ELSE 'failed' END, attempts, last_error, verdict_json, request, "
+      "run, (SELECT MAX(run) + 1 FROM jobs WHERE cluster = ?1 AND job_id = ?2) "
+      "FROM jobs WHERE cluster = ?1 AND job_id = ?2 AND (?3 IS NULL OR run = ?3) ORDER BY run DESC LIMIT 1");
+  stmt.bind(1, cluster).bind(2, job_id);
+  if (run)
+    stmt.bind(3, *run);
+  else
+    stmt.bind_null(3);
   if (!stmt.step()) {
     if (!stmt.error().empty()) return db_error(stmt);
     return std::optional<JobRecord>();
   }
   JobRecord record;
+  record.key = {cluster, job_id, stmt.int_at(5)};
+  record.runs = stmt.int_at(6);
   record.status = stmt.text_at(0);
   record.attempts = static_cast<int>(stmt.int_at(1));
   record.last_error = stmt.text_at(2);

@@ -16,13 +16,13 @@
 #include <vector>
 
 #include "attrib/v1/attrib.pb.h"
+#include "attributiond/store/job_key.h"
 #include "attributiond/store/sqlite.h"
 #include "core/result.h"
 #include "core/verdict.h"
 
 namespace attrib::store {
 
-using JobKey = std::pair<std::string, std::string>;  // (cluster, job_id)
 
 struct QueuedJob {
   JobKey key;
@@ -33,6 +33,8 @@ struct QueuedJob {
 };
 
 struct JobRecord {
+  JobKey key;
+  int64_t runs = 1;    // the job id's runs are numbered 0 .. runs - 1 (one folded away may be missing)
   std::string status;  // queued | archived | done | failed (dead-lettered)
   int attempts = 0;
   std::string last_error;
@@ -62,8 +64,11 @@ class JobStore {
  public:
   static Result<std::unique_ptr<JobStore>> open(const std::string& path);
 
-  // Durably queues the job. Returns false when it is already known; a still-queued job
+  // Durably queues the job. Returns false when a report of it is still queued: that run
   // then gains the fields its first report lacked (e.g. SPANK options from a second hook).
+  // Once the id's newest run was attributed (or given up), a report is a new run; whether
+  // it is a new attempt or the same one reported twice is decided against accounting
+  // (same_attempt).
   Result<bool> enqueue(const v1::JobEnded& request, const std::string& cluster, TimeUs now);
   // The oldest job that is due and not in `busy`. A row whose request cannot be decoded is
   // dead-lettered on the way, never returned and never blocks the others.
@@ -75,12 +80,23 @@ class JobStore {
   Result<bool> record_failure(const JobKey& key, TimeUs now, const std::string& error, const RetryPolicy& policy);
   // Dead-lettered jobs, newest first (read on the read-only connection).
   Result<std::vector<FailedJob>> failed_jobs(size_t limit);
-  // Stores the verdict, its events and coverage; a job archived once keeps its first verdict.
-  Status archive(const JobKey& key, const Verdict& verdict, const std::vector<Event>& events, TimeUs now);
+  // Stores the verdict, its events and coverage, and the submit time of the accounting row
+  // it was judged on (unknown when judged from the hook's facts alone); a run archived
+  // once keeps its first verdict.
+  Status archive(const JobKey& key, const Verdict& verdict, const std::vector<Event>& events, TimeUs now,
+                 std::optional<TimeUs> attempt_submit = std::nullopt);
+  // Another run of key's job id that was judged on the same attempt (the accounting row
+  // submitted at attempt_submit): key's run is then that attempt reported twice.
+  Result<std::optional<int64_t>> same_attempt(const JobKey& key, TimeUs attempt_submit);
+  // Removes a run that same_attempt found to be a second report of an attributed attempt:
+  // the attempt keeps its one run, and the job id its newest verdict.
+  Status drop_second_report(const JobKey& key);
   Status mark_done(const JobKey& key, TimeUs now);
   // Finishes a job without a verdict, keeping why (e.g. the user opted out).
   Status mark_not_attributed(const JobKey& key, const std::string& why, TimeUs now);
-  Result<std::optional<JobRecord>> lookup(const JobKey& key);
+  // One run of the job id; without run, its newest.
+  Result<std::optional<JobRecord>> lookup(const std::string& cluster, const std::string& job_id,
+                                          std::optional<int64_t> run = std::nullopt);
   Result<int64_t> pending_count();
 
   // Runs fn(db::Database&) on the store's connection under its lock: what writes (the

@@ -121,9 +121,12 @@ Status Database::exec(std::string_view sql) {
 }
 
 Status Database::migrate(const std::vector<std::string>& migrations) {
-  auto version_stmt = prepare("PRAGMA user_version");
-  if (!version_stmt.ok() || !version_stmt.step()) return Error{kDbMigrate, "cannot read user_version"};
-  int64_t version = version_stmt.int_at(0);
+  int64_t version = 0;
+  {  // finalised before migrating: DROP TABLE fails while any statement is still active
+    auto version_stmt = prepare("PRAGMA user_version");
+    if (!version_stmt.ok() || !version_stmt.step()) return Error{kDbMigrate, "cannot read user_version"};
+    version = version_stmt.int_at(0);
+  }
   if (version > static_cast<int64_t>(migrations.size()))
     return Error{kDbMigrate, "database schema version " + std::to_string(version) +
                                  " is newer than this attributiond (" + std::to_string(migrations.size()) + ")"};

@@ -3,6 +3,7 @@
 // Needs SLURM_CONF (set by CTest) and root.
 #include "slurm/slurmdbd_client.h"
 
+
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -14,6 +15,8 @@
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include "core/clock.h"
 
 using namespace attrib;
 using namespace attrib::slurm;
@@ -284,6 +287,58 @@ TEST_F(SlurmdbdClientTest, WriteCommentKeepsExactText) {
   auto again = connection_->read_job(cluster_name(), id);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->comment, "second");
+}
+
+// A requeued job keeps one row per attempt (sacct -D). When attempt 0's hooks run, the
+// next attempt's row may already be there (pending, or even started within the same
+// second: slurmdbd keeps whole seconds): attempt 0 read by its own start is the first
+// (REQUEUED, final, number 0), the newest row is the second. The Comment lives on the
+// newest row.
+TEST_F(SlurmdbdClientTest, RequeuedJobIsReadPerAttempt) {
+  std::string id = submit("--requeue --comment='user note' --wrap "
+                          "'if [ \"${SLURM_RESTART_COUNT:-0}\" = 0 ]; then sleep 300; else exit 7; fi'");
+  ASSERT_FALSE(id.empty());
+  ASSERT_TRUE(wait_running(id)) << "job " << id << " never ran";
+  auto running = connection_->read_job(cluster_name(), id);
+  ASSERT_TRUE(running.ok() && running->start) << "no start time while running";
+  const TimeUs start0 = *running->start;  // what attempt 0's jobcomp/script reports as START
+  std::this_thread::sleep_for(1s);
+  ASSERT_EQ(run("scontrol requeue " + id).status, 0);
+  // Slurm may hold a requeued job for two minutes (BeginTime); let attempt 1 start now.
+  run("scontrol update jobid=" + id + " StartTime=now");
+
+  std::optional<AccountingRecord> first, second;
+  for (int i = 0; i < 600 && !(first && second); ++i) {
+    if (!first)
+      if (auto read = connection_->read_job(cluster_name(), id, false, start0); read.ok() && read->is_final())
+        first = *read;
+    if (!second)
+      if (auto read = connection_->read_job(cluster_name(), id); read.ok() && read->is_final() &&
+                                                                  read->requeue_count == 1)
+        second = *read;
+    if (!(first && second)) std::this_thread::sleep_for(100ms);
+  }
+  ASSERT_TRUE(first) << "attempt 0 of job " << id << " never became final";
+  ASSERT_TRUE(second) << "attempt 1 of job " << id << " never became final";
+  EXPECT_EQ(first->state, "REQUEUED");
+  EXPECT_EQ(first->requeue_count, 0);
+  EXPECT_EQ(first->start, start0);
+  EXPECT_EQ(second->state, "FAILED");
+  ASSERT_TRUE(second->start && first->end);
+  EXPECT_GE(*second->start, *first->end);
+  // Read at a time after attempt 1 started, the attempt is the second.
+  auto later = connection_->read_job(cluster_name(), id, false, wall_clock_us());
+  ASSERT_TRUE(later.ok());
+  EXPECT_EQ(later->requeue_count, 1);
+  EXPECT_EQ(later->state, "FAILED");
+
+  // slurmdbd writes the Comment on one row: the newest, as sacct -D shows.
+  ASSERT_TRUE(connection_->write_comment(cluster_name(), id, "written").ok());
+  EXPECT_EQ(run("sacct -D -n -X -P -j " + id + " -o State,Comment").output, "REQUEUED|user note\nFAILED|written");
+  auto read_back = connection_->read_job(cluster_name(), id, false, start0);
+  ASSERT_TRUE(read_back.ok());
+  EXPECT_EQ(read_back->state, "REQUEUED");
+  EXPECT_EQ(read_back->comment, "written");  // the job's current Comment, whichever attempt is read
 }
 
 // The step layout as slurmdbd records it: srun -n6 over three nodes, block and cyclic.

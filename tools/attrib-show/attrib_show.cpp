@@ -181,6 +181,96 @@ int show_fleet_report(attrib::v1::Attribution::Stub& stub, const attrib::common:
 
 }  // namespace
 
+// Fetches and prints one run of the job (the newest without run); runs, when given,
+// receives how many the job id has. Returns attrib-show's exit code.
+int show_verdict(attrib::v1::Attribution::Stub& stub, const attrib::common::AuthConfig& auth, const std::string& server,
+                 const std::string& cluster, const std::string& job_id, std::optional<int64_t> run, bool json,
+                 const std::string& export_dir, int64_t* runs) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  attrib::v1::GetVerdictRequest request;
+  request.set_job_id(job_id);
+  request.set_cluster(cluster);
+  if (run) request.set_run(*run);
+  if (auto signed_ = attrib::common::attach_credential(context, auth, attrib::common::kGetVerdict, request); !signed_) {
+    std::fprintf(stderr, "attrib-show: %s\n", signed_.error().message.c_str());
+    return 2;
+  }
+  attrib::v1::GetVerdictResponse response;
+  grpc::Status status = stub.GetVerdict(&context, request, &response);
+  if (status.error_code() == grpc::StatusCode::NOT_FOUND) {
+    std::fprintf(stderr, "attrib-show: unknown job %s: %s\n", job_id.c_str(), status.error_message().c_str());
+    return 2;
+  }
+  if (status.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
+    std::fprintf(stderr, "attrib-show: not permitted: %s\n", status.error_message().c_str());
+    return 2;
+  }
+  if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
+    std::fprintf(stderr, "attrib-show: attributiond at %s rejected the credential: %s\n", server.c_str(),
+                 status.error_message().c_str());
+    return 2;
+  }
+  if (!status.ok()) {
+    std::fprintf(stderr, "attrib-show: cannot fetch from attributiond at %s: %s\n", server.c_str(),
+                 attrib::common::describe_grpc_failure(status).c_str());
+    return 2;
+  }
+  // Errors can quote evidence (a line, a path): escaped like every other text shown.
+  const std::string last_error = attrib::terminal_safe(response.last_error());
+  if (response.status() == "failed") {
+    std::fprintf(stderr, "attrib-show: job %s was given up after repeated failures (attrib-show --failed): %s\n",
+                 job_id.c_str(), last_error.c_str());
+    return 1;
+  }
+  if (response.verdict_json().empty() && response.status() == "done") {
+    std::fprintf(stderr, "attrib-show: job %s was not attributed: %s\n", job_id.c_str(), last_error.c_str());
+    return 1;
+  }
+  if (response.verdict_json().empty()) {
+    std::fprintf(stderr, "attrib-show: job %s is %s, not attributed yet%s%s\n", job_id.c_str(),
+                 response.status().c_str(), last_error.empty() ? "" : ": ", last_error.c_str());
+    return 1;
+  }
+  if (runs != nullptr) *runs = response.runs();
+  if (response.runs() > 1 && !run)
+    std::fprintf(stderr,
+                 "attrib-show: job %s has %lld runs in the archive (a requeued job's attempts, or a reused id); "
+                 "this is the newest, run %lld: --run N or --all for the others\n",
+                 job_id.c_str(), static_cast<long long>(response.runs()), static_cast<long long>(response.run()));
+  if (json && export_dir.empty()) {
+    std::cout << response.verdict_json() << "\n";
+    return 0;
+  }
+  auto verdict = attrib::verdict_from_json(nlohmann::json::parse(response.verdict_json()));
+  if (!verdict) {
+    std::fprintf(stderr, "attrib-show: archived verdict unreadable: %s\n", verdict.error().message.c_str());
+    return 2;
+  }
+  if (!export_dir.empty()) {
+    // The verdict carries every event it weighed; replaying the bundle gives the same decision.
+    // Events beyond its listing cap are only counted, so such a bundle is incomplete.
+    if (verdict->symptoms_omitted + verdict->unexplained_omitted > 0)
+      std::fprintf(stderr,
+                   "attrib-show: warning: the verdict lists %zu symptoms and %zu unexplained events and only "
+                   "counts %llu more; they are not in the bundle, and its replay will list the same events but "
+                   "not count the others\n",
+                   verdict->symptoms.size(), verdict->unexplained.size(),
+                   static_cast<unsigned long long>(verdict->symptoms_omitted + verdict->unexplained_omitted));
+    if (auto written = attrib::rules::export_verdict_bundle(export_dir, *verdict); !written) {
+      std::fprintf(stderr, "attrib-show: %s %s\n", written.error().code.c_str(), written.error().message.c_str());
+      return 2;
+    }
+    std::printf("attrib-show: job %s exported to %s (attrib-replay %s)\n", job_id.c_str(), export_dir.c_str(),
+                export_dir.c_str());
+    return 0;
+  }
+  std::cout << attrib::render_verdict_text(*verdict);
+  if (response.status() != "done")
+    std::cout << "(comment not yet written to Slurm" << (last_error.empty() ? "" : ": ") << last_error << ")\n";
+  return 0;
+}
+
 int main(int argc, char** argv) {
   CLI::App app{"attrib-show: why a Slurm job ended, as decided by attrib"};
   std::string job_id;
@@ -214,6 +304,13 @@ int main(int argc, char** argv) {
   app.add_option("--server", server, "attributiond address (overrides the config): unix:///path or host:port");
   app.add_option("--cluster", cluster, "cluster name (default: the daemon's)");
   app.add_flag("--json", json, "print the verdict v1 JSON exactly as archived");
+  int64_t run = 0;
+  auto* run_option = app.add_option(
+      "--run", run,
+      "which run of the job id: each attempt of a requeued job, and each job that reused the id, is one run, "
+      "counted from 0 (default: the newest)");
+  bool all_runs = false;
+  app.add_flag("--all", all_runs, "show every run of the job id, oldest first");
   std::string export_dir;
   app.add_option(
       "--export-bundle", export_dir,
@@ -267,80 +364,16 @@ int main(int argc, char** argv) {
     }
     return show_fleet_report(*stub, auth, server, cluster, node, since_us, domain, failed, json);
   }
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-  attrib::v1::GetVerdictRequest request;
-  request.set_job_id(job_id);
-  request.set_cluster(cluster);
-  if (auto signed_ = attrib::common::attach_credential(context, auth, attrib::common::kGetVerdict, request); !signed_) {
-    std::fprintf(stderr, "attrib-show: %s\n", signed_.error().message.c_str());
-    return 2;
-  }
-  attrib::v1::GetVerdictResponse response;
-  grpc::Status status = stub->GetVerdict(&context, request, &response);
-  if (status.error_code() == grpc::StatusCode::NOT_FOUND) {
-    std::fprintf(stderr, "attrib-show: unknown job %s: %s\n", job_id.c_str(), status.error_message().c_str());
-    return 2;
-  }
-  if (status.error_code() == grpc::StatusCode::PERMISSION_DENIED) {
-    std::fprintf(stderr, "attrib-show: not permitted: %s\n", status.error_message().c_str());
-    return 2;
-  }
-  if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
-    std::fprintf(stderr, "attrib-show: attributiond at %s rejected the credential: %s\n", server.c_str(),
-                 status.error_message().c_str());
-    return 2;
-  }
-  if (!status.ok()) {
-    std::fprintf(stderr, "attrib-show: cannot fetch from attributiond at %s: %s\n", server.c_str(),
-                 attrib::common::describe_grpc_failure(status).c_str());
-    return 2;
-  }
-  // Errors can quote evidence (a line, a path): escaped like every other text shown.
-  const std::string last_error = attrib::terminal_safe(response.last_error());
-  if (response.status() == "failed") {
-    std::fprintf(stderr, "attrib-show: job %s was given up after repeated failures (attrib-show --failed): %s\n",
-                 job_id.c_str(), last_error.c_str());
-    return 1;
-  }
-  if (response.verdict_json().empty() && response.status() == "done") {
-    std::fprintf(stderr, "attrib-show: job %s was not attributed: %s\n", job_id.c_str(), last_error.c_str());
-    return 1;
-  }
-  if (response.verdict_json().empty()) {
-    std::fprintf(stderr, "attrib-show: job %s is %s, not attributed yet%s%s\n", job_id.c_str(),
-                 response.status().c_str(), last_error.empty() ? "" : ": ", last_error.c_str());
-    return 1;
-  }
-  if (json && export_dir.empty()) {
-    std::cout << response.verdict_json() << "\n";
-    return 0;
-  }
-  auto verdict = attrib::verdict_from_json(nlohmann::json::parse(response.verdict_json()));
-  if (!verdict) {
-    std::fprintf(stderr, "attrib-show: archived verdict unreadable: %s\n", verdict.error().message.c_str());
-    return 2;
-  }
-  if (!export_dir.empty()) {
-    // The verdict carries every event it weighed; replaying the bundle gives the same decision.
-    // Events beyond its listing cap are only counted, so such a bundle is incomplete.
-    if (verdict->symptoms_omitted + verdict->unexplained_omitted > 0)
-      std::fprintf(stderr,
-                   "attrib-show: warning: the verdict lists %zu symptoms and %zu unexplained events and only "
-                   "counts %llu more; they are not in the bundle, and its replay will list the same events but "
-                   "not count the others\n",
-                   verdict->symptoms.size(), verdict->unexplained.size(),
-                   static_cast<unsigned long long>(verdict->symptoms_omitted + verdict->unexplained_omitted));
-    if (auto written = attrib::rules::export_verdict_bundle(export_dir, *verdict); !written) {
-      std::fprintf(stderr, "attrib-show: %s %s\n", written.error().code.c_str(), written.error().message.c_str());
-      return 2;
+  if (all_runs) {
+    int64_t runs = 1;
+    int rc = 0;
+    for (int64_t r = 0; r < runs; ++r) {
+      if (!json)
+        std::printf("%s== job %s, run %lld ==\n", r == 0 ? "" : "\n", job_id.c_str(), static_cast<long long>(r));
+      rc = std::max(rc, show_verdict(*stub, auth, server, cluster, job_id, r, json, "", &runs));
     }
-    std::printf("attrib-show: job %s exported to %s (attrib-replay %s)\n", job_id.c_str(), export_dir.c_str(),
-                export_dir.c_str());
-    return 0;
+    return rc;
   }
-  std::cout << attrib::render_verdict_text(*verdict);
-  if (response.status() != "done")
-    std::cout << "(comment not yet written to Slurm" << (last_error.empty() ? "" : ": ") << last_error << ")\n";
-  return 0;
+  return show_verdict(*stub, auth, server, cluster, job_id,
+                      run_option->count() > 0 ? std::optional<int64_t>(run) : std::nullopt, json, export_dir, nullptr);
 }

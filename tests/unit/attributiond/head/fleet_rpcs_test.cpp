@@ -104,7 +104,7 @@ TEST_F(FleetRpcsTest, SubmitJobEndedAnswersWhileAReadIsOpen) {
   EXPECT_TRUE(answered_during_read) << "SubmitJobEnded waited for a reader";
   EXPECT_TRUE(submitted.get().ok());
   EXPECT_TRUE(response.accepted());
-  auto record = store_->lookup({"lab", "9001"});
+  auto record = store_->lookup("lab", "9001");
   ASSERT_TRUE(record && record->has_value());
   EXPECT_EQ((*record)->status, "queued");
 }

@@ -123,6 +123,7 @@ class HeadDaemonTest : public ::testing::Test {
     record.facts.end = end;
     record.facts.nodes = {"n1", "n2", "n3"};
     record.comment = comment;
+    record.submit = start;  // one attempt: its row's submit time
     std::lock_guard lock(state_->mutex);
     state_->records[job_id] = record;
   }
@@ -319,9 +320,24 @@ TEST_F(HeadDaemonTest, DuplicateSubmitIsAcceptedOnceAndCommentWrittenOnce) {
   ASSERT_TRUE(Submit("101", &first).ok());
   ASSERT_TRUE(Submit("101", &second).ok());
   EXPECT_TRUE(second.accepted());
-  EXPECT_TRUE(second.duplicate());
   auto verdict = WaitDone("101");
   EXPECT_EQ(verdict["domain"], "UNATTRIBUTED");
+  // A third report after the verdict: a run of its own until accounting shows it is the
+  // same attempt, then folded into it (attrib_jobs_not_attributed_total{same_attempt}).
+  v1::SubmitResponse third;
+  ASSERT_TRUE(Submit("101", &third).ok());
+  EXPECT_TRUE(third.accepted());
+  EXPECT_FALSE(third.duplicate());
+  auto runs = [&] {
+    grpc::ClientContext context;
+    v1::GetVerdictRequest request;
+    request.set_job_id("101");
+    v1::GetVerdictResponse response;
+    EXPECT_TRUE(stub_->GetVerdict(&context, request, &response).ok());
+    return std::make_pair(response.runs(), response.status());
+  };
+  for (int i = 0; i < 500 && runs().first != 1; ++i) std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(runs(), std::make_pair(int64_t{1}, std::string("done")));
   std::lock_guard lock(state_->mutex);
   EXPECT_EQ(state_->comment_writes, 1);
 }

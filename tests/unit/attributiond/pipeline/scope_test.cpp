@@ -73,7 +73,7 @@ class ScopeTest : public ::testing::Test {
       if (!due || !*due) continue;
       if (attribute_once(context, accounting_, **due, now_) == Outcome::Done) break;
     }
-    auto record = store_->lookup({"lab", "7"});
+    auto record = store_->lookup("lab", "7");
     EXPECT_TRUE(record && *record);
     return record && *record ? **record : store::JobRecord{};
   }

@@ -42,7 +42,7 @@ TEST_F(JobStoreTest, EnqueueIsDurableAndDeduplicated) {
   }
   auto reopened = Open();  // a restarted daemon sees what was accepted
   EXPECT_EQ(*reopened->pending_count(), 2);
-  auto record = reopened->lookup({"lab", "1"});
+  auto record = reopened->lookup("lab", "1");
   ASSERT_TRUE(record && record->has_value());
   EXPECT_EQ((*record)->status, "queued");
 }
@@ -53,11 +53,11 @@ TEST_F(JobStoreTest, NextDueSkipsBusyAndFutureJobs) {
   store->enqueue(Job("2"), "lab", 200);
   auto first = store->next_due(1000, {});
   ASSERT_TRUE(first && first->has_value());
-  EXPECT_EQ((*first)->key.second, "1");
+  EXPECT_EQ((*first)->key.job_id, "1");
   EXPECT_EQ((*first)->request.node_list(), "n[1-2]");
   auto second = store->next_due(1000, {{"lab", "1"}});
   ASSERT_TRUE(second && second->has_value());
-  EXPECT_EQ((*second)->key.second, "2");
+  EXPECT_EQ((*second)->key.job_id, "2");
 
   ASSERT_TRUE(store->reschedule({"lab", "1"}, 5000, "accounting record not final yet"));
   ASSERT_TRUE(store->reschedule({"lab", "2"}, 5000, "slurmdbd down"));
@@ -67,7 +67,7 @@ TEST_F(JobStoreTest, NextDueSkipsBusyAndFutureJobs) {
   auto later = store->next_due(5000, {});
   ASSERT_TRUE(later && later->has_value());
   EXPECT_EQ((*later)->attempts, 1);
-  auto record = store->lookup({"lab", "2"});
+  auto record = store->lookup("lab", "2");
   EXPECT_EQ((*record)->last_error, "slurmdbd down");
 }
 
@@ -92,7 +92,7 @@ TEST_F(JobStoreTest, ArchiveKeepsTheFirstVerdictAndMarkDoneFinishes) {
   attrib::Verdict second = verdict;
   second.domain = "NONE";
   ASSERT_TRUE(store->archive({"lab", "7"}, second, {event}, 400));  // a retry after a crash
-  auto record = store->lookup({"lab", "7"});
+  auto record = store->lookup("lab", "7");
   ASSERT_TRUE(record && record->has_value());
   EXPECT_EQ((*record)->status, "archived");
   ASSERT_TRUE((*record)->verdict_json.has_value());
@@ -103,14 +103,14 @@ TEST_F(JobStoreTest, ArchiveKeepsTheFirstVerdictAndMarkDoneFinishes) {
   EXPECT_TRUE((*due)->verdict_json.has_value());
 
   ASSERT_TRUE(store->mark_done({"lab", "7"}, 500));
-  EXPECT_EQ((*store->lookup({"lab", "7"}))->status, "done");
+  EXPECT_EQ((*store->lookup("lab", "7"))->status, "done");
   EXPECT_EQ(*store->pending_count(), 0);
   EXPECT_FALSE(store->next_due(1000, {})->has_value());
 }
 
 TEST_F(JobStoreTest, UnknownJobIsEmpty) {
   auto store = Open();
-  auto record = store->lookup({"lab", "404"});
+  auto record = store->lookup("lab", "404");
   ASSERT_TRUE(record);
   EXPECT_FALSE(record->has_value());
 }
@@ -162,5 +162,123 @@ TEST_F(JobStoreTest, AnOpenReadDoesNotBlockTheQueue) {
   ASSERT_TRUE(result) << result.error().message;
   EXPECT_TRUE(*result);
   EXPECT_EQ(seen_by_the_read, 1) << "the reader keeps its snapshot";
+  EXPECT_EQ(*store->pending_count(), 2);
+}
+
+// A job id reported again after its verdict is a new run (a requeued job's next attempt,
+// a reused id): each run has its own row and verdict; lookup serves the newest or the one
+// asked for; a run found to be a second report of an attributed attempt is dropped.
+TEST_F(JobStoreTest, AReportAfterTheVerdictIsANewRunWithItsOwnVerdict) {
+  auto store = Open();
+  ASSERT_TRUE(*store->enqueue(Job("8"), "lab", 100));
+  attrib::Verdict first;
+  first.job_id = "8";
+  first.domain = "GPU_HARDWARE";
+  const attrib::store::JobKey run0{"lab", "8", 0};
+  ASSERT_TRUE(store->archive(run0, first, {}, 200, /*attempt_submit=*/50));
+  ASSERT_TRUE(store->mark_done(run0, 210));
+
+  ASSERT_TRUE(*store->enqueue(Job("8"), "lab", 300));   // attempt 2 ended
+  EXPECT_FALSE(*store->enqueue(Job("8"), "lab", 310));  // ... and its second hook merges
+  auto newest = store->lookup("lab", "8");
+  ASSERT_TRUE(newest && newest->has_value());
+  EXPECT_EQ((*newest)->key.run, 1);
+  EXPECT_EQ((*newest)->runs, 2);
+  EXPECT_EQ((*newest)->status, "queued");
+  attrib::Verdict second;
+  second.job_id = "8";
+  second.domain = "APPLICATION";
+  const attrib::store::JobKey run1{"lab", "8", 1};
+  EXPECT_FALSE(store->same_attempt(run1, 260)->has_value());  // another row: a new attempt
+  ASSERT_TRUE(store->archive(run1, second, {}, 400, 260));
+  auto old = store->lookup("lab", "8", 0);
+  ASSERT_TRUE(old && old->has_value());
+  EXPECT_NE((*old)->verdict_json->find("GPU_HARDWARE"), std::string::npos);
+  EXPECT_NE((*store->lookup("lab", "8"))->verdict_json->find("APPLICATION"), std::string::npos);
+
+  // A third report of attempt 1 (a spool re-sent late): same row, so folded into run 0.
+  ASSERT_TRUE(*store->enqueue(Job("8"), "lab", 500));
+  const attrib::store::JobKey run2{"lab", "8", 2};
+  auto same = store->same_attempt(run2, 50);
+  ASSERT_TRUE(same && same->has_value());
+  EXPECT_EQ(**same, 0);
+  ASSERT_TRUE(store->drop_second_report(run2));
+  EXPECT_EQ((*store->lookup("lab", "8"))->runs, 2);
+  EXPECT_FALSE(store->lookup("lab", "8", 2)->has_value());
+}
+
+// An archive written by the schema before runs (version 4) opens with every row as run 0.
+TEST_F(JobStoreTest, AVersion4ArchiveUpgradesWithEveryJobAsRunZero) {
+  {
+    auto db = attrib::store::Database::open(path_.string());
+    ASSERT_TRUE(db) << db.error().message;
+    ASSERT_TRUE(db->exec(R"sql(
+CREATE TABLE jobs (cluster TEXT NOT NULL, job_id TEXT NOT NULL, status TEXT NOT NULL, request BLOB NOT NULL,
+  received_us INTEGER NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, next_attempt_us INTEGER NOT NULL DEFAULT 0,
+  last_error TEXT NOT NULL DEFAULT '', verdict_json TEXT, domain TEXT, archived_us INTEGER, done_us INTEGER,
+  failures INTEGER NOT NULL DEFAULT 0, failed_us INTEGER, owner_uid INTEGER, PRIMARY KEY (cluster, job_id));
+CREATE TABLE events (cluster TEXT NOT NULL, job_id TEXT NOT NULL, event_id TEXT NOT NULL, kind TEXT NOT NULL,
+  rule TEXT NOT NULL, node TEXT NOT NULL, source TEXT NOT NULL, time_us INTEGER, seq INTEGER NOT NULL,
+  trusted INTEGER NOT NULL, line TEXT NOT NULL, fields TEXT NOT NULL, count INTEGER NOT NULL,
+  PRIMARY KEY (cluster, job_id, event_id), FOREIGN KEY (cluster, job_id) REFERENCES jobs (cluster, job_id));
+CREATE TABLE coverage (cluster TEXT NOT NULL, job_id TEXT NOT NULL, node TEXT NOT NULL, source TEXT NOT NULL,
+  status TEXT NOT NULL, lines INTEGER NOT NULL, events INTEGER NOT NULL, detail TEXT NOT NULL,
+  PRIMARY KEY (cluster, job_id, node, source), FOREIGN KEY (cluster, job_id) REFERENCES jobs (cluster, job_id));
+CREATE TABLE history (cluster TEXT NOT NULL, job_id TEXT NOT NULL, time_us INTEGER NOT NULL,
+  user_name TEXT NOT NULL, uid INTEGER NOT NULL, state TEXT NOT NULL, domain TEXT NOT NULL, rule TEXT NOT NULL,
+  action TEXT NOT NULL, node TEXT NOT NULL, gpu TEXT NOT NULL, affected_nodes TEXT NOT NULL,
+  trusted INTEGER NOT NULL, owner_uid INTEGER, PRIMARY KEY (cluster, job_id),
+  FOREIGN KEY (cluster, job_id) REFERENCES jobs (cluster, job_id));
+CREATE TABLE remediation (id INTEGER PRIMARY KEY AUTOINCREMENT, time_us INTEGER NOT NULL, cluster TEXT NOT NULL,
+  node TEXT NOT NULL, job_id TEXT NOT NULL, rule TEXT NOT NULL, action TEXT NOT NULL, reason TEXT NOT NULL,
+  detail TEXT NOT NULL);
+INSERT INTO jobs (cluster, job_id, status, request, received_us, verdict_json, domain, archived_us, owner_uid)
+  VALUES ('lab', '9', 'done', x'', 100, '{"domain":"NONE"}', 'NONE', 200, 1000);
+INSERT INTO events VALUES ('lab', '9', 'e1', 'gpu.xid', 'nvidia.xid', 'n1', 'kernel', 150, 1, 1, 'l', '{}', 1);
+INSERT INTO coverage VALUES ('lab', '9', 'n1', 'kernel', 'ok', 10, 1, '');
+INSERT INTO history VALUES ('lab', '9', 150, 'alice', 1000, 'FAILED', 'NONE', '', 'NONE', '', '', '', 0, 1000);
+PRAGMA user_version = 4;
+)sql"));
+  }
+  auto store = Open();
+  auto record = store->lookup("lab", "9");
+  ASSERT_TRUE(record && record->has_value());
+  EXPECT_EQ((*record)->key.run, 0);
+  EXPECT_EQ((*record)->runs, 1);
+  EXPECT_EQ((*record)->status, "done");
+  auto counts = store->with_db([](attrib::store::Database& db) {
+    auto stmt = db.prepare(
+        "SELECT (SELECT count(*) FROM events WHERE run = 0), (SELECT count(*) FROM coverage WHERE run = 0), "
+        "(SELECT count(*) FROM history WHERE run = 0), (SELECT count(*) FROM sqlite_master WHERE name LIKE '%_v4')");
+    stmt.step();
+    return std::vector<int64_t>{stmt.int_at(0), stmt.int_at(1), stmt.int_at(2), stmt.int_at(3)};
+  });
+  EXPECT_EQ(counts, (std::vector<int64_t>{1, 1, 1, 0}));
+  // A report of job 9 now is its second run.
+  EXPECT_TRUE(*store->enqueue(Job("9"), "lab", 300));
+  EXPECT_EQ((*store->lookup("lab", "9"))->key.run, 1);
+}
+
+// Reports of one attempt merge into one run (EpilogSlurmctld and jobcomp/script; a retry
+// of either); the same hook again at another time is the next attempt's, even while the
+// first attempt still waits for its verdict (a requeued job that ran again quickly).
+TEST_F(JobStoreTest, ASecondReportOfTheSameHookAtAnotherTimeIsTheNextAttempt) {
+  auto store = Open();
+  auto report = [](attrib::v1::HookKind hook, int64_t hook_time) {
+    attrib::v1::JobEnded m = Job("5");
+    m.set_hook(hook);
+    m.set_hook_time_us(hook_time);
+    return m;
+  };
+  EXPECT_TRUE(*store->enqueue(report(attrib::v1::HOOK_KIND_JOBCOMP_SCRIPT, 1000), "lab", 1));
+  EXPECT_FALSE(*store->enqueue(report(attrib::v1::HOOK_KIND_EPILOG_SLURMCTLD, 1001), "lab", 2));
+  EXPECT_FALSE(*store->enqueue(report(attrib::v1::HOOK_KIND_JOBCOMP_SCRIPT, 1000), "lab", 3));  // re-sent
+  EXPECT_EQ((*store->lookup("lab", "5"))->runs, 1);
+  EXPECT_TRUE(*store->enqueue(report(attrib::v1::HOOK_KIND_JOBCOMP_SCRIPT, 9000), "lab", 4));  // attempt 2
+  EXPECT_FALSE(*store->enqueue(report(attrib::v1::HOOK_KIND_EPILOG_SLURMCTLD, 9001), "lab", 5));
+  auto newest = store->lookup("lab", "5");
+  ASSERT_TRUE(newest && newest->has_value());
+  EXPECT_EQ((*newest)->runs, 2);
+  EXPECT_EQ((*newest)->key.run, 1);
   EXPECT_EQ(*store->pending_count(), 2);
 }

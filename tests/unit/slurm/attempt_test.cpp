@@ -1,0 +1,87 @@
+// Which database row of a job id is the attempt a hook reported (slurm::attempt_row), and
+// when an attempt's row is final, for each combination of rows and states a requeue,
+// a cancel while pending and a reused id leave.
+#include <gtest/gtest.h>
+
+#include "slurm/slurmdbd_client.h"
+
+namespace attrib::slurm {
+namespace {
+
+constexpr TimeUs kS = 1000000;
+
+AccountingRecord row(std::string state, std::optional<TimeUs> submit, std::optional<TimeUs> start,
+                     std::optional<TimeUs> end) {
+  AccountingRecord r;
+  r.state = std::move(state);
+  r.submit = submit;
+  r.start = start;
+  r.end = end;
+  r.node_expr = "n1";
+  r.nodes = {"n1"};
+  r.alloc_nodes = 1;
+  return r;
+}
+
+TEST(AttemptRow, TheHookOfARequeuedAttemptReadsItsOwnRowNotThePendingNext) {
+  // scontrol requeue at 106 (attempt 1 ends, attempt 2's row is submitted), hook at 107.
+  std::vector<AccountingRecord> rows = {row("REQUEUED", 100 * kS, 101 * kS, 106 * kS),
+                                        row("PENDING", 106 * kS, std::nullopt, std::nullopt)};
+  EXPECT_EQ(attempt_row(rows, 107 * kS), 0u);
+  // Without a hook time: the newest row, as before.
+  EXPECT_EQ(attempt_row(rows, std::nullopt), 1u);
+  // Attempt 2 ran and failed; its hook at 300 reads it; attempt 1's hook still reads 1.
+  rows[1] = row("FAILED", 106 * kS, 230 * kS, 299 * kS);
+  EXPECT_EQ(attempt_row(rows, 300 * kS), 1u);
+  EXPECT_EQ(attempt_row(rows, 107 * kS), 0u);
+  // Row order from slurmdbd does not matter.
+  std::swap(rows[0], rows[1]);
+  EXPECT_EQ(attempt_row(rows, 300 * kS), 0u);
+  EXPECT_EQ(attempt_row(rows, 107 * kS), 1u);
+}
+
+TEST(AttemptRow, NodeFailRequeueAndThreeAttempts) {
+  std::vector<AccountingRecord> rows = {row("NODE_FAIL", 100 * kS, 101 * kS, 150 * kS),
+                                        row("PREEMPTED", 150 * kS, 280 * kS, 400 * kS),
+                                        row("COMPLETED", 400 * kS, 530 * kS, 600 * kS)};
+  EXPECT_EQ(attempt_row(rows, 151 * kS), 0u);
+  EXPECT_EQ(attempt_row(rows, 401 * kS), 1u);
+  EXPECT_EQ(attempt_row(rows, 601 * kS), 2u);
+}
+
+TEST(AttemptRow, ACancelWhilePendingHasNoStartAndIsTheNewestRow) {
+  std::vector<AccountingRecord> rows = {row("CANCELLED", 100 * kS, std::nullopt, 105 * kS)};
+  EXPECT_EQ(attempt_row(rows, 106 * kS), 0u);
+  // A requeued job cancelled while its next attempt pends: the hook reads... the attempt
+  // that ran, the only one that started (the cancel's own hook sees no new start).
+  rows = {row("REQUEUED", 100 * kS, 101 * kS, 106 * kS), row("CANCELLED", 106 * kS, std::nullopt, 120 * kS)};
+  EXPECT_EQ(attempt_row(rows, 121 * kS), 0u);
+}
+
+TEST(AttemptRow, AReusedIdReadsTheNewJobNotTheOldOne) {
+  // The same id months apart (MaxJobId wrapped, or slurmctld state lost).
+  std::vector<AccountingRecord> rows = {row("COMPLETED", 1000 * kS, 1001 * kS, 1100 * kS),
+                                        row("FAILED", 9000 * kS, 9001 * kS, 9100 * kS)};
+  EXPECT_EQ(attempt_row(rows, 9101 * kS), 1u);
+  EXPECT_EQ(attempt_row(rows, 1101 * kS), 0u);
+}
+
+TEST(AttemptRow, SubmitTiesKeepTheLaterRow) {
+  std::vector<AccountingRecord> rows = {row("REQUEUED", 100 * kS, 100 * kS, 100 * kS),
+                                        row("FAILED", 100 * kS, 100 * kS, 100 * kS)};
+  EXPECT_EQ(attempt_row(rows, 101 * kS), 1u);
+}
+
+TEST(AccountingRecordFinal, RequeueStatesEndAnAttempt) {
+  for (const char* state : {"REQUEUED", "REQUEUE_HOLD", "SPECIAL_EXIT", "REQUEUE_FED", "NODE_FAIL", "PREEMPTED"})
+    EXPECT_TRUE(row(state, 100 * kS, 101 * kS, 106 * kS).is_final()) << state;
+  for (const char* state : {"PENDING", "RUNNING", "SUSPENDED"})
+    EXPECT_FALSE(row(state, 100 * kS, 101 * kS, 106 * kS).is_final()) << state;
+  AccountingRecord completing = row("REQUEUED", 100 * kS, 101 * kS, 106 * kS);
+  completing.completing = true;
+  EXPECT_FALSE(completing.is_final());
+  EXPECT_FALSE(row("REQUEUED", 100 * kS, 101 * kS, std::nullopt).is_final());
+}
+
+}  // namespace
+}  // namespace attrib::slurm
