@@ -124,6 +124,24 @@ const OptionTable<Config>& table() {
           "Honour a user's `--attrib=off` (the SPANK option, forwarded by the epilog): the job is recorded as opted "
           "out instead of attributed. Keep it in step with the plugin's allow_opt_out argument."),
       option<Config>(
+          "head.sweep", [](Config& c) -> bool& { return c.head.sweep; }, "true",
+          "Reconcile with slurmdbd: every head.sweep_interval_s, attempts that ended with no report from a hook "
+          "(a backup slurmctld without the hook, a spool left on a host where no head runs, a head that was down "
+          "longer than the spool kept) are queued and attributed like reported ones, once "
+          "(attrib_jobs_accepted_total{hook=\"sweep\"})."),
+      option<Config>(
+          "head.sweep_interval_s", [](Config& c) -> int& { return c.head.sweep_interval_s; }, "300",
+          "Seconds between sweeps of slurmdbd.", at_least(1)),
+      option<Config>(
+          "head.sweep_settle_s", [](Config& c) -> int& { return c.head.sweep_settle_s; }, "120",
+          "A sweep looks only at attempts that ended at least this long ago, so the hooks' own reports arrive "
+          "first.",
+          at_least(0)),
+      option<Config>(
+          "head.sweep_lookback_s", [](Config& c) -> int& { return c.head.sweep_lookback_s; }, "86400",
+          "How far back the first sweep after a start looks; later sweeps continue where the last one ended.",
+          at_least(1)),
+      option<Config>(
           "head.agents.address_template", [](Config& c) -> std::string& { return c.head.agents.address_template; }, "",
           "Address of each node's agent (attributiond --role node), {node} replaced by the Slurm node name, e.g. "
           "\"{node}:7070\". Empty and no head.agents.addresses: the head reads every node from its own collectors."),

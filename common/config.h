@@ -51,6 +51,10 @@ struct HeadConfig {
   int window_grace_s = 60;
   bool write_comment = true;
   bool allow_opt_out = false;
+  bool sweep = true;               // the reconciliation sweep of slurmdbd (head_daemon.cpp)
+  int sweep_interval_s = 300;
+  int sweep_settle_s = 120;
+  int sweep_lookback_s = 86400;
   AgentsConfig agents;
 };
 

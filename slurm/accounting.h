@@ -36,6 +36,12 @@ class Accounting {
     return read_job(cluster, job_id);
   }
   virtual Status write_comment(const std::string& cluster, const std::string& job_id, const std::string& comment) = 0;
+  // The attempts whose record became final with an end in [since, until) (the head's
+  // sweep for jobs no hook reported). An accounting that cannot list says so.
+  virtual Result<std::vector<JobRecordFacts>> ended_attempts(const std::string& cluster, TimeUs since, TimeUs until) {
+    (void)cluster, (void)since, (void)until;
+    return Error{kSlurmdbQuery, "this accounting cannot list ended jobs"};
+  }
 };
 
 }  // namespace attrib::slurm

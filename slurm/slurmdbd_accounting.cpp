@@ -39,6 +39,26 @@ Result<JobRecordFacts> SlurmdbdAccounting::read_attempt(const std::string& clust
   return out;
 }
 
+Result<std::vector<JobRecordFacts>> SlurmdbdAccounting::ended_attempts(const std::string& cluster, TimeUs since,
+                                                                       TimeUs until) {
+  if (auto s = connect(); !s) return s.error();
+  auto rows = connection_->ended_attempts(cluster, since, until);
+  if (!rows) {
+    connection_.reset();
+    return rows.error();
+  }
+  std::vector<JobRecordFacts> out;
+  for (const AccountingRecord& row : *rows) {
+    JobRecordFacts facts;
+    facts.facts = row.to_job_facts();
+    facts.comment = row.comment;
+    facts.final = true;
+    facts.submit = row.submit;
+    out.push_back(std::move(facts));
+  }
+  return out;
+}
+
 Status SlurmdbdAccounting::write_comment(const std::string& cluster, const std::string& job_id,
                                          const std::string& comment) {
   if (auto s = connect(); !s) return s;

@@ -20,6 +20,7 @@ class SlurmdbdAccounting : public Accounting {
   Result<JobRecordFacts> read_attempt(const std::string& cluster, const std::string& job_id,
                                       std::optional<TimeUs> attempt_time) override;
   Status write_comment(const std::string& cluster, const std::string& job_id, const std::string& comment) override;
+  Result<std::vector<JobRecordFacts>> ended_attempts(const std::string& cluster, TimeUs since, TimeUs until) override;
 
  private:
   Status connect();

@@ -462,6 +462,35 @@ Result<AccountingRecord> SlurmdbdConnection::read_job(const std::string& cluster
   return record;
 }
 
+Result<std::vector<AccountingRecord>> SlurmdbdConnection::ended_attempts(const std::string& cluster, TimeUs since,
+                                                                         TimeUs until) {
+  slurmdb_job_cond_t cond{};
+  ListPtr cluster_list(slurm_list_create(nullptr));
+  slurm_list_append(cluster_list.get(), const_cast<char*>(cluster.c_str()));
+  cond.cluster_list = cluster_list.get();
+  cond.db_flags = SLURMDB_JOB_FLAG_NOTSET;  // mandatory (see JobSelection)
+  // Jobs that ran (were eligible) during the window, every row of each (DUP): the rows
+  // that ended inside it are kept below.
+  cond.usage_start = static_cast<time_t>(since / 1000000);
+  cond.usage_end = static_cast<time_t>(until / 1000000) + 1;
+  cond.flags = JOBCOND_FLAG_NO_TRUNC | JOBCOND_FLAG_DUP | JOBCOND_FLAG_NO_STEP;
+  errno = 0;
+  ListPtr jobs(slurmdb_jobs_get(db_conn_, &cond));
+  slurmdb_connection_commit(db_conn_, false);  // see read_job: end the read's transaction
+  if (!jobs) return Error{kSlurmdbQuery, last_slurm_error("listing the jobs that ended")};
+  std::vector<AccountingRecord> out;
+  for_each_item<slurmdb_job_rec_t>(jobs.get(), [&](slurmdb_job_rec_t* job) {
+    std::string id = std::to_string(job->jobid);
+    if (job->array_job_id != 0 && job->array_task_id != NO_VAL)
+      id = std::to_string(job->array_job_id) + "_" + std::to_string(job->array_task_id);
+    else if (job->het_job_id != 0 && job->het_job_offset != NO_VAL)
+      id = std::to_string(job->het_job_id) + "+" + std::to_string(job->het_job_offset);
+    AccountingRecord record = to_record(*job, id, cluster);
+    if (record.is_final() && *record.end >= since && *record.end < until) out.push_back(std::move(record));
+  });
+  return out;
+}
+
 Status SlurmdbdConnection::write_comment(const std::string& cluster, const std::string& job_id,
                                          const std::string& comment) {
   auto ref = parse_job_ref(job_id);

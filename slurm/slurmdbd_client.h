@@ -142,6 +142,11 @@ class SlurmdbdConnection {
   Result<AccountingRecord> read_job(const std::string& cluster, const std::string& job_id, bool with_steps = false,
                                     std::optional<TimeUs> ended_by = std::nullopt);
 
+  // Every attempt whose row became final with an end in [since, until): what the head's
+  // sweep compares with the archive. job_id as Slurm prints it ("4242", "4242_7",
+  // "4242+1"); requeue_count is not set (each row stands alone).
+  Result<std::vector<AccountingRecord>> ended_attempts(const std::string& cluster, TimeUs since, TimeUs until);
+
   // Replaces the job's Comment with exactly `comment` (case, spaces and punctuation
   // kept; slurmdbd stores TEXT and cuts silently at 65,535 bytes). Error
   // kSlurmdbNotFound when no record matched.

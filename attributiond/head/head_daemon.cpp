@@ -1,5 +1,7 @@
 #include "attributiond/head/head_daemon.h"
 
+#include "attributiond/head/sweep.h"
+
 #include <filesystem>
 
 #include <spdlog/spdlog.h>
@@ -12,6 +14,8 @@
 
 namespace attrib::head {
 namespace {
+
+constexpr TimeUs kSecond = 1000000;
 
 // Under MUNGE every call proves its uid, so any local user may connect: attrib-show
 // shows ordinary users their own jobs. Without auth the socket keeps the umask's mode.
@@ -93,6 +97,7 @@ Status HeadDaemon::start() {
   std::filesystem::create_directories(config_.head.spool_dir, ec);
   drain_spool();  // jobs that ended while we were down come first
   threads_.emplace_back([this] { spool_loop(); });
+  if (config_.head.sweep) threads_.emplace_back([this] { sweep_loop(); });
   for (int i = 0; i < config_.head.workers; ++i) threads_.emplace_back([this] { worker_loop(); });
   return ok_status();
 }
@@ -145,6 +150,35 @@ void HeadDaemon::spool_loop() {
     if (stopping_) break;
     lock.unlock();
     drain_spool();
+    lock.lock();
+  }
+}
+
+void HeadDaemon::sweep_loop() {
+  // The first sweep looks head.sweep_lookback_s back; each later one continues where the
+  // last ended (a failed sweep does not advance). Only attempts that ended at least
+  // head.sweep_settle_s ago: their hooks' reports come first.
+  std::unique_ptr<slurm::Accounting> accounting = accounting_factory_();
+  TimeUs since = wall_clock_us() - static_cast<TimeUs>(config_.head.sweep_lookback_s) * kSecond;
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    wakeup_.wait_for(lock, std::chrono::seconds(config_.head.sweep_interval_s));
+    if (stopping_) break;
+    lock.unlock();
+    const TimeUs now = wall_clock_us();
+    const TimeUs until = now - static_cast<TimeUs>(config_.head.sweep_settle_s) * kSecond;
+    if (until > since) {
+      auto queued = sweep_once(*store_, *accounting, config_.cluster, since, until, now);
+      if (!queued) {
+        spdlog::warn("sweep of slurmdbd failed, retried next time: {}", queued.error().message);
+      } else {
+        since = until;
+        if (*queued > 0) {
+          metrics_.jobs_accepted.labels({ops::hook_label(v1::HOOK_KIND_SWEEP), "sweep"}).inc(*queued);
+          wake();
+        }
+      }
+    }
     lock.lock();
   }
 }

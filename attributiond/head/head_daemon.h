@@ -50,6 +50,7 @@ class HeadDaemon {
   void worker_loop();
   void spool_loop();
   void drain_spool();
+  void sweep_loop();
   void wake();
 
   common::Config config_;

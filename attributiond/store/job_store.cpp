@@ -601,6 +601,17 @@ Result<std::optional<int64_t>> JobStore::same_attempt(const JobKey& key, TimeUs 
   return std::optional<int64_t>();
 }
 
+Result<bool> JobStore::knows_attempt(const std::string& cluster, const std::string& job_id, TimeUs attempt_submit,
+                                     TimeUs attempt_end) {
+  std::lock_guard lock(mutex_);
+  auto stmt = db_.prepare(
+      "SELECT EXISTS (SELECT 1 FROM jobs WHERE cluster = ?1 AND job_id = ?2 AND (attempt_submit_us = ?3 OR "
+      "(attempt_submit_us IS NULL AND received_us >= ?4)))");
+  stmt.bind(1, cluster).bind(2, job_id).bind(3, attempt_submit).bind(4, attempt_end);
+  if (!stmt.step()) return db_error(stmt);
+  return stmt.int_at(0) != 0;
+}
+
 Status JobStore::drop_second_report(const JobKey& key) {
   std::lock_guard lock(mutex_);
   auto stmt = db_.prepare("DELETE FROM jobs WHERE cluster = ? AND job_id = ? AND run = ? AND verdict_json IS NULL");

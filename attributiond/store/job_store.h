@@ -88,6 +88,12 @@ class JobStore {
   // Another run of key's job id that was judged on the same attempt (the accounting row
   // submitted at attempt_submit): key's run is then that attempt reported twice.
   Result<std::optional<int64_t>> same_attempt(const JobKey& key, TimeUs attempt_submit);
+  // Whether the archive has the attempt of job_id whose accounting row was submitted at
+  // attempt_submit and ended at attempt_end: a run judged on that row, or a run not judged
+  // yet (queued, or recorded without a verdict such as an opt-out) that was reported after
+  // that end. The sweep leaves such attempts alone.
+  Result<bool> knows_attempt(const std::string& cluster, const std::string& job_id, TimeUs attempt_submit,
+                             TimeUs attempt_end);
   // Removes a run that same_attempt found to be a second report of an attributed attempt:
   // the attempt keeps its one run, and the job id its newest verdict.
   Status drop_second_report(const JobKey& key);

@@ -1,0 +1,42 @@
+#include "attributiond/head/sweep.h"
+
+#include <spdlog/spdlog.h>
+
+#include "attributiond/head/attribution_service.h"
+
+namespace attrib::head {
+
+Result<int> sweep_once(store::JobStore& store, slurm::Accounting& accounting, const std::string& cluster,
+                       TimeUs since, TimeUs until, TimeUs now) {
+  auto ended = accounting.ended_attempts(cluster, since, until);
+  if (!ended) return ended.error();
+  int queued = 0;
+  for (const slurm::JobRecordFacts& attempt : *ended) {
+    const JobFacts& facts = attempt.facts;
+    if (!attempt.submit || !facts.end) continue;  // final rows have both; nothing to compare otherwise
+    auto known = store.knows_attempt(cluster, facts.job_id, *attempt.submit, *facts.end);
+    if (!known) return known.error();
+    if (*known) continue;
+    // What a hook would have said; the worker reads the attempt's row like any other.
+    v1::JobEnded report;
+    report.set_job_id(facts.job_id);
+    report.set_cluster(cluster);
+    std::string nodes;
+    for (const std::string& node : facts.nodes) nodes += (nodes.empty() ? "" : ",") + node;
+    report.set_node_list(nodes);
+    report.set_hook(v1::HOOK_KIND_SWEEP);
+    report.set_hook_time_us(*facts.end);
+    if (facts.start) report.set_start_time_us(*facts.start);
+    report.set_end_time_us(*facts.end);
+    if (facts.uid) report.set_uid(*facts.uid);
+    auto accepted = accept_job(store, report, cluster, now);
+    if (!accepted) return accepted.error();
+    if (*accepted) {
+      ++queued;
+      spdlog::warn("sweep: job {} ended with no report from a hook; queued", facts.job_id);
+    }
+  }
+  return queued;
+}
+
+}  // namespace attrib::head

@@ -1,0 +1,107 @@
+// The reconciliation sweep against a real SQLite archive and an accounting that lists
+// ended attempts: what no hook reported is queued, once; what the archive knows is not.
+#include "attributiond/head/sweep.h"
+
+#include <filesystem>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace attrib::head {
+namespace {
+
+constexpr TimeUs kS = 1000000;
+
+class ListingAccounting : public slurm::Accounting {
+ public:
+  std::vector<slurm::JobRecordFacts> ended;
+  Result<slurm::JobRecordFacts> read_job(const std::string&, const std::string&) override {
+    return Error{kSlurmdbNotFound, "not used"};
+  }
+  Status write_comment(const std::string&, const std::string&, const std::string&) override { return ok_status(); }
+  Result<std::vector<slurm::JobRecordFacts>> ended_attempts(const std::string&, TimeUs since, TimeUs until) override {
+    std::vector<slurm::JobRecordFacts> out;
+    for (const auto& attempt : ended)
+      if (*attempt.facts.end >= since && *attempt.facts.end < until) out.push_back(attempt);
+    return out;
+  }
+};
+
+slurm::JobRecordFacts attempt(const std::string& job_id, TimeUs submit, TimeUs start, TimeUs end) {
+  slurm::JobRecordFacts a;
+  a.facts.job_id = job_id;
+  a.facts.cluster = "lab";
+  a.facts.state = "FAILED";
+  a.facts.start = start;
+  a.facts.end = end;
+  a.facts.nodes = {"n1", "n2"};
+  a.facts.uid = 1000;
+  a.final = true;
+  a.submit = submit;
+  return a;
+}
+
+class SweepTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = fs::temp_directory_path() / ("attrib-sweep-" + std::to_string(getpid()) + "-" +
+                                         ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".db");
+    Cleanup();
+    auto store = store::JobStore::open(path_.string());
+    ASSERT_TRUE(store) << store.error().message;
+    store_ = std::move(*store);
+  }
+  void TearDown() override {
+    store_.reset();
+    Cleanup();
+  }
+  void Cleanup() {
+    for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path_.string() + suffix);
+  }
+  fs::path path_;
+  std::unique_ptr<store::JobStore> store_;
+};
+
+TEST_F(SweepTest, AnAttemptNoHookReportedIsQueuedOnceAsTheHookWouldHave) {
+  ListingAccounting accounting;
+  accounting.ended = {attempt("40", 100 * kS, 110 * kS, 200 * kS)};
+  auto queued = sweep_once(*store_, accounting, "lab", 0, 1000 * kS, 1100 * kS);
+  ASSERT_TRUE(queued) << queued.error().message;
+  EXPECT_EQ(*queued, 1);
+  auto due = store_->next_due(2000 * kS, {});
+  ASSERT_TRUE(due && due->has_value());
+  const v1::JobEnded& report = (*due)->request;
+  EXPECT_EQ(report.job_id(), "40");
+  EXPECT_EQ(report.hook(), v1::HOOK_KIND_SWEEP);
+  EXPECT_EQ(report.node_list(), "n1,n2");
+  EXPECT_EQ(report.start_time_us(), 110 * kS);  // the worker finds the attempt's row by it
+  EXPECT_EQ(report.uid(), 1000u);
+  // The same window again (or overlapping): nothing new.
+  EXPECT_EQ(*sweep_once(*store_, accounting, "lab", 0, 1000 * kS, 1200 * kS), 0);
+  EXPECT_EQ((*store_->lookup("lab", "40"))->runs, 1);
+}
+
+TEST_F(SweepTest, AttemptsTheArchiveKnowsAreLeftAlone) {
+  ListingAccounting accounting;
+  // 41: judged on its row; 42: its hook's report is queued, not judged yet.
+  accounting.ended = {attempt("41", 100 * kS, 110 * kS, 200 * kS), attempt("42", 300 * kS, 310 * kS, 400 * kS)};
+  v1::JobEnded hooked;
+  hooked.set_job_id("41");
+  ASSERT_TRUE(*store_->enqueue(hooked, "lab", 201 * kS));
+  Verdict verdict;
+  verdict.domain = "APPLICATION";
+  ASSERT_TRUE(store_->archive({"lab", "41", 0}, verdict, {}, 202 * kS, 100 * kS));
+  hooked.set_job_id("42");
+  ASSERT_TRUE(*store_->enqueue(hooked, "lab", 401 * kS));
+  EXPECT_EQ(*sweep_once(*store_, accounting, "lab", 0, 1000 * kS, 1100 * kS), 0);
+
+  // A requeued 41's next attempt, which no hook reported: a run of its own.
+  accounting.ended.push_back(attempt("41", 200 * kS, 500 * kS, 600 * kS));
+  EXPECT_EQ(*sweep_once(*store_, accounting, "lab", 0, 1000 * kS, 1100 * kS), 1);
+  EXPECT_EQ((*store_->lookup("lab", "41"))->runs, 2);
+}
+
+}  // namespace
+}  // namespace attrib::head
