@@ -36,6 +36,11 @@ class Accounting {
     return read_job(cluster, job_id);
   }
   virtual Status write_comment(const std::string& cluster, const std::string& job_id, const std::string& comment) = 0;
+  // Every attempt of one job id whose record is final (attrib-show --attribute).
+  virtual Result<std::vector<JobRecordFacts>> job_attempts(const std::string& cluster, const std::string& job_id) {
+    (void)cluster, (void)job_id;
+    return Error{kSlurmdbQuery, "this accounting cannot list a job's attempts"};
+  }
   // The attempts whose record became final with an end in [since, until) (the head's
   // sweep for jobs no hook reported). An accounting that cannot list says so.
   virtual Result<std::vector<JobRecordFacts>> ended_attempts(const std::string& cluster, TimeUs since, TimeUs until) {

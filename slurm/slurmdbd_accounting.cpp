@@ -39,16 +39,12 @@ Result<JobRecordFacts> SlurmdbdAccounting::read_attempt(const std::string& clust
   return out;
 }
 
-Result<std::vector<JobRecordFacts>> SlurmdbdAccounting::ended_attempts(const std::string& cluster, TimeUs since,
-                                                                       TimeUs until) {
-  if (auto s = connect(); !s) return s.error();
-  auto rows = connection_->ended_attempts(cluster, since, until);
-  if (!rows) {
-    connection_.reset();
-    return rows.error();
-  }
+namespace {
+
+// An attempt's final row as the sweep and the backfill compare it with the archive.
+std::vector<JobRecordFacts> attempt_facts(const std::vector<AccountingRecord>& rows) {
   std::vector<JobRecordFacts> out;
-  for (const AccountingRecord& row : *rows) {
+  for (const AccountingRecord& row : rows) {
     JobRecordFacts facts;
     facts.facts = row.to_job_facts();
     facts.comment = row.comment;
@@ -57,6 +53,30 @@ Result<std::vector<JobRecordFacts>> SlurmdbdAccounting::ended_attempts(const std
     out.push_back(std::move(facts));
   }
   return out;
+}
+
+}  // namespace
+
+Result<std::vector<JobRecordFacts>> SlurmdbdAccounting::ended_attempts(const std::string& cluster, TimeUs since,
+                                                                       TimeUs until) {
+  if (auto s = connect(); !s) return s.error();
+  auto rows = connection_->ended_attempts(cluster, since, until);
+  if (!rows) {
+    connection_.reset();
+    return rows.error();
+  }
+  return attempt_facts(*rows);
+}
+
+Result<std::vector<JobRecordFacts>> SlurmdbdAccounting::job_attempts(const std::string& cluster,
+                                                                     const std::string& job_id) {
+  if (auto s = connect(); !s) return s.error();
+  auto rows = connection_->job_attempts(cluster, job_id);
+  if (!rows) {
+    if (rows.error().code != kSlurmdbNotFound) connection_.reset();
+    return rows.error();
+  }
+  return attempt_facts(*rows);
 }
 
 Status SlurmdbdAccounting::write_comment(const std::string& cluster, const std::string& job_id,

@@ -21,6 +21,7 @@ class SlurmdbdAccounting : public Accounting {
                                       std::optional<TimeUs> attempt_time) override;
   Status write_comment(const std::string& cluster, const std::string& job_id, const std::string& comment) override;
   Result<std::vector<JobRecordFacts>> ended_attempts(const std::string& cluster, TimeUs since, TimeUs until) override;
+  Result<std::vector<JobRecordFacts>> job_attempts(const std::string& cluster, const std::string& job_id) override;
 
  private:
   Status connect();

@@ -11,6 +11,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -418,8 +419,8 @@ SlurmdbdConnection::~SlurmdbdConnection() {
   if (db_conn_ != nullptr) slurmdb_connection_close(&db_conn_);
 }
 
-Result<AccountingRecord> SlurmdbdConnection::read_job(const std::string& cluster, const std::string& job_id,
-                                                      bool with_steps, std::optional<TimeUs> ended_by) {
+Result<std::vector<AccountingRecord>> SlurmdbdConnection::rows_of(const std::string& cluster, const std::string& job_id,
+                                                                  bool with_steps) {
   auto ref = parse_job_ref(job_id);
   if (!ref) return ref.error();
 
@@ -447,6 +448,29 @@ Result<AccountingRecord> SlurmdbdConnection::read_job(const std::string& cluster
   if (rows.empty()) {
     return Error{kSlurmdbNotFound, "slurmdbd has no record of job " + job_id + " on cluster " + cluster};
   }
+  return rows;
+}
+
+Result<std::vector<AccountingRecord>> SlurmdbdConnection::job_attempts(const std::string& cluster,
+                                                                       const std::string& job_id) {
+  auto rows = rows_of(cluster, job_id, /*with_steps=*/false);
+  if (!rows) return rows.error();
+  std::stable_sort(rows->begin(), rows->end(), [](const AccountingRecord& a, const AccountingRecord& b) {
+    return a.submit.value_or(0) < b.submit.value_or(0);
+  });
+  std::vector<AccountingRecord> out;
+  for (size_t i = 0; i < rows->size(); ++i) {
+    (*rows)[i].requeue_count = static_cast<int>(i);
+    if ((*rows)[i].is_final()) out.push_back(std::move((*rows)[i]));
+  }
+  return out;
+}
+
+Result<AccountingRecord> SlurmdbdConnection::read_job(const std::string& cluster, const std::string& job_id,
+                                                      bool with_steps, std::optional<TimeUs> ended_by) {
+  auto found = rows_of(cluster, job_id, with_steps);
+  if (!found) return found.error();
+  std::vector<AccountingRecord>& rows = *found;
   const size_t chosen = attempt_row(rows, ended_by);
   const TimeUs chosen_submit = rows[chosen].submit.value_or(0);
   int earlier = 0;  // the attempt's number: rows submitted before it (ties: in row order)

@@ -142,6 +142,10 @@ class SlurmdbdConnection {
   Result<AccountingRecord> read_job(const std::string& cluster, const std::string& job_id, bool with_steps = false,
                                     std::optional<TimeUs> ended_by = std::nullopt);
 
+  // Every row of one job id (one per attempt, and per earlier job that had the id) that
+  // is final, oldest first; requeue_count is each row's attempt number.
+  Result<std::vector<AccountingRecord>> job_attempts(const std::string& cluster, const std::string& job_id);
+
   // Every attempt whose row became final with an end in [since, until): what the head's
   // sweep compares with the archive. job_id as Slurm prints it ("4242", "4242_7",
   // "4242+1"); requeue_count is not set (each row stands alone).
@@ -154,6 +158,8 @@ class SlurmdbdConnection {
 
  private:
   explicit SlurmdbdConnection(void* db_conn) : db_conn_(db_conn) {}
+  // Every database row of the job id (DUP), in slurmdbd's order.
+  Result<std::vector<AccountingRecord>> rows_of(const std::string& cluster, const std::string& job_id, bool with_steps);
   void* db_conn_;  // libslurm's opaque connection handle
 };
 

@@ -6,6 +6,7 @@
 
 #include "attrib/v1/attrib.grpc.pb.h"
 #include "attributiond/fleet/offender_policy.h"
+#include "attributiond/head/sweep.h"
 #include "attributiond/ops/daemon_metrics.h"
 #include "attributiond/store/job_store.h"
 #include "common/auth.h"
@@ -33,6 +34,15 @@ class AttributionService final : public v1::Attribution::Service {
                             v1::FleetReport* response) override;
   grpc::Status ListFailed(grpc::ServerContext* context, const v1::FailedListRequest* request,
                           v1::FleetReport* response) override;
+  // Admins only (fleet_rpcs.cpp); answered by the backfill function (set_backfill).
+  grpc::Status Backfill(grpc::ServerContext* context, const v1::BackfillRequest* request,
+                        v1::BackfillResponse* response) override;
+
+  // Queues from slurmdbd the attempts the archive lacks: one job's (job_id), or those that
+  // ended since `since` (job_id empty). Set by the head daemon, which owns accounting.
+  using BackfillFn =
+      std::function<Result<SweepCount>(const std::string& cluster, const std::string& job_id, TimeUs since)>;
+  void set_backfill(BackfillFn backfill) { backfill_ = std::move(backfill); }
 
  private:
   store::JobStore& store_;
@@ -41,6 +51,7 @@ class AttributionService final : public v1::Attribution::Service {
   std::shared_ptr<const common::Authenticator> auth_;
   ops::HeadMetrics* metrics_;
   fleet::FleetPolicy fleet_;
+  BackfillFn backfill_;
 };
 
 // Shared by the RPC and the spool drain: queue one job; returns whether it was new.

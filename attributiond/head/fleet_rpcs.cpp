@@ -92,4 +92,33 @@ grpc::Status AttributionService::ListFailed(grpc::ServerContext* context, const 
   return grpc::Status::OK;
 }
 
+grpc::Status AttributionService::Backfill(grpc::ServerContext* context, const v1::BackfillRequest* request,
+                                          v1::BackfillResponse* response) {
+  auto caller = auth_->authenticate(context, common::kBackfill, *request);
+  if (!caller) {
+    spdlog::warn("Backfill from {} rejected: {}", peer(context), caller.error().message);
+    return common::to_grpc_status(caller.error());
+  }
+  if (!auth_->is_admin(*caller)) {
+    spdlog::info("Backfill denied to uid {}", caller->uid);
+    return common::to_grpc_status(
+        Error{kAuthDenied, "queueing jobs from slurmdbd is for admins (root, the SlurmUser, auth.admin_group); uid " +
+                               std::to_string(caller->uid) + " is not one"});
+  }
+  if (!backfill_) return grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "this daemon has no accounting to read");
+  if (request->job_id().empty() && request->since_us() <= 0)
+    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "name a job, or a time since when");
+  const std::string cluster = request->cluster().empty() ? default_cluster_ : request->cluster();
+  auto count = backfill_(cluster, request->job_id(), request->since_us());
+  if (!count) return common::to_grpc_status(count.error());
+  spdlog::info(
+      "Backfill by uid {} ({}): {} attempts queued, {} already known", caller->uid,
+      request->job_id().empty() ? "since " + std::to_string(request->since_us() / 1000000) : "job " + request->job_id(),
+      count->queued, count->known);
+  response->set_queued(count->queued);
+  response->set_known(count->known);
+  if (count->queued > 0) on_enqueued_();
+  return grpc::Status::OK;
+}
+
 }  // namespace attrib::head

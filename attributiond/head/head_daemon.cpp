@@ -1,11 +1,11 @@
 #include "attributiond/head/head_daemon.h"
 
-#include "attributiond/head/sweep.h"
-
+#include <algorithm>
 #include <filesystem>
 
 #include <spdlog/spdlog.h>
 
+#include "attributiond/head/sweep.h"
 #include "attributiond/ops/grpc_server.h"
 #include "common/grpc_limits.h"
 #include "common/spool.h"
@@ -69,6 +69,19 @@ Status HeadDaemon::start() {
   if (remediator_ && remediator_->enabled())
     spdlog::warn("remediation.mode {}: nodes blamed by trusted verdicts are {} (docs/fleet.md)",
                  config_.remediation.mode, config_.remediation.mode == "drain" ? "drained" : "reported, not drained");
+  // An admin's attrib-show --attribute / --backfill: a slurmdbd connection per call.
+  service_->set_backfill(
+      [this](const std::string& cluster, const std::string& job_id, TimeUs since) -> Result<SweepCount> {
+        std::unique_ptr<slurm::Accounting> accounting = accounting_factory_();
+        const TimeUs now = wall_clock_us();
+        auto attempts = job_id.empty() ? accounting->ended_attempts(cluster, since, now)
+                                       : accounting->job_attempts(cluster, job_id);
+        if (!attempts) return attempts.error();
+        auto count = queue_unknown_attempts(*store_, *attempts, cluster, now);
+        if (count && count->queued > 0)
+          metrics_.jobs_accepted.labels({ops::hook_label(v1::HOOK_KIND_SWEEP), "backfill"}).inc(count->queued);
+        return count;
+      });
   auto server = ops::start_grpc_server(config_.head.listen, *service_, common::kMaxGrpcMessageBytes);
   if (!server) return server.error();
   server_ = std::move(*server);
@@ -155,9 +168,11 @@ void HeadDaemon::spool_loop() {
 }
 
 void HeadDaemon::sweep_loop() {
-  // The first sweep looks head.sweep_lookback_s back; each later one continues where the
-  // last ended (a failed sweep does not advance). Only attempts that ended at least
-  // head.sweep_settle_s ago: their hooks' reports come first.
+  // The first sweep looks head.sweep_lookback_s back; each later one goes back over the
+  // last head.scope_max_wait_s too, because slurmdbd finalises a row seconds after its
+  // end time (a row listed too early is skipped as not final, and found again then; the
+  // archive makes re-listing harmless). A failed sweep does not advance. Only attempts
+  // that ended at least head.sweep_settle_s ago: their hooks' reports come first.
   std::unique_ptr<slurm::Accounting> accounting = accounting_factory_();
   TimeUs since = wall_clock_us() - static_cast<TimeUs>(config_.head.sweep_lookback_s) * kSecond;
   std::unique_lock lock(mutex_);
@@ -172,9 +187,9 @@ void HeadDaemon::sweep_loop() {
       if (!queued) {
         spdlog::warn("sweep of slurmdbd failed, retried next time: {}", queued.error().message);
       } else {
-        since = until;
-        if (*queued > 0) {
-          metrics_.jobs_accepted.labels({ops::hook_label(v1::HOOK_KIND_SWEEP), "sweep"}).inc(*queued);
+        since = std::max(since, until - static_cast<TimeUs>(config_.head.scope_max_wait_s) * kSecond);
+        if (queued->queued > 0) {
+          metrics_.jobs_accepted.labels({ops::hook_label(v1::HOOK_KIND_SWEEP), "sweep"}).inc(queued->queued);
           wake();
         }
       }

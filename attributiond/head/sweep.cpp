@@ -6,17 +6,18 @@
 
 namespace attrib::head {
 
-Result<int> sweep_once(store::JobStore& store, slurm::Accounting& accounting, const std::string& cluster,
-                       TimeUs since, TimeUs until, TimeUs now) {
-  auto ended = accounting.ended_attempts(cluster, since, until);
-  if (!ended) return ended.error();
-  int queued = 0;
-  for (const slurm::JobRecordFacts& attempt : *ended) {
+Result<SweepCount> queue_unknown_attempts(store::JobStore& store, const std::vector<slurm::JobRecordFacts>& attempts,
+                                          const std::string& cluster, TimeUs now) {
+  SweepCount count;
+  for (const slurm::JobRecordFacts& attempt : attempts) {
     const JobFacts& facts = attempt.facts;
     if (!attempt.submit || !facts.end) continue;  // final rows have both; nothing to compare otherwise
     auto known = store.knows_attempt(cluster, facts.job_id, *attempt.submit, *facts.end);
     if (!known) return known.error();
-    if (*known) continue;
+    if (*known) {
+      ++count.known;
+      continue;
+    }
     // What a hook would have said; the worker reads the attempt's row like any other.
     v1::JobEnded report;
     report.set_job_id(facts.job_id);
@@ -32,11 +33,18 @@ Result<int> sweep_once(store::JobStore& store, slurm::Accounting& accounting, co
     auto accepted = accept_job(store, report, cluster, now);
     if (!accepted) return accepted.error();
     if (*accepted) {
-      ++queued;
+      ++count.queued;
       spdlog::warn("sweep: job {} ended with no report from a hook; queued", facts.job_id);
     }
   }
-  return queued;
+  return count;
+}
+
+Result<SweepCount> sweep_once(store::JobStore& store, slurm::Accounting& accounting, const std::string& cluster,
+                              TimeUs since, TimeUs until, TimeUs now) {
+  auto ended = accounting.ended_attempts(cluster, since, until);
+  if (!ended) return ended.error();
+  return queue_unknown_attempts(store, *ended, cluster, now);
 }
 
 }  // namespace attrib::head

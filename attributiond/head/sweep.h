@@ -11,10 +11,18 @@
 
 namespace attrib::head {
 
-// Queues, as a report of hook kind SWEEP, every attempt of `cluster` that ended in
-// [since, until) and that the archive does not know (JobStore::knows_attempt). Returns
-// how many were queued. Idempotent: a second sweep of the same window queues nothing.
-Result<int> sweep_once(store::JobStore& store, slurm::Accounting& accounting, const std::string& cluster,
-                       TimeUs since, TimeUs until, TimeUs now);
+struct SweepCount {
+  int queued = 0;  // attempts newly queued
+  int known = 0;   // attempts the archive had
+};
+
+// Queues, as reports of hook kind SWEEP, the attempts the archive does not know
+// (JobStore::knows_attempt). Idempotent: the same attempts again queue nothing.
+Result<SweepCount> queue_unknown_attempts(store::JobStore& store, const std::vector<slurm::JobRecordFacts>& attempts,
+                                          const std::string& cluster, TimeUs now);
+
+// The sweep: every attempt of `cluster` that ended in [since, until).
+Result<SweepCount> sweep_once(store::JobStore& store, slurm::Accounting& accounting, const std::string& cluster,
+                              TimeUs since, TimeUs until, TimeUs now);
 
 }  // namespace attrib::head

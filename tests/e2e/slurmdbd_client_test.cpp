@@ -3,7 +3,7 @@
 // Needs SLURM_CONF (set by CTest) and root.
 #include "slurm/slurmdbd_client.h"
 
-
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -295,8 +295,9 @@ TEST_F(SlurmdbdClientTest, WriteCommentKeepsExactText) {
 // (REQUEUED, final, number 0), the newest row is the second. The Comment lives on the
 // newest row.
 TEST_F(SlurmdbdClientTest, RequeuedJobIsReadPerAttempt) {
-  std::string id = submit("--requeue --comment='user note' --wrap "
-                          "'if [ \"${SLURM_RESTART_COUNT:-0}\" = 0 ]; then sleep 300; else exit 7; fi'");
+  std::string id = submit(
+      "--requeue --comment='user note' --wrap "
+      "'if [ \"${SLURM_RESTART_COUNT:-0}\" = 0 ]; then sleep 300; else exit 7; fi'");
   ASSERT_FALSE(id.empty());
   ASSERT_TRUE(wait_running(id)) << "job " << id << " never ran";
   auto running = connection_->read_job(cluster_name(), id);
@@ -313,8 +314,8 @@ TEST_F(SlurmdbdClientTest, RequeuedJobIsReadPerAttempt) {
       if (auto read = connection_->read_job(cluster_name(), id, false, start0); read.ok() && read->is_final())
         first = *read;
     if (!second)
-      if (auto read = connection_->read_job(cluster_name(), id); read.ok() && read->is_final() &&
-                                                                  read->requeue_count == 1)
+      if (auto read = connection_->read_job(cluster_name(), id);
+          read.ok() && read->is_final() && read->requeue_count == 1)
         second = *read;
     if (!(first && second)) std::this_thread::sleep_for(100ms);
   }
@@ -339,6 +340,30 @@ TEST_F(SlurmdbdClientTest, RequeuedJobIsReadPerAttempt) {
   ASSERT_TRUE(read_back.ok());
   EXPECT_EQ(read_back->state, "REQUEUED");
   EXPECT_EQ(read_back->comment, "written");  // the job's current Comment, whichever attempt is read
+}
+
+// The sweep's listing: a job that ended inside the window is there (with its own id),
+// one that ended before it is not; a job's attempts come oldest first.
+TEST_F(SlurmdbdClientTest, EndedAttemptsListsTheJobsThatEndedInTheWindow) {
+  const TimeUs before = wall_clock_us() - 2000000;
+  std::string id = submit("--wrap 'exit 4'");
+  ASSERT_FALSE(id.empty());
+  AccountingRecord done = wait_final(id);
+  const TimeUs after = wall_clock_us() + 2000000;
+  auto listed = connection_->ended_attempts(cluster_name(), before, after);
+  ASSERT_TRUE(listed.ok()) << listed.error().message;
+  auto found = std::find_if(listed->begin(), listed->end(), [&](const AccountingRecord& r) { return r.job_id == id; });
+  ASSERT_NE(found, listed->end()) << listed->size() << " attempts listed, none is job " << id;
+  EXPECT_EQ(found->state, "FAILED");
+  EXPECT_EQ(found->end, done.end);
+  EXPECT_EQ(found->submit, done.submit);
+  auto later = connection_->ended_attempts(cluster_name(), after, after + 60000000);
+  ASSERT_TRUE(later.ok());
+  EXPECT_TRUE(std::none_of(later->begin(), later->end(), [&](const AccountingRecord& r) { return r.job_id == id; }));
+  auto attempts = connection_->job_attempts(cluster_name(), id);
+  ASSERT_TRUE(attempts.ok()) << attempts.error().message;
+  ASSERT_EQ(attempts->size(), 1u);
+  EXPECT_EQ(attempts->front().requeue_count, 0);
 }
 
 // The step layout as slurmdbd records it: srun -n6 over three nodes, block and cyclic.

@@ -1,23 +1,30 @@
 #!/usr/bin/env bash
 # A job whose hook report never reaches a head (here: the daemon is down and the spool file
 # is lost, as on a host where no head runs) is found by the head's sweep of slurmdbd and
-# attributed within one sweep interval, exactly once.
+# attributed within one sweep interval, exactly once. With the sweep off, an admin queues
+# such jobs by hand: attrib-show --attribute JOB, attrib-show --backfill --since T.
 source "$(dirname "$0")/lib.sh"
 setup_run sweep_missed_hook
 t0=$(date +%s)
 
-job=$(submit -N1 --wrap 'exit 3')
-for _ in $(seq 200); do
-  ls "$run_dir/spool"/lab_"$job"_*.jobended >/dev/null 2>&1 && break
-  sleep 0.1
-done
-ls "$run_dir/spool"/lab_"$job"_*.jobended >/dev/null || fail "EpilogSlurmctld did not spool job $job"
-for _ in $(seq 200); do [ "$(sacct_field "$job" State)" = FAILED ] && break; sleep 0.1; done
-sleep 2                              # both hooks (EpilogSlurmctld, jobcomp/script) have spooled
-rm -f "$run_dir/spool"/*.jobended   # the reports are lost
+# lost_job: a failing job whose hooks' reports (spooled: the daemon is down) are lost.
+lost_job() {
+  local id
+  id=$(submit -N1 --wrap 'exit 3')
+  for _ in $(seq 200); do
+    ls "$run_dir/spool"/lab_"$id"_*.jobended >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  ls "$run_dir/spool"/lab_"$id"_*.jobended >/dev/null || fail "EpilogSlurmctld did not spool job $id"
+  for _ in $(seq 200); do [ "$(sacct_field "$id" State)" = FAILED ] && break; sleep 0.1; done
+  sleep 2                              # both hooks (EpilogSlurmctld, jobcomp/script) have spooled
+  rm -f "$run_dir/spool"/*.jobended   # the reports are lost
+  echo "$id"
+}
+job=$(lost_job)
 
 # Sweep every second, over this scenario's jobs only.
-lookback=$(( $(date +%s) - t0 + 5 ))
+lookback=$(( $(date +%s) - t0 + 20 ))   # from before the first job, with room for the start
 sed -i "/^  workers: 2/a\\  sweep_interval_s: 1\\n  sweep_settle_s: 0\\n  sweep_lookback_s: $lookback" "$run_dir/attrib.yaml"
 start_daemon
 await_verdict "$job"
@@ -30,4 +37,24 @@ sleep 3   # three more sweeps: nothing is attributed twice
 shown=$("$ATTRIB_SHOW" --server "$DAEMON_ADDR" "$job" 2>&1)
 case "$shown" in *"runs in the archive"*) fail "job $job was attributed more than once: $shown" ;; esac
 expect_eq "$(grep -c "sweep: job $job " "$run_dir"/attributiond.log)" 1 "sweeps that queued job $job"
-echo "PASS: the sweep attributed a job no hook reported, once"
+
+# The sweep off: an admin queues a lost job by hand, then everything since a time.
+stop_daemon
+sed -i '/^  sweep_interval_s:/i\  sweep: false' "$run_dir/attrib.yaml"
+job2=$(lost_job)
+job3=$(lost_job)
+start_daemon
+out=$("$ATTRIB_SHOW" --server "$DAEMON_ADDR" --attribute "$job2")
+expect_eq "$out" "attrib-show: 1 attempts of job $job2 queued for attribution; 0 already in the archive" "--attribute"
+await_verdict "$job2"
+expect_eq "$(verdict "$job2" .exit_code)" 3 "exit code of the job queued by hand"
+out=$("$ATTRIB_SHOW" --server "$DAEMON_ADDR" --attribute "$job2")
+expect_contains "$out" "0 attempts of job $job2 queued for attribution; 1 already in the archive" "--attribute again"
+out=$("$ATTRIB_SHOW" --server "$DAEMON_ADDR" --backfill --since "$(( $(date +%s) - t0 + 20 ))s")
+expect_contains "$out" "1 attempts that ended since then queued for attribution" "--backfill (only job $job3 is new)"
+await_verdict "$job3"
+# Ordinary users may not queue jobs.
+denied=$(setpriv --reuid=nobody --regid=nogroup --clear-groups env ATTRIB_MUNGE_SOCKET="$ATTRIB_MUNGE_SOCKET" \
+  "$ATTRIB_E2E_DIR/bin/attrib-show" --server "$DAEMON_ADDR" --attribute "$job3" 2>&1) && fail "an ordinary user queued a job: $denied"
+expect_contains "$denied" "for admins" "an ordinary user's --attribute"
+echo "PASS: the sweep attributed a job no hook reported, once; admins queue lost jobs by hand"

@@ -1,5 +1,7 @@
 // attrib-show <jobid>: a job's verdict from attributiond, readable or as verdict v1 JSON.
 // --export-bundle DIR writes the archived evidence as a bundle (attrib-replay DIR).
+// --run N / --all: the runs of a job id (each attempt of a requeued job); --attribute JOB
+// and --backfill --since T (admins): queue from slurmdbd what no hook reported.
 // attrib-show --node NAME: the node's blame history, offender status and remediation
 // (admins only); attrib-show --since TIME [--domain D]: verdicts and per-domain counts
 // (docs/fleet.md). --json prints each answer's JSON document as is.
@@ -181,6 +183,34 @@ int show_fleet_report(attrib::v1::Attribution::Stub& stub, const attrib::common:
 
 }  // namespace
 
+// attrib-show --attribute JOB / --backfill --since T: asks the head to queue, from
+// slurmdbd, the attempts its archive lacks. Returns attrib-show's exit code.
+int queue_from_accounting(attrib::v1::Attribution::Stub& stub, const attrib::common::AuthConfig& auth,
+                          const std::string& server, const std::string& cluster, const std::string& job_id,
+                          int64_t since_us) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(60));
+  attrib::v1::BackfillRequest request;
+  request.set_cluster(cluster);
+  request.set_job_id(job_id);
+  request.set_since_us(since_us);
+  if (auto signed_ = attrib::common::attach_credential(context, auth, attrib::common::kBackfill, request); !signed_) {
+    std::fprintf(stderr, "attrib-show: %s\n", signed_.error().message.c_str());
+    return 2;
+  }
+  attrib::v1::BackfillResponse response;
+  grpc::Status status = stub.Backfill(&context, request, &response);
+  if (!status.ok()) {
+    std::fprintf(stderr, "attrib-show: attributiond at %s: %s\n", server.c_str(),
+                 attrib::common::describe_grpc_failure(status).c_str());
+    return 2;
+  }
+  const std::string what = job_id.empty() ? "attempts that ended since then" : "attempts of job " + job_id;
+  std::printf("attrib-show: %lld %s queued for attribution; %lld already in the archive\n",
+              static_cast<long long>(response.queued()), what.c_str(), static_cast<long long>(response.known()));
+  return 0;
+}
+
 // Fetches and prints one run of the job (the newest without run); runs, when given,
 // receives how many the job id has. Returns attrib-show's exit code.
 int show_verdict(attrib::v1::Attribution::Stub& stub, const attrib::common::AuthConfig& auth, const std::string& server,
@@ -311,14 +341,30 @@ int main(int argc, char** argv) {
       "counted from 0 (default: the newest)");
   bool all_runs = false;
   app.add_flag("--all", all_runs, "show every run of the job id, oldest first");
+  bool attribute = false;
+  app.add_flag("--attribute", attribute,
+               "admins: queue the job's attempts that the archive lacks, read from slurmdbd (its hook never "
+               "reported them)");
+  bool backfill = false;
+  app.add_flag("--backfill", backfill,
+               "admins, with --since: queue every attempt that ended since then and that the archive lacks");
   std::string export_dir;
   app.add_option(
       "--export-bundle", export_dir,
       "write the job's archived evidence as an evidence bundle into this (new) directory, for attrib-replay");
   CLI11_PARSE(app, argc, argv);
-  const bool fleet_query = !node.empty() || !since.empty() || failed;
-  if (job_id.empty() && !dashboard && !fleet_query) {
-    std::fprintf(stderr, "attrib-show: a job id is required (or --node, --since, --dashboard)\n%s", app.help().c_str());
+  if (attribute && job_id.empty()) {
+    std::fprintf(stderr, "attrib-show: --attribute needs a job id\n");
+    return 2;
+  }
+  if (backfill && (since.empty() || !job_id.empty() || !node.empty())) {
+    std::fprintf(stderr, "attrib-show: --backfill goes with --since alone\n");
+    return 2;
+  }
+  const bool fleet_query = (!node.empty() || !since.empty() || failed) && !backfill;
+  if (job_id.empty() && !dashboard && !fleet_query && !backfill) {
+    std::fprintf(stderr, "attrib-show: a job id is required (or --node, --since, --backfill, --dashboard)\n%s",
+                 app.help().c_str());
     return 2;
   }
   if (!job_id.empty() && fleet_query) {
@@ -351,6 +397,18 @@ int main(int argc, char** argv) {
   if (dashboard) return print_dashboard_login(auth, dashboard_url);
 
   auto stub = attrib::v1::Attribution::NewStub(attrib::common::make_channel(server));
+  if (attribute || backfill) {
+    int64_t since_us = 0;
+    if (backfill) {
+      auto parsed = attrib::common::parse_time_spec(since, attrib::wall_clock_us());
+      if (!parsed) {
+        std::fprintf(stderr, "attrib-show: --since: %s\n", parsed.error().message.c_str());
+        return 2;
+      }
+      since_us = *parsed;
+    }
+    return queue_from_accounting(*stub, auth, server, cluster, attribute ? job_id : "", since_us);
+  }
   if (fleet_query) {
     int64_t since_us = 0;
     if (!since.empty()) {

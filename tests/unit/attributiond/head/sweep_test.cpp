@@ -2,10 +2,11 @@
 // ended attempts: what no hook reported is queued, once; what the archive knows is not.
 #include "attributiond/head/sweep.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -69,7 +70,7 @@ TEST_F(SweepTest, AnAttemptNoHookReportedIsQueuedOnceAsTheHookWouldHave) {
   accounting.ended = {attempt("40", 100 * kS, 110 * kS, 200 * kS)};
   auto queued = sweep_once(*store_, accounting, "lab", 0, 1000 * kS, 1100 * kS);
   ASSERT_TRUE(queued) << queued.error().message;
-  EXPECT_EQ(*queued, 1);
+  EXPECT_EQ(queued->queued, 1);
   auto due = store_->next_due(2000 * kS, {});
   ASSERT_TRUE(due && due->has_value());
   const v1::JobEnded& report = (*due)->request;
@@ -79,7 +80,7 @@ TEST_F(SweepTest, AnAttemptNoHookReportedIsQueuedOnceAsTheHookWouldHave) {
   EXPECT_EQ(report.start_time_us(), 110 * kS);  // the worker finds the attempt's row by it
   EXPECT_EQ(report.uid(), 1000u);
   // The same window again (or overlapping): nothing new.
-  EXPECT_EQ(*sweep_once(*store_, accounting, "lab", 0, 1000 * kS, 1200 * kS), 0);
+  EXPECT_EQ(sweep_once(*store_, accounting, "lab", 0, 1000 * kS, 1200 * kS)->queued, 0);
   EXPECT_EQ((*store_->lookup("lab", "40"))->runs, 1);
 }
 
@@ -95,11 +96,14 @@ TEST_F(SweepTest, AttemptsTheArchiveKnowsAreLeftAlone) {
   ASSERT_TRUE(store_->archive({"lab", "41", 0}, verdict, {}, 202 * kS, 100 * kS));
   hooked.set_job_id("42");
   ASSERT_TRUE(*store_->enqueue(hooked, "lab", 401 * kS));
-  EXPECT_EQ(*sweep_once(*store_, accounting, "lab", 0, 1000 * kS, 1100 * kS), 0);
+  auto count = sweep_once(*store_, accounting, "lab", 0, 1000 * kS, 1100 * kS);
+  ASSERT_TRUE(count);
+  EXPECT_EQ(count->queued, 0);
+  EXPECT_EQ(count->known, 2);
 
   // A requeued 41's next attempt, which no hook reported: a run of its own.
   accounting.ended.push_back(attempt("41", 200 * kS, 500 * kS, 600 * kS));
-  EXPECT_EQ(*sweep_once(*store_, accounting, "lab", 0, 1000 * kS, 1100 * kS), 1);
+  EXPECT_EQ(sweep_once(*store_, accounting, "lab", 0, 1000 * kS, 1100 * kS)->queued, 1);
   EXPECT_EQ((*store_->lookup("lab", "41"))->runs, 2);
 }
 
