@@ -2,8 +2,6 @@
 
 #include <sys/socket.h>
 
-#include <memory>
-
 #include <httplib.h>
 
 namespace attrib::ops {
@@ -42,12 +40,9 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(const std::string& address
   // httplib's default also sets SO_REUSEPORT, which lets a second daemon bind the same
   // port and silently take half the requests. SO_REUSEADDR alone still allows a restart
   // while old connections linger in TIME_WAIT.
-  // The last socket httplib made is the one it bound (it stops at the first that binds).
-  auto bound = std::make_shared<socket_t>(INVALID_SOCKET);  // the server keeps the callback
-  server.set_socket_options([bound](socket_t sock) {
+  server.set_socket_options([](socket_t sock) {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-    *bound = sock;
   });
   routes(server);
   if (port == 0) {
@@ -58,11 +53,6 @@ Result<std::unique_ptr<HttpServer>> HttpServer::start(const std::string& address
       return Error{kListenBind, "cannot listen on " + address + " (" + options.what + ")"};
     out->port_ = port;
   }
-  // Debian's libcpp-httplib is compiled with a listen backlog of 5: under a burst of
-  // connections the kernel drops SYNs past it and clients wait out TCP's retransmission
-  // (1 s, 3 s, 7 s) before the server ever sees them. listen() again on a listening
-  // socket only changes its backlog.
-  if (*bound != INVALID_SOCKET) ::listen(*bound, SOMAXCONN);
   HttpServer* self = out.get();
   out->thread_ = std::thread([self] {
     self->server_->listen_after_bind();
