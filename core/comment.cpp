@@ -6,6 +6,7 @@
 #include "core/comment.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -59,6 +60,15 @@ std::string coverage_ratio(const Verdict& verdict) {
   return std::to_string(covered) + "/" + std::to_string(allocated.size());
 }
 
+// Where the attrib segment starts in comment: at the very start, or right after a
+// separator; npos when there is none.
+size_t segment_start(const std::string& comment) {
+  if (comment.rfind(kSegmentPrefix, 0) == 0) return 0;
+  const std::string marker = std::string(kSeparator) + kSegmentPrefix;
+  const size_t at = comment.find(marker);
+  return at == std::string::npos ? std::string::npos : at + std::string(kSeparator).size();
+}
+
 }  // namespace
 
 std::string sanitize_for_comment(const std::string& text) {
@@ -107,16 +117,17 @@ std::string render_comment(const Verdict& verdict) {
   return truncate_utf8(sanitize_for_comment(join(parts, " ")), kMaxCommentLength);
 }
 
+int comment_attempt(const std::string& comment) {
+  const size_t start = segment_start(comment);
+  if (start == std::string::npos) return -1;
+  const std::string segment = comment.substr(start, comment.find(kSeparator, start) - start);
+  const size_t at = segment.find(" attempt=");
+  if (at == std::string::npos) return 0;
+  return std::atoi(segment.c_str() + at + 9);
+}
+
 std::string merge_comment(const std::string& existing, const std::string& segment) {
-  // Find our own earlier segment: at the very start, or right after a separator.
-  size_t start = std::string::npos;
-  if (existing.rfind(kSegmentPrefix, 0) == 0) {
-    start = 0;
-  } else {
-    const std::string marker = std::string(kSeparator) + kSegmentPrefix;
-    const size_t at = existing.find(marker);
-    if (at != std::string::npos) start = at + std::string(kSeparator).size();
-  }
+  const size_t start = segment_start(existing);
   if (start != std::string::npos) {
     const size_t end = existing.find(kSeparator, start);
     std::string merged = existing.substr(0, start) + segment;

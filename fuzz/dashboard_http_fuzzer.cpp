@@ -11,16 +11,20 @@
 // gets a 5xx. A connection left without an answer for 8 s is reported on stderr but is
 // not a finding: under fuzzing's thousands of connections a second, a few such stalls
 // were seen in which the server's accept thread and all its workers sat idle (gdb), so
-// the connection never reached it, and no single input reproduces one
-// (docs/security.md, "Fuzzing record").
+// the connection never reached it, and no single input reproduces one; a larger listen
+// backlog did not remove them. They fit the client reusing a loopback port whose server
+// side is still in TIME_WAIT, its SYN waiting out retransmission (docs/security.md,
+// "Fuzzing record"). Running out of local ports altogether is not a finding either.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 
 #include "attributiond/dashboard/dashboard_server.h"
@@ -84,7 +88,15 @@ std::optional<std::string> exchange(int port, std::string_view request) {
   address.sin_family = AF_INET;
   address.sin_port = htons(static_cast<uint16_t>(port));
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  require(connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0, "connect failed");
+  if (connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+    const int error = errno;
+    close(fd);
+    // Thousands of loopback connections a second run out of local ports (TIME_WAIT): a
+    // limit of this harness, not of the server. Any other failure (refused: the server
+    // stopped) is a finding.
+    if (error == EADDRNOTAVAIL) return std::string("no local port");
+    broken(std::string("connect failed: ") + std::strerror(error));
+  }
   size_t sent = 0;
   while (sent < request.size()) {
     const ssize_t n = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
@@ -125,6 +137,10 @@ int dashboard_http(const uint8_t* data, size_t size) {
     return server->release()->port();  // serves until the process exits
   }();
   const std::optional<std::string> answered = exchange(port, as_text(data, size));
+  if (answered && *answered == "no local port") {
+    std::fprintf(stderr, "attrib fuzz: no local port free for a connection (not a finding: see exchange)\n");
+    return 0;
+  }
   if (!answered) {
     std::fprintf(stderr, "attrib fuzz: a connection got no answer within 8 s (not a finding: see the top)\n");
     return 0;

@@ -177,7 +177,9 @@ void HeadDaemon::sweep_loop() {
   TimeUs since = wall_clock_us() - static_cast<TimeUs>(config_.head.sweep_lookback_s) * kSecond;
   std::unique_lock lock(mutex_);
   while (!stopping_) {
-    wakeup_.wait_for(lock, std::chrono::seconds(config_.head.sweep_interval_s));
+    // Every interval, whatever else wakes the daemon's threads (each queued job does).
+    const auto next = std::chrono::steady_clock::now() + std::chrono::seconds(config_.head.sweep_interval_s);
+    wakeup_.wait_until(lock, next, [&] { return stopping_.load() || std::chrono::steady_clock::now() >= next; });
     if (stopping_) break;
     lock.unlock();
     const TimeUs now = wall_clock_us();

@@ -109,6 +109,9 @@ namespace {
 Status write_and_verify_comment(slurm::Accounting& accounting, const store::JobKey& key, const std::string& segment) {
   auto before = accounting.read_job(key.cluster, key.job_id);
   if (!before) return before.error();
+  // One Comment serves every attempt of a requeued job: an earlier attempt judged late
+  // does not replace a later one's verdict.
+  if (comment_attempt(before->comment) > comment_attempt(segment)) return ok_status();
   std::string merged = merge_comment(before->comment, segment);
   if (merged == before->comment) return ok_status();  // written by an earlier attempt
   if (auto s = accounting.write_comment(key.cluster, key.job_id, merged); !s) return s;

@@ -363,40 +363,42 @@ Result<bool> JobStore::enqueue(const v1::JobEnded& request, const std::string& c
   const std::string hook = "," + std::to_string(static_cast<int>(request.hook())) + ",";
   std::lock_guard lock(mutex_);
   store::Transaction tx(db_);
-  // A run of this id still waiting for its verdict. EpilogSlurmctld and jobcomp/script
-  // both report a job, each with what only it knows (SPANK options; the state): a report
-  // of a kind the run lacks, or the same report again (a retry, a spool sent twice: same
-  // hook time), fills what the stored one lacks: the stored fields win. A report of a
-  // kind the run has, made at another time, is a later attempt's (a requeued job that ran
-  // again before the first attempt was judged): a run of its own.
-  auto waiting = db_.prepare(
-      "SELECT run, request, hooks FROM jobs WHERE cluster = ? AND job_id = ? AND status = 'queued' AND "
-      "verdict_json IS NULL AND failed_us IS NULL ORDER BY run DESC LIMIT 1");
-  waiting.bind(1, cluster).bind(2, request.job_id());
-  if (waiting.step()) {
-    const int64_t run = waiting.int_at(0);
-    const std::string hooks = waiting.text_at(2);
+  // The id's newest run. EpilogSlurmctld and jobcomp/script both report an attempt, each
+  // with what only it knows (SPANK options; the state and times): a report of a kind the
+  // run lacks, or the same report again (a retry, a spool sent twice: same hook time), is
+  // of the same attempt. While the run waits for its verdict the report fills what the
+  // stored one lacks (the stored fields win); once judged, it is a duplicate. A report of
+  // a kind the run has, made at another time, is a later attempt's (a requeued job), and
+  // the sweep's reports are of attempts the archive does not know: runs of their own.
+  auto newest = db_.prepare(
+      "SELECT run, request, hooks, status = 'queued' AND verdict_json IS NULL AND failed_us IS NULL FROM jobs "
+      "WHERE cluster = ? AND job_id = ? ORDER BY run DESC LIMIT 1");
+  newest.bind(1, cluster).bind(2, request.job_id());
+  if (newest.step() && request.hook() != v1::HOOK_KIND_SWEEP) {
+    const int64_t run = newest.int_at(0);
+    const std::string hooks = newest.text_at(2);
+    const bool waiting = newest.int_at(3) != 0;
     v1::JobEnded previous;
-    const bool readable = previous.ParseFromString(waiting.text_at(1));
+    const bool readable = previous.ParseFromString(newest.text_at(1));
     const bool later_attempt =
         readable && hooks.find(hook) != std::string::npos && previous.hook_time_us() != request.hook_time_us();
     if (!later_attempt) {
-      if (!readable) return false;
+      if (!readable || !waiting) return false;
       v1::JobEnded merged = request;
       merged.MergeFrom(previous);
       std::string merged_bytes;
       if (!merged.SerializeToString(&merged_bytes)) return false;
       const std::string merged_hooks =
           hooks.find(hook) == std::string::npos ? (hooks.empty() ? hook : hooks + hook.substr(1)) : hooks;
-      if (merged_bytes == waiting.text_at(1) && merged_hooks == hooks) return false;
+      if (merged_bytes == newest.text_at(1) && merged_hooks == hooks) return false;
       auto update = db_.prepare("UPDATE jobs SET request = ?, hooks = ? WHERE cluster = ? AND job_id = ? AND run = ?");
       update.bind_blob(1, merged_bytes).bind(2, merged_hooks).bind(3, cluster).bind(4, request.job_id()).bind(5, run);
       if (auto s = update.run(); !s) return s.error();
       if (auto s = tx.commit(); !s) return s.error();
       return false;
     }
-  } else if (!waiting.error().empty()) {
-    return db_error(waiting);
+  } else if (!newest.error().empty()) {
+    return db_error(newest);
   }
   // A new run, after the id's newest.
   auto stmt = db_.prepare(

@@ -64,11 +64,11 @@ class JobStore {
  public:
   static Result<std::unique_ptr<JobStore>> open(const std::string& path);
 
-  // Durably queues the job. Returns false when a report of it is still queued: that run
-  // then gains the fields its first report lacked (e.g. SPANK options from a second hook).
-  // Once the id's newest run was attributed (or given up), a report is a new run; whether
-  // it is a new attempt or the same one reported twice is decided against accounting
-  // (same_attempt).
+  // Durably queues the job. Returns false for another report of the id's newest run's
+  // attempt (another hook kind, or the same report again): a waiting run gains the fields
+  // its first report lacked (e.g. SPANK options from a second hook). A report of a hook
+  // kind the newest run has, at another time, or from the sweep, is a new run; whether it
+  // is a new attempt is checked against accounting again (same_attempt).
   Result<bool> enqueue(const v1::JobEnded& request, const std::string& cluster, TimeUs now);
   // The oldest job that is due and not in `busy`. A row whose request cannot be decoded is
   // dead-lettered on the way, never returned and never blocks the others.

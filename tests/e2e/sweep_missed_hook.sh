@@ -25,7 +25,7 @@ job=$(lost_job)
 
 # Sweep every second, over this scenario's jobs only.
 lookback=$(( $(date +%s) - t0 + 20 ))   # from before the first job, with room for the start
-sed -i "/^  workers: 2/a\\  sweep_interval_s: 1\\n  sweep_settle_s: 0\\n  sweep_lookback_s: $lookback" "$run_dir/attrib.yaml"
+sed -i "s/^  sweep: false/  sweep: true\\n  sweep_interval_s: 1\\n  sweep_settle_s: 0\\n  sweep_lookback_s: $lookback/" "$run_dir/attrib.yaml"
 start_daemon
 await_verdict "$job"
 expect_eq "$(verdict "$job" .domain)" UNATTRIBUTED "domain"
@@ -40,7 +40,7 @@ expect_eq "$(grep -c "sweep: job $job " "$run_dir"/attributiond.log)" 1 "sweeps 
 
 # The sweep off: an admin queues a lost job by hand, then everything since a time.
 stop_daemon
-sed -i '/^  sweep_interval_s:/i\  sweep: false' "$run_dir/attrib.yaml"
+sed -i 's/^  sweep: true/  sweep: false/' "$run_dir/attrib.yaml"
 job2=$(lost_job)
 job3=$(lost_job)
 start_daemon

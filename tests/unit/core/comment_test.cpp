@@ -101,5 +101,18 @@ TEST(MergeComment, KeepsTheUsersText) {
   EXPECT_EQ(merge_comment(once, segment), once);
 }
 
+// Which attempt a Comment shows: a requeued job's earlier attempt, judged late, must not
+// replace a later attempt's verdict (attribution.cpp compares these).
+TEST(CommentAttempt, ReadsTheAttemptOfTheAttribSegmentOnly) {
+  EXPECT_EQ(comment_attempt("user note"), -1);
+  EXPECT_EQ(comment_attempt("attrib: NONE coverage=1/1"), 0);
+  EXPECT_EQ(comment_attempt("note | attrib: UNATTRIBUTED action=NONE coverage=1/1 attempt=2 missing=n1:kernel"), 2);
+  EXPECT_EQ(comment_attempt("attrib: NONE coverage=1/1 | my attempt=7 text"), 0);
+  Verdict v;
+  v.domain = "NONE";
+  v.attempt = 3;
+  EXPECT_EQ(comment_attempt(render_comment(v)), 3);
+}
+
 }  // namespace
 }  // namespace attrib

@@ -322,10 +322,21 @@ TEST_F(HeadDaemonTest, DuplicateSubmitIsAcceptedOnceAndCommentWrittenOnce) {
   EXPECT_TRUE(second.accepted());
   auto verdict = WaitDone("101");
   EXPECT_EQ(verdict["domain"], "UNATTRIBUTED");
-  // A third report after the verdict: a run of its own until accounting shows it is the
-  // same attempt, then folded into it (attrib_jobs_not_attributed_total{same_attempt}).
+  // The same report again after the verdict (a spool sent twice): a duplicate.
+  v1::SubmitResponse again;
+  ASSERT_TRUE(Submit("101", &again).ok());
+  EXPECT_TRUE(again.duplicate());
+  // A report of the same hook at another time looks like a requeued job's next attempt: a
+  // run of its own until accounting shows the same attempt, then folded into it
+  // (attrib_jobs_not_attributed_total{same_attempt}).
+  v1::JobEnded later;
+  later.set_job_id("101");
+  later.set_node_list("n[1-3]");
+  later.set_hook(v1::HOOK_KIND_EPILOG_SLURMCTLD);
+  later.set_hook_time_us(wall_clock_us());
   v1::SubmitResponse third;
-  ASSERT_TRUE(Submit("101", &third).ok());
+  grpc::ClientContext context;
+  ASSERT_TRUE(stub_->SubmitJobEnded(&context, later, &third).ok());
   EXPECT_TRUE(third.accepted());
   EXPECT_FALSE(third.duplicate());
   auto runs = [&] {

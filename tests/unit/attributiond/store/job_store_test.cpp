@@ -170,16 +170,25 @@ TEST_F(JobStoreTest, AnOpenReadDoesNotBlockTheQueue) {
 // asked for; a run found to be a second report of an attributed attempt is dropped.
 TEST_F(JobStoreTest, AReportAfterTheVerdictIsANewRunWithItsOwnVerdict) {
   auto store = Open();
-  ASSERT_TRUE(*store->enqueue(Job("8"), "lab", 100));
+  auto epilog = [](int64_t hook_time) {  // EpilogSlurmctld's report of one attempt of job 8
+    attrib::v1::JobEnded m = Job("8");
+    m.set_hook(attrib::v1::HOOK_KIND_EPILOG_SLURMCTLD);
+    m.set_hook_time_us(hook_time);
+    return m;
+  };
+  ASSERT_TRUE(*store->enqueue(epilog(100), "lab", 100));
   attrib::Verdict first;
   first.job_id = "8";
   first.domain = "GPU_HARDWARE";
   const attrib::store::JobKey run0{"lab", "8", 0};
   ASSERT_TRUE(store->archive(run0, first, {}, 200, /*attempt_submit=*/50));
   ASSERT_TRUE(store->mark_done(run0, 210));
+  EXPECT_FALSE(*store->enqueue(epilog(100), "lab", 220));  // the same report again
 
-  ASSERT_TRUE(*store->enqueue(Job("8"), "lab", 300));   // attempt 2 ended
-  EXPECT_FALSE(*store->enqueue(Job("8"), "lab", 310));  // ... and its second hook merges
+  ASSERT_TRUE(*store->enqueue(epilog(300), "lab", 300));  // attempt 2 ended
+  attrib::v1::JobEnded jobcomp = Job("8");
+  jobcomp.set_hook(attrib::v1::HOOK_KIND_JOBCOMP_SCRIPT);
+  EXPECT_FALSE(*store->enqueue(jobcomp, "lab", 310));  // ... and its other hook merges
   auto newest = store->lookup("lab", "8");
   ASSERT_TRUE(newest && newest->has_value());
   EXPECT_EQ((*newest)->key.run, 1);
@@ -196,8 +205,9 @@ TEST_F(JobStoreTest, AReportAfterTheVerdictIsANewRunWithItsOwnVerdict) {
   EXPECT_NE((*old)->verdict_json->find("GPU_HARDWARE"), std::string::npos);
   EXPECT_NE((*store->lookup("lab", "8"))->verdict_json->find("APPLICATION"), std::string::npos);
 
-  // A third report of attempt 1 (a spool re-sent late): same row, so folded into run 0.
-  ASSERT_TRUE(*store->enqueue(Job("8"), "lab", 500));
+  // A report that looked like a third attempt but reads attempt 1's row (submitted at 50):
+  // folded into run 0.
+  ASSERT_TRUE(*store->enqueue(epilog(500), "lab", 500));
   const attrib::store::JobKey run2{"lab", "8", 2};
   auto same = store->same_attempt(run2, 50);
   ASSERT_TRUE(same && same->has_value());
@@ -254,8 +264,12 @@ PRAGMA user_version = 4;
     return std::vector<int64_t>{stmt.int_at(0), stmt.int_at(1), stmt.int_at(2), stmt.int_at(3)};
   });
   EXPECT_EQ(counts, (std::vector<int64_t>{1, 1, 1, 0}));
-  // A report of job 9 now is its second run.
-  EXPECT_TRUE(*store->enqueue(Job("9"), "lab", 300));
+  // A hook's report of job 9 now is of the attempt already judged; the sweep's (an attempt
+  // the archive does not know) is its second run.
+  EXPECT_FALSE(*store->enqueue(Job("9"), "lab", 300));
+  attrib::v1::JobEnded swept = Job("9");
+  swept.set_hook(attrib::v1::HOOK_KIND_SWEEP);
+  EXPECT_TRUE(*store->enqueue(swept, "lab", 310));
   EXPECT_EQ((*store->lookup("lab", "9"))->key.run, 1);
 }
 
