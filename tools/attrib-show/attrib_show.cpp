@@ -212,10 +212,11 @@ int queue_from_accounting(attrib::v1::Attribution::Stub& stub, const attrib::com
 }
 
 // Fetches and prints one run of the job (the newest without run); runs, when given,
-// receives how many the job id has. Returns attrib-show's exit code.
+// receives how many the job id has (0 when unknown); quiet prints only errors. Returns
+// attrib-show's exit code.
 int show_verdict(attrib::v1::Attribution::Stub& stub, const attrib::common::AuthConfig& auth, const std::string& server,
                  const std::string& cluster, const std::string& job_id, std::optional<int64_t> run, bool json,
-                 const std::string& export_dir, int64_t* runs) {
+                 const std::string& export_dir, int64_t* runs, bool quiet = false) {
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
   attrib::v1::GetVerdictRequest request;
@@ -246,6 +247,8 @@ int show_verdict(attrib::v1::Attribution::Stub& stub, const attrib::common::Auth
                  attrib::common::describe_grpc_failure(status).c_str());
     return 2;
   }
+  if (runs != nullptr) *runs = response.runs();
+  if (quiet) return 0;
   // Errors can quote evidence (a line, a path): escaped like every other text shown.
   const std::string last_error = attrib::terminal_safe(response.last_error());
   if (response.status() == "failed") {
@@ -262,7 +265,6 @@ int show_verdict(attrib::v1::Attribution::Stub& stub, const attrib::common::Auth
                  response.status().c_str(), last_error.empty() ? "" : ": ", last_error.c_str());
     return 1;
   }
-  if (runs != nullptr) *runs = response.runs();
   if (response.runs() > 1 && !run)
     std::fprintf(stderr,
                  "attrib-show: job %s has %lld runs in the archive (a requeued job's attempts, or a reused id); "
@@ -423,12 +425,16 @@ int main(int argc, char** argv) {
     return show_fleet_report(*stub, auth, server, cluster, node, since_us, domain, failed, json);
   }
   if (all_runs) {
-    int64_t runs = 1;
-    int rc = 0;
+    // The newest run says how many there are (a run folded into another leaves a gap,
+    // reported as unknown).
+    int64_t runs = 0;
+    int rc = show_verdict(*stub, auth, server, cluster, job_id, std::nullopt, json, "", &runs, /*quiet=*/true);
+    if (runs == 0) return rc == 0 ? 2 : rc;
+    rc = 0;
     for (int64_t r = 0; r < runs; ++r) {
       if (!json)
         std::printf("%s== job %s, run %lld ==\n", r == 0 ? "" : "\n", job_id.c_str(), static_cast<long long>(r));
-      rc = std::max(rc, show_verdict(*stub, auth, server, cluster, job_id, r, json, "", &runs));
+      rc = std::max(rc, show_verdict(*stub, auth, server, cluster, job_id, r, json, "", nullptr));
     }
     return rc;
   }
