@@ -448,6 +448,11 @@ Result<std::vector<AccountingRecord>> SlurmdbdConnection::rows_of(const std::str
   if (rows.empty()) {
     return Error{kSlurmdbNotFound, "slurmdbd has no record of job " + job_id + " on cluster " + cluster};
   }
+  // Oldest first (ties keep slurmdbd's order): a row's index is its attempt number.
+  std::stable_sort(rows.begin(), rows.end(), [](const AccountingRecord& a, const AccountingRecord& b) {
+    return a.submit.value_or(0) < b.submit.value_or(0);
+  });
+  for (size_t i = 0; i < rows.size(); ++i) rows[i].requeue_count = static_cast<int>(i);
   return rows;
 }
 
@@ -455,14 +460,9 @@ Result<std::vector<AccountingRecord>> SlurmdbdConnection::job_attempts(const std
                                                                        const std::string& job_id) {
   auto rows = rows_of(cluster, job_id, /*with_steps=*/false);
   if (!rows) return rows.error();
-  std::stable_sort(rows->begin(), rows->end(), [](const AccountingRecord& a, const AccountingRecord& b) {
-    return a.submit.value_or(0) < b.submit.value_or(0);
-  });
   std::vector<AccountingRecord> out;
-  for (size_t i = 0; i < rows->size(); ++i) {
-    (*rows)[i].requeue_count = static_cast<int>(i);
-    if ((*rows)[i].is_final()) out.push_back(std::move((*rows)[i]));
-  }
+  for (AccountingRecord& row : *rows)
+    if (row.is_final()) out.push_back(std::move(row));
   return out;
 }
 
@@ -471,17 +471,10 @@ Result<AccountingRecord> SlurmdbdConnection::read_job(const std::string& cluster
   auto found = rows_of(cluster, job_id, with_steps);
   if (!found) return found.error();
   std::vector<AccountingRecord>& rows = *found;
-  const size_t chosen = attempt_row(rows, ended_by);
-  const TimeUs chosen_submit = rows[chosen].submit.value_or(0);
-  int earlier = 0;  // the attempt's number: rows submitted before it (ties: in row order)
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const TimeUs submit = rows[i].submit.value_or(0);
-    if (submit < chosen_submit || (submit == chosen_submit && i < chosen)) ++earlier;
-  }
-  // The Comment is read from the newest row, the one slurmdb_job_modify writes.
-  std::string comment = rows[attempt_row(rows, std::nullopt)].comment;
-  AccountingRecord record = std::move(rows[chosen]);
-  record.requeue_count = earlier;
+  // rows_of numbered the rows; the Comment is read from the newest row, the one
+  // slurmdb_job_modify writes.
+  std::string comment = rows.back().comment;
+  AccountingRecord record = std::move(rows[attempt_row(rows, ended_by)]);
   record.comment = std::move(comment);
   return record;
 }

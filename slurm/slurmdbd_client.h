@@ -158,7 +158,7 @@ class SlurmdbdConnection {
 
  private:
   explicit SlurmdbdConnection(void* db_conn) : db_conn_(db_conn) {}
-  // Every database row of the job id (DUP), in slurmdbd's order.
+  // Every database row of the job id (DUP), oldest first, requeue_count its attempt number.
   Result<std::vector<AccountingRecord>> rows_of(const std::string& cluster, const std::string& job_id, bool with_steps);
   void* db_conn_;  // libslurm's opaque connection handle
 };
