@@ -25,7 +25,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <optional>
 
 #include "attributiond/dashboard/dashboard_server.h"
 #include "attributiond/store/job_store.h"
@@ -78,8 +77,27 @@ void write_archive(const std::string& database) {
   }
 }
 
-// The whole answer, or nullopt when nothing more arrived for 8 s.
-std::optional<std::string> exchange(int port, std::string_view request) {
+// What one connection got. Neither no_local_port nor no_answer is a finding (see the top).
+struct Exchange {
+  enum class Outcome { answered, no_local_port, no_answer } outcome = Outcome::answered;
+  std::string response;
+};
+
+// Waits until fd is ready for events, for at most 8 s in all. libFuzzer's timeout timer
+// interrupts system calls (its SIGALRM handler has no SA_RESTART): EINTR is waited out.
+bool wait_ready(int fd, short events) {
+  const TimeUs deadline = wall_clock_us() + 8000000;
+  while (true) {
+    const TimeUs left = deadline - wall_clock_us();
+    if (left <= 0) return false;
+    pollfd ready{fd, events, 0};
+    const int n = poll(&ready, 1, static_cast<int>(left / 1000) + 1);
+    if (n > 0) return true;
+    if (n == 0 || errno != EINTR) return false;
+  }
+}
+
+Exchange exchange(int port, std::string_view request) {
   const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   require(fd >= 0, "socket failed");
   // connect() picks the port: Linux reuses a loopback TIME_WAIT port for it
@@ -88,36 +106,50 @@ std::optional<std::string> exchange(int port, std::string_view request) {
   address.sin_family = AF_INET;
   address.sin_port = htons(static_cast<uint16_t>(port));
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int error = 0;
   if (connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
-    const int error = errno;
+    error = errno;
+    // Interrupted while its SYN waits out a retransmission: the connection goes on
+    // being made; its result comes when the socket turns writable.
+    if (error == EINTR) {
+      socklen_t length = sizeof error;
+      if (!wait_ready(fd, POLLOUT)) {
+        close(fd);
+        return {Exchange::Outcome::no_answer, {}};
+      }
+      if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0) error = errno;
+    }
+  }
+  if (error != 0) {
     close(fd);
     // Thousands of loopback connections a second run out of local ports (TIME_WAIT): a
     // limit of this harness, not of the server. Any other failure (refused: the server
     // stopped) is a finding.
-    if (error == EADDRNOTAVAIL) return std::string("no local port");
+    if (error == EADDRNOTAVAIL) return {Exchange::Outcome::no_local_port, {}};
     broken(std::string("connect failed: ") + std::strerror(error));
   }
   size_t sent = 0;
   while (sent < request.size()) {
     const ssize_t n = send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;  // the server answered early (413, 400) and closed
     sent += static_cast<size_t>(n);
   }
   shutdown(fd, SHUT_WR);
-  std::string response;
+  Exchange result;
   char buffer[16384];
   while (true) {
-    pollfd ready{fd, POLLIN, 0};
-    if (poll(&ready, 1, 8000) <= 0) {
+    if (!wait_ready(fd, POLLIN)) {
       close(fd);
-      return std::nullopt;
+      return {Exchange::Outcome::no_answer, {}};
     }
     const ssize_t n = recv(fd, buffer, sizeof buffer, 0);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
-    response.append(buffer, static_cast<size_t>(n));
+    result.response.append(buffer, static_cast<size_t>(n));
   }
   close(fd);
-  return response;
+  return result;
 }
 
 }  // namespace
@@ -136,16 +168,16 @@ int dashboard_http(const uint8_t* data, size_t size) {
     require(server.ok(), "the dashboard does not start");
     return server->release()->port();  // serves until the process exits
   }();
-  const std::optional<std::string> answered = exchange(port, as_text(data, size));
-  if (answered && *answered == "no local port") {
+  const Exchange answered = exchange(port, as_text(data, size));
+  if (answered.outcome == Exchange::Outcome::no_local_port) {
     std::fprintf(stderr, "attrib fuzz: no local port free for a connection (not a finding: see exchange)\n");
     return 0;
   }
-  if (!answered) {
+  if (answered.outcome == Exchange::Outcome::no_answer) {
     std::fprintf(stderr, "attrib fuzz: a connection got no answer within 8 s (not a finding: see the top)\n");
     return 0;
   }
-  const std::string& response = *answered;
+  const std::string& response = answered.response;
   // Each response: status line, headers, Content-Length bytes of body. Stops quietly at
   // anything else (a HEAD answer has no body).
   size_t at = 0;

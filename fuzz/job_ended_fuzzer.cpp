@@ -67,14 +67,16 @@ int job_ended(const uint8_t* data, size_t size) {
   v1::SubmitResponse response;
   const grpc::Status a = service.SubmitJobEnded(nullptr, &first, &response);
   const grpc::Status b = service.SubmitJobEnded(nullptr, &request, &response);
-  const bool valid = !request.job_id().empty() && slurm::is_hostlist(request.node_list());
-  require(a.ok() == valid && b.ok() == a.ok(), "SubmitJobEnded accepts a job without an id or a hostlist");
+  const bool valid = !request.job_id().empty() && slurm::is_hostlist(request.node_list()) &&
+                     request.hook() != v1::HOOK_KIND_SWEEP;
+  require(a.ok() == valid && b.ok() == a.ok(),
+          "SubmitJobEnded accepts a job without an id or a hostlist, or a report of the sweep's kind");
   if (b.ok()) require(response.duplicate(), "the second report of a job is not a duplicate");
 
   // The same bytes as a spool file the hook left behind.
   spool->write(as_text(data, size));
   if (auto spooled = common::read_spool_file(spool->path()))
-    (void)head::accept_job(**store, *spooled, "lab", wall_clock_us());
+    (void)head::accept_hook_report(**store, *spooled, "lab", wall_clock_us());
 
   // A worker's attempts: the record is not final yet (rescheduled), then too long (the
   // hook's facts).

@@ -26,6 +26,13 @@ Result<bool> accept_job(store::JobStore& store, v1::JobEnded request, const std:
   return store.enqueue(request, cluster, now);
 }
 
+Result<bool> accept_hook_report(store::JobStore& store, const v1::JobEnded& request,
+                                const std::string& default_cluster, TimeUs now) {
+  if (request.hook() == v1::HOOK_KIND_SWEEP)
+    return Error{kSubmitInvalid, "JobEnded.hook is HOOK_KIND_SWEEP, which only the head's own sweep reports"};
+  return accept_job(store, request, default_cluster, now);
+}
+
 AttributionService::AttributionService(store::JobStore& store, std::string default_cluster,
                                        std::function<void()> on_enqueued,
                                        std::shared_ptr<const common::Authenticator> auth, ops::HeadMetrics* metrics,
@@ -42,7 +49,7 @@ grpc::Status AttributionService::SubmitJobEnded(grpc::ServerContext* context, co
   // Before anything is written: only the hooks (root, SlurmUser) may queue a job.
   if (auto denied = auth_->require_cluster_daemon(context, common::kSubmitJobEnded, *request); !denied.ok())
     return denied;
-  auto queued = accept_job(store_, *request, default_cluster_, wall_clock_us());
+  auto queued = accept_hook_report(store_, *request, default_cluster_, wall_clock_us());
   if (!queued) {
     spdlog::error("job {}: cannot queue: {}", request->job_id(), queued.error().message);
     return common::to_grpc_status(Error{queued.error().code, "cannot queue job: " + queued.error().message});

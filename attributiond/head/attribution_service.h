@@ -54,7 +54,13 @@ class AttributionService final : public v1::Attribution::Service {
   BackfillFn backfill_;
 };
 
-// Shared by the RPC and the spool drain: queue one job; returns whether it was new.
+// Shared by the RPC, the spool drain and the sweep: queue one job; returns whether it was
+// new. kSubmitInvalid: the report can never be queued (no id, not a hostlist).
 Result<bool> accept_job(store::JobStore& store, v1::JobEnded request, const std::string& default_cluster, TimeUs now);
+
+// accept_job for what comes from outside the head (the RPC, a spool file): the sweep's
+// kind is the head's own, since a sweep report always opens a new run.
+Result<bool> accept_hook_report(store::JobStore& store, const v1::JobEnded& request,
+                                const std::string& default_cluster, TimeUs now);
 
 }  // namespace attrib::head

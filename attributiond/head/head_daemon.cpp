@@ -10,6 +10,7 @@
 #include "common/grpc_limits.h"
 #include "common/spool.h"
 #include "core/clock.h"
+#include "core/error_codes.h"
 #include "slurm/node_drainer.h"
 
 namespace attrib::head {
@@ -141,7 +142,14 @@ void HeadDaemon::drain_spool() {
       metrics_.spool_quarantined.get().inc();
       continue;
     }
-    auto queued = accept_job(*store_, *message, config_.cluster, wall_clock_us());
+    auto queued = accept_hook_report(*store_, *message, config_.cluster, wall_clock_us());
+    if (!queued && queued.error().code == kSubmitInvalid) {
+      // Never queueable, however often it is read: kept for the admin, out of the way.
+      spdlog::error("spool: job {}: {}; moved to bad/", message->job_id(), queued.error().message);
+      if (auto s = common::quarantine_spool_file(file); !s) spdlog::error("spool: {}", s.error().message);
+      metrics_.spool_quarantined.get().inc();
+      continue;
+    }
     if (!queued) {
       spdlog::error("spool: job {} not queued, will retry: {}", message->job_id(), queued.error().message);
       continue;  // the file stays until the queue has the job

@@ -366,6 +366,31 @@ TEST_F(HeadDaemonTest, SpooledJobsAreDrainedAtStart) {
   EXPECT_TRUE(common::list_spool_files(config_.head.spool_dir).empty());
 }
 
+TEST_F(HeadDaemonTest, SpoolFilesThatCanNeverBeQueuedGoToBadAndTheRestIsQueued) {
+  AddRecord("106", "COMPLETED", 0, wall_clock_us() - 20 * kSecond, wall_clock_us() - 10 * kSecond);
+  v1::JobEnded not_a_hostlist;
+  not_a_hostlist.set_job_id("104");
+  not_a_hostlist.set_node_list("gpu[001-002,0.7]");
+  v1::JobEnded sweep_kind;  // only the head's own sweep reports this kind
+  sweep_kind.set_job_id("105");
+  sweep_kind.set_node_list("n1");
+  sweep_kind.set_hook(v1::HOOK_KIND_SWEEP);
+  v1::JobEnded good;
+  good.set_job_id("106");
+  good.set_node_list("n1");
+  for (const auto* job : {&not_a_hostlist, &sweep_kind, &good})
+    ASSERT_TRUE(common::write_spool_file(config_.head.spool_dir, *job));
+  Start();
+  EXPECT_EQ(WaitDone("106")["domain"], "NONE");
+  EXPECT_TRUE(common::list_spool_files(config_.head.spool_dir).empty());
+  size_t quarantined = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(config_.head.spool_dir) / "bad")) {
+    (void)entry;
+    ++quarantined;
+  }
+  EXPECT_EQ(quarantined, 2U);
+}
+
 TEST_F(HeadDaemonTest, RestartResumesAQueuedJob) {
   AddRecord("103", "FAILED", 3, wall_clock_us() - 20 * kSecond, wall_clock_us() - 10 * kSecond);
   state_->lag_reads = 1000000;  // never final while the first daemon runs
@@ -392,6 +417,15 @@ TEST_F(HeadDaemonTest, UnknownJobIsNotFoundAndEmptyIdIsInvalid) {
   grpc::Status malformed = Submit("405", &submit, "gpu[001-002,0.7]");
   EXPECT_EQ(malformed.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(malformed.error_message().find("node_list"), std::string::npos) << malformed.error_message();
+  // The sweep's kind would open a new run at every report: no hook may claim it.
+  v1::JobEnded swept;
+  swept.set_job_id("406");
+  swept.set_node_list("n1");
+  swept.set_hook(v1::HOOK_KIND_SWEEP);
+  grpc::ClientContext sweep_context;
+  grpc::Status refused = stub_->SubmitJobEnded(&sweep_context, swept, &submit);
+  EXPECT_EQ(refused.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(refused.error_message().find("HOOK_KIND_SWEEP"), std::string::npos) << refused.error_message();
 }
 
 namespace {
