@@ -6,6 +6,14 @@
 #   scripts/cluster.sh down   [BASE_DIR]   stop everything by PID, in reverse order
 #   scripts/cluster.sh status [BASE_DIR]   one line per daemon; exit 0 only if all run
 #
+# For the tests of what Slurm does to jobs when parts of the cluster fail:
+#   scripts/cluster.sh node-kill  BASE_DIR NODE  SIGKILL the node's slurmd (a node that
+#                                                 died: slurmctld marks it DOWN, NODE_FAIL)
+#   scripts/cluster.sh node-start BASE_DIR NODE  start its slurmd again; wait until idle
+#   scripts/cluster.sh ctld-lose-state BASE_DIR FIRST_JOB_ID
+#                                          slurmctld restarted from nothing (its state
+#                                          lost), numbering jobs from FIRST_JOB_ID again
+#
 # BASE_DIR defaults to /tmp/attrib-cluster. Every file lives under it (configuration,
 # munge socket, MariaDB data, Slurm state, logs); nothing is read from or written to
 # /etc/slurm, and the system's own munged/MariaDB (if any) are left alone. `up` always
@@ -33,12 +41,15 @@ readonly DB_PASSWORD=attrib-test-only   # loopback-only database of a throw-away
 
 usage() {
   echo "usage: $0 {up|down|status} [BASE_DIR]" >&2
+  echo "       $0 {node-kill|node-start} BASE_DIR NODE" >&2
+  echo "       $0 ctld-lose-state BASE_DIR FIRST_JOB_ID" >&2
   exit 2
 }
 
-if [ $# -lt 1 ] || [ $# -gt 2 ]; then usage; fi
+if [ $# -lt 1 ] || [ $# -gt 3 ]; then usage; fi
 action=$1
 base=$(realpath -m "${2:-/tmp/attrib-cluster}")
+action_arg=${3:-}
 case "$base" in
   / | /tmp | /usr* | /etc* | /var | /root | /home) echo "cluster.sh: refusing BASE_DIR $base" >&2; exit 2 ;;
 esac
@@ -299,6 +310,59 @@ case ":\$PATH:" in *:/usr/sbin:*) ;; *) export PATH="\$PATH:/usr/sbin" ;; esac
 EOF
 }
 
+# -i: ignore (absent) saved state; slurmctld registers the cluster with slurmdbd itself.
+start_slurmctld() {
+  start_daemon slurmctld slurmctld -D -i
+  wait_for "slurmctld" 30 port_listening "$slurmctld_port" || { check_alive slurmctld; exit 1; }
+}
+
+# Each node in its own UTS namespace, so jobs see hostname n1, n2, n3.
+start_slurmd() {
+  install -d -m 755 "$base/spool/$1"
+  start_daemon "slurmd-$1" unshare --uts sh -c "hostname $1 && exec slurmd -D -N $1"
+}
+
+known_node() {
+  local name
+  for name in "${NODES[@]}"; do [ "$name" = "$1" ] && return 0; done
+  die "no node '$1' (nodes: ${NODES[*]})"
+}
+
+cmd_node_kill() {
+  known_node "$action_arg"
+  local pid
+  pid=$(daemon_pid "slurmd-$action_arg")
+  [ -n "$pid" ] || die "slurmd of $action_arg is not running"
+  kill -KILL "$pid" 2>/dev/null || true
+  wait_for "slurmd of $action_arg to exit" 10 pid_gone "$pid"
+  rm -f "$pid_dir/slurmd-$action_arg.pid"
+}
+
+pid_gone() { [ "$(pid_state "$1")" != running ]; }
+node_idle() { [ "$(sinfo -h -N -n "$1" -o %t | sort -u)" = idle ]; }
+
+cmd_node_start() {
+  known_node "$action_arg"
+  [ "$(daemon_state "slurmd-$action_arg")" != running ] || die "slurmd of $action_arg is already running"
+  start_slurmd "$action_arg"
+  # ReturnToService=2: a DOWN node that registers again is usable without an admin.
+  wait_for "$action_arg to be idle again" 60 node_idle "$action_arg" || { check_alive "slurmd-$action_arg"; exit 1; }
+}
+
+cmd_ctld_lose_state() {
+  [[ "$action_arg" =~ ^[1-9][0-9]*$ ]] || die "FIRST_JOB_ID must be a job id, not '$action_arg'"
+  local pid
+  pid=$(daemon_pid slurmctld)
+  [ -z "$pid" ] || stop_pid slurmctld "$pid"
+  find "$base/state/slurmctld" -mindepth 1 -delete
+  # FirstJobId is read only when there is no saved state; taken out again afterwards, as
+  # an admin restoring from nothing would (the counter lives in the new state).
+  echo "FirstJobId=$action_arg" >>"$SLURM_CONF"
+  start_slurmctld
+  sed -i '/^FirstJobId=/d' "$SLURM_CONF"
+  wait_for "${#NODES[@]} idle nodes in sinfo" 60 three_nodes_idle || { check_alive "${daemons[@]}"; exit 1; }
+}
+
 three_nodes_idle() {
   [ "$(sinfo -h -N -o '%N %t' | sort -u | grep -c ' idle$')" -eq ${#NODES[@]} ]
 }
@@ -387,16 +451,10 @@ EOF
   wait_for "slurmdbd" 30 port_listening "$slurmdbd_port" || { check_alive slurmdbd; exit 1; }
   phase_done slurmdbd
 
-  # -i: ignore (absent) saved state; slurmctld registers the cluster with slurmdbd itself.
-  start_daemon slurmctld slurmctld -D -i
-  wait_for "slurmctld" 30 port_listening "$slurmctld_port" || { check_alive slurmctld; exit 1; }
+  start_slurmctld
   phase_done slurmctld
 
-  # Each node in its own UTS namespace, so jobs see hostname n1, n2, n3.
-  for name in "${NODES[@]}"; do
-    install -d -m 755 "$base/spool/$name"
-    start_daemon "slurmd-$name" unshare --uts sh -c "hostname $name && exec slurmd -D -N $name"
-  done
+  for name in "${NODES[@]}"; do start_slurmd "$name"; done
 
   wait_for "${#NODES[@]} idle nodes in sinfo" 60 three_nodes_idle \
     || { check_alive "${daemons[@]}"; sinfo -N >&2; exit 1; }
@@ -418,9 +476,13 @@ mkdir -p "$(dirname "$base")"
 exec 9>>"$base.lock"
 flock 9   # one action at a time per base directory
 
+export PATH=$PATH:/usr/sbin:/sbin
 case "$action" in
   up) cmd_up ;;
   down) cmd_down ;;
   status) cmd_status ;;
+  node-kill) cmd_node_kill ;;
+  node-start) cmd_node_start ;;
+  ctld-lose-state) cmd_ctld_lose_state ;;
   *) usage ;;
 esac

@@ -19,6 +19,9 @@ struct JobRecordFacts {
   // When the attempt's row was submitted: with the job id, what tells one attempt from
   // another (a requeue adds a row, and so does a new job that reuses the id).
   std::optional<TimeUs> submit;
+  // When its job's first attempt was submitted (slurm::number_attempts): attempts of one
+  // job share it; a later job that reuses the id does not.
+  std::optional<TimeUs> job_submit;
 };
 
 class Accounting {

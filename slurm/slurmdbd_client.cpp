@@ -351,6 +351,18 @@ size_t attempt_row(const std::vector<AccountingRecord>& rows, std::optional<Time
   return newest_started.value_or(newest.value_or(0));
 }
 
+void number_attempts(std::vector<AccountingRecord>& rows) {
+  static const std::set<std::string, std::less<>> requeued_from = {
+      "REQUEUED", "REQUEUE_HOLD", "SPECIAL_EXIT", "REQUEUE_FED", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL"};
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const AccountingRecord* before = i > 0 ? &rows[i - 1] : nullptr;
+    const bool continues = before != nullptr && requeued_from.contains(before->state) && before->uid == rows[i].uid &&
+                           before->job_name == rows[i].job_name;
+    rows[i].requeue_count = continues ? before->requeue_count + 1 : 0;
+    rows[i].job_submit = continues ? before->job_submit : rows[i].submit;
+  }
+}
+
 std::map<int, std::string> step_rank_nodes(const StepRecord& step) {
   std::map<int, std::string> ranks;
   const size_t nodes = step.nodes.size();
@@ -452,7 +464,7 @@ Result<std::vector<AccountingRecord>> SlurmdbdConnection::rows_of(const std::str
   std::stable_sort(rows.begin(), rows.end(), [](const AccountingRecord& a, const AccountingRecord& b) {
     return a.submit.value_or(0) < b.submit.value_or(0);
   });
-  for (size_t i = 0; i < rows.size(); ++i) rows[i].requeue_count = static_cast<int>(i);
+  number_attempts(rows);
   return rows;
 }
 

@@ -89,7 +89,8 @@ struct AccountingRecord {
   std::string comment;  // Comment (derived_es) of the job's newest row, where slurmdbd writes it
   std::string admin_comment;
   std::string system_comment;
-  int requeue_count = 0;           // the attempt's number: rows of the same job id submitted before this one
+  int requeue_count = 0;           // the attempt's number within its job (number_attempts)
+  std::optional<TimeUs> job_submit;  // submit of its job's first attempt: a job that reuses the id has its own
   std::string reason;              // why the job ended as it did (Slurm's last state reason), e.g. NonZeroExitCode
   std::optional<uint32_t> requid;  // uid that requested the cancel (slurmdbd's requid); absent when none is
                                    // recorded (Slurm stores -1, read back as INFINITE, or NO_VAL)
@@ -127,6 +128,14 @@ std::vector<std::string> expand_hostlist(const std::string& expr);
 // started by then (cancelled while pending), the newest row. Ties on submit keep the
 // later row. Rows in any order; returns an index into rows (rows must not be empty).
 size_t attempt_row(const std::vector<AccountingRecord>& rows, std::optional<TimeUs> ended_by);
+
+// Numbers one job id's rows (sorted oldest first) as attempts of the jobs that had the id:
+// a row continues the job of the row before it when that row ended in a state Slurm
+// requeues from (REQUEUED, REQUEUE_HOLD, SPECIAL_EXIT, REQUEUE_FED, NODE_FAIL, PREEMPTED,
+// BOOT_FAIL) and names the same user and job name. Any other row is a new job that reuses
+// the id (MaxJobId wrapped, FirstJobId changed, slurmctld's state lost): attempt 0 again.
+// Sets requeue_count and job_submit.
+void number_attempts(std::vector<AccountingRecord>& rows);
 
 class SlurmdbdConnection {
  public:

@@ -106,9 +106,16 @@ namespace {
 
 // Writes the verdict's segment into the job's Comment, keeping the user's text, and reads
 // it back: slurmdbd answers success for modifications it did not store in some cases.
-Status write_and_verify_comment(slurm::Accounting& accounting, const store::JobKey& key, const std::string& segment) {
+Status write_and_verify_comment(slurm::Accounting& accounting, const store::JobKey& key, const std::string& segment,
+                                std::optional<TimeUs> attempt_submit) {
   auto before = accounting.read_job(key.cluster, key.job_id);
   if (!before) return before.error();
+  // slurmdbd writes the id's newest row. When a later job reuses the id, that row is not
+  // this job's: its Comment is left alone (the verdict is in the archive).
+  if (attempt_submit && before->job_submit && *attempt_submit < *before->job_submit) {
+    spdlog::info("job {}: a later job reuses the id; its Comment is not written", key.job_id);
+    return ok_status();
+  }
   // One Comment serves every attempt of a requeued job: an earlier attempt judged late
   // does not replace a later one's verdict.
   if (comment_attempt(before->comment) > comment_attempt(segment)) return ok_status();
@@ -267,6 +274,7 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
     return Outcome::Done;
   }
   std::string segment;
+  std::optional<TimeUs> attempt_submit = job.attempt_submit;
   if (job.verdict_json) {
     // Archived by an earlier attempt: only the comment is left to write.
     segment = json_string_or(nlohmann::json::parse(*job.verdict_json), "comment");
@@ -319,6 +327,7 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
                                        record ? record->submit : std::nullopt);
         !s)
       return retry_after_failure(context, job, now, "archive", s.error().message);
+    if (record) attempt_submit = record->submit;
     spdlog::info("job {}: {} ({})", job_id, verdict.domain, verdict.comment);
     if (context.metrics != nullptr) {
       TimeUs hook_time = job.request.hook_time_us() ? job.request.hook_time_us() : job.received;
@@ -336,7 +345,7 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
   }
 
   if (context.config.write_comment) {
-    if (auto s = write_and_verify_comment(accounting, job.key, segment); !s)
+    if (auto s = write_and_verify_comment(accounting, job.key, segment, attempt_submit); !s)
       return retry_after_failure(context, job, now, "comment", "comment not written: " + s.error().message);
   }
   if (auto s = context.store.mark_done(job.key, now); !s) {

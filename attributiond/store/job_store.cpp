@@ -417,7 +417,7 @@ Result<std::optional<QueuedJob>> JobStore::next_due(TimeUs now, const std::set<J
   std::optional<QueuedJob> due;
   {
     auto stmt = db_.prepare(
-        "SELECT cluster, job_id, run, request, attempts, received_us, verdict_json FROM jobs "
+        "SELECT cluster, job_id, run, request, attempts, received_us, verdict_json, attempt_submit_us FROM jobs "
         "WHERE status IN ('queued', 'archived') AND failed_us IS NULL AND next_attempt_us <= ? "
         "ORDER BY next_attempt_us, received_us, job_id, run");
     stmt.bind(1, now);
@@ -434,6 +434,7 @@ Result<std::optional<QueuedJob>> JobStore::next_due(TimeUs now, const std::set<J
       job.attempts = static_cast<int>(stmt.int_at(4));
       job.received = stmt.int_at(5);
       if (!stmt.is_null(6)) job.verdict_json = stmt.text_at(6);
+      if (!stmt.is_null(7)) job.attempt_submit = stmt.int_at(7);
       due = std::move(job);
     }
     if (!due && !stmt.error().empty()) return db_error(stmt);

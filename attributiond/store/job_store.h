@@ -30,6 +30,7 @@ struct QueuedJob {
   int attempts = 0;
   TimeUs received = 0;
   std::optional<std::string> verdict_json;  // set once archived; the comment may still be pending
+  std::optional<TimeUs> attempt_submit;     // the judged attempt's row (set with verdict_json)
 };
 
 struct JobRecord {

@@ -35,5 +35,23 @@ await_verdict() { wait_verdict "$1" "$run_dir/verdict-$1.json" || fail "no verdi
 verdict() { jq -r "$2" "$run_dir/verdict-$1.json"; }
 sacct_field() { sacct -n -X -P -j "$1" -o "$2"; }
 
+# cluster ACTION [ARG]: scripts/cluster.sh on the suite's cluster (node-kill, node-start,
+# ctld-lose-state).
+cluster() { "$ATTRIB_SOURCE_DIR/scripts/cluster.sh" "$1" "$ATTRIB_E2E_CLUSTER_DIR" "${@:2}"; }
+
+# run_verdict JOB RUN: waits until that run of the job is attributed and its comment
+# written; leaves its JSON in $run_dir/verdict-JOB-runRUN.json.
+run_verdict() {
+  local out="$run_dir/verdict-$1-run$2.json" shown
+  for _ in $(seq 900); do
+    if shown=$("$ATTRIB_SHOW" --server "$DAEMON_ADDR" --run "$2" "$1" 2>/dev/null) &&
+       [[ "$shown" != *"not yet written to Slurm"* ]]; then
+      "$ATTRIB_SHOW" --server "$DAEMON_ADDR" --run "$2" --json "$1" > "$out" && return 0
+    fi
+    sleep 0.1
+  done
+  fail "no verdict for run $2 of job $1"
+}
+
 expect_eq() { [ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"; }
 expect_contains() { case "$1" in *"$2"*) ;; *) fail "$3: '$1' does not contain '$2'" ;; esac; }

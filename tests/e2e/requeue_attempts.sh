@@ -15,20 +15,8 @@ scontrol requeue "$job" || fail "scontrol requeue $job"
 for _ in $(seq 100); do [ "$(squeue -h -j "$job" -o %T)" = PENDING ] && break; sleep 0.1; done
 scontrol update jobid="$job" StartTime=now || fail "cannot release job $job"
 
-# run_verdict RUN: waits until that run of the job is attributed and its comment written.
-run_verdict() {
-  local out="$run_dir/verdict-$job-run$1.json"
-  for _ in $(seq 900); do
-    if shown=$("$ATTRIB_SHOW" --server "$DAEMON_ADDR" --run "$1" "$job" 2>/dev/null) &&
-       [[ "$shown" != *"not yet written to Slurm"* ]]; then
-      "$ATTRIB_SHOW" --server "$DAEMON_ADDR" --run "$1" --json "$job" > "$out" && return 0
-    fi
-    sleep 0.1
-  done
-  fail "no verdict for run $1 of job $job"
-}
-run_verdict 0
-run_verdict 1
+run_verdict "$job" 0
+run_verdict "$job" 1
 first="$run_dir/verdict-$job-run0.json"
 second="$run_dir/verdict-$job-run1.json"
 

@@ -72,6 +72,41 @@ TEST(AttemptRow, SubmitTiesKeepTheLaterRow) {
   EXPECT_EQ(attempt_row(rows, 101 * kS), 1u);
 }
 
+TEST(NumberAttempts, RequeuesContinueAJobAndAReusedIdStartsAgain) {
+  // A job requeued twice (node failure, preemption), then months later a new job of
+  // another user with the same id, then one more of that user (id wrapped again).
+  std::vector<AccountingRecord> rows = {row("NODE_FAIL", 100 * kS, 101 * kS, 150 * kS),
+                                        row("PREEMPTED", 150 * kS, 280 * kS, 400 * kS),
+                                        row("COMPLETED", 400 * kS, 530 * kS, 600 * kS),
+                                        row("FAILED", 9000 * kS, 9001 * kS, 9100 * kS),
+                                        row("REQUEUED", 9500 * kS, 9501 * kS, 9600 * kS)};
+  for (size_t i = 0; i < 3; ++i) rows[i].uid = 1001, rows[i].job_name = "train";
+  rows[3].uid = 1002, rows[3].job_name = "train";
+  rows[4].uid = 1002, rows[4].job_name = "eval";
+  number_attempts(rows);
+  std::vector<int> attempts;
+  std::vector<TimeUs> jobs;
+  for (const AccountingRecord& r : rows) attempts.push_back(r.requeue_count), jobs.push_back(*r.job_submit);
+  EXPECT_EQ(attempts, (std::vector<int>{0, 1, 2, 0, 0}));
+  EXPECT_EQ(jobs, (std::vector<TimeUs>{100 * kS, 100 * kS, 100 * kS, 9000 * kS, 9500 * kS}));
+}
+
+TEST(NumberAttempts, OnlyARequeueStateOfTheSameOwnerAndNameContinuesAJob) {
+  for (const char* state : {"REQUEUED", "REQUEUE_HOLD", "SPECIAL_EXIT", "REQUEUE_FED", "NODE_FAIL", "PREEMPTED",
+                            "BOOT_FAIL", "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY"}) {
+    std::vector<AccountingRecord> rows = {row(state, 100 * kS, 101 * kS, 106 * kS),
+                                          row("FAILED", 106 * kS, 107 * kS, 110 * kS)};
+    number_attempts(rows);
+    const std::string ended = state;
+    const bool requeued = ended.find("REQUEUE") == 0 || ended == "SPECIAL_EXIT" || ended == "NODE_FAIL" ||
+                          ended == "PREEMPTED" || ended == "BOOT_FAIL";
+    EXPECT_EQ(rows[1].requeue_count, requeued ? 1 : 0) << state;
+    rows[1].uid = 7;  // another owner: another job, whatever the state
+    number_attempts(rows);
+    EXPECT_EQ(rows[1].requeue_count, 0) << state;
+  }
+}
+
 TEST(AccountingRecordFinal, RequeueStatesEndAnAttempt) {
   for (const char* state : {"REQUEUED", "REQUEUE_HOLD", "SPECIAL_EXIT", "REQUEUE_FED", "NODE_FAIL", "PREEMPTED"})
     EXPECT_TRUE(row(state, 100 * kS, 101 * kS, 106 * kS).is_final()) << state;

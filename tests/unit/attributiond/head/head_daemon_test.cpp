@@ -353,6 +353,23 @@ TEST_F(HeadDaemonTest, DuplicateSubmitIsAcceptedOnceAndCommentWrittenOnce) {
   EXPECT_EQ(state_->comment_writes, 1);
 }
 
+TEST_F(HeadDaemonTest, AJobWhoseIdALaterJobReusesLeavesThatJobsCommentAlone) {
+  // The id's newest row (where slurmdbd writes a Comment) is a job submitted after the
+  // attempt judged here: a verdict, archived, but no Comment on the other job's row.
+  AddRecord("107", "FAILED", 3, wall_clock_us() - 20 * kSecond, wall_clock_us() - 10 * kSecond, "their note");
+  {
+    std::lock_guard lock(state_->mutex);
+    state_->records["107"].job_submit = wall_clock_us() - 5 * kSecond;
+  }
+  Start();
+  v1::SubmitResponse response;
+  ASSERT_TRUE(Submit("107", &response).ok());
+  EXPECT_EQ(WaitDone("107")["terminal_state"], "FAILED");
+  std::lock_guard lock(state_->mutex);
+  EXPECT_EQ(state_->comment_writes, 0);
+  EXPECT_EQ(state_->records["107"].comment, "their note");
+}
+
 TEST_F(HeadDaemonTest, SpooledJobsAreDrainedAtStart) {
   AddRecord("102", "COMPLETED", 0, wall_clock_us() - 20 * kSecond, wall_clock_us() - 10 * kSecond);
   v1::JobEnded job;
