@@ -4,6 +4,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "attributiond/fleet/array_report.h"
+#include "attributiond/store/fleet_queries.h"
 #include "common/grpc_status.h"
 #include "common/proto_text.h"
 #include "core/clock.h"
@@ -78,6 +80,22 @@ grpc::Status AttributionService::GetVerdict(grpc::ServerContext* context, const 
   auto record = store_.lookup(cluster, request->job_id(),
                               request->has_run() ? std::optional<int64_t>(request->run()) : std::nullopt);
   if (!record) return common::to_grpc_status(record.error());
+  if (!record->has_value() && !request->has_run() && !request->job_id().empty() &&
+      request->job_id().find_first_not_of("0123456789") == std::string::npos) {
+    // No job with this plain id: an array job, whose tasks are archived as "<id>_<task>".
+    // Others see only their own tasks.
+    const std::optional<uint32_t> owner =
+        auth_->is_admin(*caller) ? std::nullopt : std::optional<uint32_t>(caller->uid);
+    auto tasks = store_.with_read_db(
+        [&](store::Database& db) { return store::array_tasks(db, cluster, request->job_id(), owner); });
+    if (!tasks) return common::to_grpc_status(tasks.error());
+    if (owner) tasks->waiting = 0;  // a queued task's owner is not known yet: admins only
+    if (!tasks->judged.empty() || tasks->waiting > 0) {
+      response->set_status("array");
+      response->set_array_json(fleet::array_rollup_report(cluster, request->job_id(), *tasks).dump());
+      return grpc::Status::OK;
+    }
+  }
   if (!record->has_value())
     return common::to_grpc_status(
         Error{kVerdictNotFound, "no job " + request->job_id() +

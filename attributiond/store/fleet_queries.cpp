@@ -1,6 +1,7 @@
 #include "attributiond/store/fleet_queries.h"
 
 #include <algorithm>
+#include <set>
 
 namespace attrib::store {
 namespace {
@@ -108,6 +109,60 @@ Result<VerdictListPage> verdict_page(Database& db, const VerdictQuery& query) {
   }
   if (!stmt.error().empty()) return Error{kDbStep, stmt.error()};
   return page;
+}
+
+Result<ArrayTasks> array_tasks(Database& db, const std::string& cluster, const std::string& array_job_id,
+                               std::optional<uint32_t> owner) {
+  // "123_" < every "123_<task>" < "123`" ('`' follows '_'): a seek over the primary key.
+  const std::string first = array_job_id + "_", after = array_job_id + "`";
+  auto is_task = [&](const std::string& job_id) {
+    return job_id.size() > first.size() &&
+           job_id.find_first_not_of("0123456789", first.size()) == std::string::npos;
+  };
+  std::string sql =
+      "SELECT job_id, user_name, uid, state, domain, rule, action, node, gpu, affected_nodes, time_us, trusted "
+      "FROM history h WHERE cluster = ?1 AND job_id > ?2 AND job_id < ?3 "
+      "AND run = (SELECT MAX(run) FROM history WHERE cluster = h.cluster AND job_id = h.job_id)";
+  if (owner) sql += " AND owner_uid = ?4";
+  auto stmt = db.prepare(sql);
+  if (!stmt.ok()) return Error{kDbPrepare, stmt.error()};
+  stmt.bind(1, cluster).bind(2, first).bind(3, after);
+  if (owner) stmt.bind(4, static_cast<int64_t>(*owner));
+  ArrayTasks tasks;
+  while (stmt.step()) {
+    VerdictRow row;
+    row.cluster = cluster;
+    row.job_id = stmt.text_at(0);
+    if (!is_task(row.job_id)) continue;
+    row.user = stmt.text_at(1);
+    row.uid = static_cast<uint32_t>(stmt.int_at(2));
+    row.state = stmt.text_at(3);
+    row.domain = stmt.text_at(4);
+    row.rule = stmt.text_at(5);
+    row.action = stmt.text_at(6);
+    row.node = stmt.text_at(7);
+    row.gpu = stmt.text_at(8);
+    row.affected_nodes = stmt.text_at(9);
+    row.time_us = stmt.int_at(10);
+    row.trusted = stmt.int_at(11) != 0;
+    tasks.judged.push_back(std::move(row));
+  }
+  if (!stmt.error().empty()) return Error{kDbStep, stmt.error()};
+  auto task_number = [&](const VerdictRow& row) { return std::stoull(row.job_id.substr(first.size())); };
+  std::sort(tasks.judged.begin(), tasks.judged.end(),
+            [&](const VerdictRow& a, const VerdictRow& b) { return task_number(a) < task_number(b); });
+  auto waiting = db.prepare(
+      "SELECT job_id FROM jobs j WHERE cluster = ?1 AND job_id > ?2 AND job_id < ?3 AND verdict_json IS NULL "
+      "AND failed_us IS NULL AND NOT EXISTS (SELECT 1 FROM history h WHERE h.cluster = j.cluster AND "
+      "h.job_id = j.job_id AND h.run > j.run)");
+  if (!waiting.ok()) return Error{kDbPrepare, waiting.error()};
+  waiting.bind(1, cluster).bind(2, first).bind(3, after);
+  std::set<std::string> queued;
+  while (waiting.step())
+    if (is_task(waiting.text_at(0))) queued.insert(waiting.text_at(0));
+  if (!waiting.error().empty()) return Error{kDbStep, waiting.error()};
+  tasks.waiting = static_cast<int64_t>(queued.size());
+  return tasks;
 }
 
 Result<std::vector<DomainCount>> domain_counts(Database& db, const VerdictQuery& query) {

@@ -99,6 +99,17 @@ Result<VerdictListPage> verdict_page(Database& db, const VerdictQuery& query);
 // cluster and owner filter as in verdict_page.
 Result<std::vector<DomainCount>> domain_counts(Database& db, const VerdictQuery& query);
 
+// The tasks of array job array_job_id ("123": its tasks are archived as "123_<task>"),
+// the newest run of each that has a verdict, in task order; owner: only tasks that ran as
+// this uid (a non-admin's roll-up). waiting: the tasks queued and not yet judged (any owner:
+// a queued run's owner is known only once it is judged).
+struct ArrayTasks {
+  std::vector<VerdictRow> judged;
+  int64_t waiting = 0;
+};
+Result<ArrayTasks> array_tasks(Database& db, const std::string& cluster, const std::string& array_job_id,
+                               std::optional<uint32_t> owner);
+
 // Remediation decisions since since_us, oldest first; node "" for every node.
 Result<std::vector<RemediationRecord>> remediation_history(Database& db, const std::string& node, TimeUs since_us);
 

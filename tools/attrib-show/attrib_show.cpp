@@ -249,6 +249,15 @@ int show_verdict(attrib::v1::Attribution::Stub& stub, const attrib::common::Auth
   }
   if (runs != nullptr) *runs = response.runs();
   if (quiet) return 0;
+  if (response.status() == "array") {
+    if (json) {
+      std::cout << response.array_json() << "\n";
+      return 0;
+    }
+    std::cout << attrib::terminal_safe(
+        attrib::show::render_array_rollup_text(nlohmann::json::parse(response.array_json())));
+    return 0;
+  }
   // Errors can quote evidence (a line, a path): escaped like every other text shown.
   const std::string last_error = attrib::terminal_safe(response.last_error());
   if (response.status() == "failed") {

@@ -155,4 +155,37 @@ std::string render_failed_list_text(const nlohmann::json& report) {
   return out + table({"GIVEN UP (UTC)", "JOB", "USER", "FAILURES", "LAST ERROR"}, rows);
 }
 
+std::string render_array_rollup_text(const nlohmann::json& report) {
+  auto counts = [](const nlohmann::json& by) {
+    std::vector<std::pair<int64_t, std::string>> sorted;
+    for (const auto& [name, count] : by.items()) sorted.emplace_back(count.get<int64_t>(), name);
+    std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+    std::string out;
+    for (const auto& [count, name] : sorted) out += (out.empty() ? "" : ", ") + name + " " + std::to_string(count);
+    return dash(out);
+  };
+  const int64_t waiting = report.value("waiting", int64_t{0});
+  std::string out = "Array job " + text(report["array_job_id"]) + " on " + text(report["cluster"]) + ": " +
+                    plural(report.value("tasks", int64_t{0}), "task") + " judged" +
+                    (waiting > 0 ? ", " + std::to_string(waiting) + " waiting" : "") + "\n";
+  out += "  Domains: " + counts(report["domains"]) + "\n";
+  out += "  States:  " + counts(report["states"]) + "\n";
+  for (const char* kind : {"recurring_nodes", "recurring_gpus"})
+    for (const auto& r : report[kind]) {
+      const std::string where = text(r["node"]) + (r.contains("gpu") ? " GPU " + text(r["gpu"]) : "");
+      out += "  Recurs:  " + where + " blamed by " + plural(r.value("tasks", int64_t{0}), "task") + " (" +
+             counts(r["domains"]) + "): " + join(r["task_ids"]) + "\n";
+    }
+  const auto& failed = report["failed_tasks"];
+  if (failed.empty()) return out;
+  std::vector<Row> rows;
+  for (const auto& t : failed)
+    rows.push_back({text(t["job_id"]), text(t["state"]), text(t["domain"]), dash(text(t["rule"])),
+                    dash(text(t["node"])), dash(text(t["gpu"]))});
+  out += "Tasks that did not succeed:\n" + table({"TASK", "STATE", "DOMAIN", "RULE", "NODE", "GPU"}, rows);
+  if (const int64_t omitted = report.value("failed_tasks_omitted", int64_t{0}); omitted > 0)
+    out += "  ... and " + std::to_string(omitted) + " more (attrib-show --since ... lists them)\n";
+  return out + "One task: attrib-show " + text(report["array_job_id"]) + "_<task>\n";
+}
+
 }  // namespace attrib::show

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "attributiond/fleet/array_report.h"
 #include "attributiond/store/job_store.h"
 #include "tests/support/history_rows.h"
 
@@ -203,4 +204,93 @@ TEST_F(FleetQueriesTest, APageHoldsAtMostTheMaximumForAdminsToo) {
   EXPECT_EQ(page->rows.size(), store::kMaxPageRows);
   ASSERT_TRUE(page->next.has_value());
   EXPECT_EQ(page->next->job_id, page->rows.back().job_id);
+}
+
+namespace {
+
+// A task's verdict: its domain and, for a root cause, the node and GPU it blames.
+Verdict TaskVerdict(const std::string& job, const std::string& domain, const std::string& node = "",
+                    const std::string& gpu = "") {
+  Verdict verdict;
+  verdict.job_id = job;
+  verdict.cluster = "lab";
+  verdict.domain = domain;
+  verdict.terminal_state = domain == "NONE" ? "COMPLETED" : "FAILED";
+  if (!node.empty()) {
+    RootCause cause;
+    cause.rule = domain == "GPU_HARDWARE" ? "gpu.fallen_off_bus" : "app.exit";
+    cause.event.node = node;
+    verdict.root_cause = cause;
+    verdict.affected_nodes = {node};
+    if (!gpu.empty()) verdict.affected_gpus = {{node, gpu}};
+  }
+  return verdict;
+}
+
+}  // namespace
+
+TEST_F(FleetQueriesTest, AnArrayRollUpHasTheNewestRunOfEachTaskItsOwnersAndWhatRecurs) {
+  auto archive = [&](const std::string& job, uint32_t uid, const Verdict& verdict, TimeUs hook_time) {
+    v1::JobEnded request;
+    request.set_job_id(job);
+    request.set_uid(uid);
+    request.set_user("u" + std::to_string(uid));
+    request.set_hook_time_us(hook_time);
+    auto queued = store_->enqueue(request, "lab", hook_time);
+    ASSERT_TRUE(queued && *queued) << job;
+    auto run = store_->with_db([&](store::Database& db) {
+      auto stmt = db.prepare("SELECT MAX(run) FROM jobs WHERE cluster = 'lab' AND job_id = ?");
+      stmt.bind(1, job);
+      return stmt.step() ? stmt.int_at(0) : int64_t{-1};
+    });
+    ASSERT_TRUE(store_->archive({"lab", job, run}, verdict, {}, hook_time));
+  };
+  // Array 77: tasks 1..12 of uid 1001, but task 12 of uid 1002. Tasks 10 and 11 lost the
+  // same GPU on n2; task 12 failed on n1; task 3's first run failed, its requeue succeeded.
+  for (int task = 1; task <= 12; ++task) {
+    const std::string job = "77_" + std::to_string(task);
+    Verdict verdict = task == 10 || task == 11 ? TaskVerdict(job, "GPU_HARDWARE", "n2", "0000:3b:00.0")
+                      : task == 12             ? TaskVerdict(job, "APPLICATION", "n1")
+                      : task == 3              ? TaskVerdict(job, "APPLICATION", "n3")
+                                               : TaskVerdict(job, "NONE");
+    archive(job, task == 12 ? 1002 : 1001, verdict, kStart + task * kSecond);
+  }
+  archive("77_3", 1001, TaskVerdict("77_3", "NONE"), kStart + 100 * kSecond);
+  archive("770_1", 1001, TaskVerdict("770_1", "APPLICATION", "n2"), kStart);  // another array's task
+  archive("77", 1001, TaskVerdict("77", "APPLICATION", "n2"), kStart);        // not a task: no "_"
+  v1::JobEnded waiting;
+  waiting.set_job_id("77_13");
+  ASSERT_TRUE(store_->enqueue(waiting, "lab", kStart));
+
+  auto read = [&](std::optional<uint32_t> owner) {
+    auto tasks = store_->with_read_db([&](store::Database& db) { return store::array_tasks(db, "lab", "77", owner); });
+    EXPECT_TRUE(tasks) << tasks.error().message;
+    return tasks ? *tasks : store::ArrayTasks{};
+  };
+  const store::ArrayTasks all = read(std::nullopt);
+  std::vector<std::string> ids;
+  for (const auto& row : all.judged) ids.push_back(row.job_id + ":" + row.domain);
+  EXPECT_EQ(ids, (std::vector<std::string>{"77_1:NONE", "77_2:NONE", "77_3:NONE", "77_4:NONE", "77_5:NONE",
+                                           "77_6:NONE", "77_7:NONE", "77_8:NONE", "77_9:NONE", "77_10:GPU_HARDWARE",
+                                           "77_11:GPU_HARDWARE", "77_12:APPLICATION"}));
+  EXPECT_EQ(all.waiting, 1);
+  EXPECT_EQ(read(1002).judged.size(), 1U);
+  EXPECT_TRUE(read(1003).judged.empty());
+
+  const nlohmann::json report = fleet::array_rollup_report("lab", "77", all);
+  EXPECT_EQ(report["schema"], "attrib.array_rollup.v1");
+  EXPECT_EQ(report["tasks"], 12);
+  EXPECT_EQ(report["waiting"], 1);
+  EXPECT_EQ(report["domains"], (nlohmann::json{{"APPLICATION", 1}, {"GPU_HARDWARE", 2}, {"NONE", 9}}));
+  EXPECT_EQ(report["states"], (nlohmann::json{{"COMPLETED", 9}, {"FAILED", 3}}));
+  ASSERT_EQ(report["recurring_nodes"].size(), 1U);  // n1 and n3 failed one task each
+  EXPECT_EQ(report["recurring_nodes"][0]["node"], "n2");
+  EXPECT_EQ(report["recurring_nodes"][0]["task_ids"], (nlohmann::json{"77_10", "77_11"}));
+  ASSERT_EQ(report["recurring_gpus"].size(), 1U);
+  EXPECT_EQ(report["recurring_gpus"][0]["gpu"], "0000:3b:00.0");
+  EXPECT_EQ(report["recurring_gpus"][0]["domains"], (nlohmann::json{{"GPU_HARDWARE", 2}}));
+  std::vector<std::string> failed;
+  for (const auto& task : report["failed_tasks"]) failed.push_back(task["job_id"]);
+  EXPECT_EQ(failed, (std::vector<std::string>{"77_10", "77_11", "77_12"}));
+  EXPECT_EQ(report["failed_tasks_omitted"], 0);
 }
