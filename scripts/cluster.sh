@@ -255,6 +255,10 @@ Waittime=0
 SchedulerType=sched/backfill
 # Heterogeneous jobs are started only by the backfill pass (default every 30 s).
 SchedulerParameters=bf_interval=1
+# A job in partition "urgent" preempts jobs of "debug" (the default), which are requeued:
+# the preemption tests. Nothing is submitted to "urgent" otherwise.
+PreemptType=preempt/partition_prio
+PreemptMode=REQUEUE
 EOF
     if [ -n "${ATTRIB_EPILOG_SLURMCTLD:-}" ]; then
       echo "EpilogSlurmctld=$ATTRIB_EPILOG_SLURMCTLD"
@@ -266,7 +270,8 @@ EOF
     for i in "${!NODES[@]}"; do
       echo "NodeName=${NODES[$i]} NodeHostname=$host NodeAddr=127.0.0.1 Port=$(node_port "$i") CPUs=$cpus RealMemory=1000 State=UNKNOWN"
     done
-    echo "PartitionName=debug Nodes=$(IFS=,; echo "${NODES[*]}") Default=YES MaxTime=INFINITE State=UP"
+    echo "PartitionName=debug Nodes=$(IFS=,; echo "${NODES[*]}") Default=YES MaxTime=INFINITE State=UP PriorityTier=1"
+    echo "PartitionName=urgent Nodes=$(IFS=,; echo "${NODES[*]}") MaxTime=INFINITE State=UP PriorityTier=2"
     if [ -n "${ATTRIB_SLURM_CONF_EXTRA:-}" ]; then
       printf '%s\n' "$ATTRIB_SLURM_CONF_EXTRA"
     fi
