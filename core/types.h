@@ -77,6 +77,16 @@ struct Coverage {
   std::string detail;
 };
 
+// One component of a heterogeneous job ("4242+1"), as its own accounting row says.
+struct JobComponent {
+  std::string job_id;  // "4242+1"
+  std::string state;
+  int exit_code = 0;
+  int signal = 0;
+  std::vector<std::string> nodes;
+  bool operator==(const JobComponent&) const = default;
+};
+
 // What the accounting record (or the bundle's job.json) says about the job.
 struct JobFacts {
   std::string job_id;  // "4242", "4242_7", "4242+1"
@@ -90,6 +100,10 @@ struct JobFacts {
   std::vector<std::string> nodes;
   std::map<int, std::string> ranks;  // rank -> node, when known
   std::optional<uint32_t> uid;       // the job's user, when accounting or the hook knows it
+  // A heterogeneous job ("4242") is judged once, jointly: its components, in offset
+  // order; state, exit code and signal above are the first failing component's. Empty
+  // for every other job.
+  std::vector<JobComponent> components;
 };
 
 // ISO 8601 UTC with microseconds: 2026-11-30T10:03:12.123456Z

@@ -65,6 +65,7 @@ struct Verdict {
   uint64_t symptoms_omitted = 0;
   uint64_t unexplained_omitted = 0;
   std::vector<std::string> nodes;  // the job's allocated nodes, sorted (added in v1)
+  std::vector<JobComponent> components;  // a het job's components (JobFacts), else empty
   std::vector<std::string> affected_nodes;
   std::vector<AffectedGpu> affected_gpus;
   std::string recommended_action = "NONE";
@@ -81,5 +82,10 @@ nlohmann::json to_json(const Event& event);
 nlohmann::json to_json(const Coverage& coverage);
 // Parses verdict v1 JSON back (the archive stores JSON). Error names the bad field.
 Result<Verdict> verdict_from_json(const nlohmann::json& json);
+// A het job's components, as the verdict and a bundle's job.json carry them:
+// [{"job_id", "state", "exit_code", "signal", "nodes"}], in offset order. The error
+// names the path (under `path`) of what was wrong.
+nlohmann::json components_to_json(const std::vector<JobComponent>& components);
+Result<std::vector<JobComponent>> components_from_json(const nlohmann::json& json, const std::string& path);
 
 }  // namespace attrib

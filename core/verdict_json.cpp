@@ -128,6 +128,40 @@ Coverage coverage_from(const json& j, const std::string& path) {
 
 }  // namespace
 
+json components_to_json(const std::vector<JobComponent>& components) {
+  json out = json::array();
+  for (const JobComponent& c : components)
+    out.push_back({{"job_id", c.job_id},
+                   {"state", c.state},
+                   {"exit_code", c.exit_code},
+                   {"signal", c.signal},
+                   {"nodes", c.nodes}});
+  return out;
+}
+
+Result<std::vector<JobComponent>> components_from_json(const json& j, const std::string& path) {
+  try {
+    if (!j.is_array()) throw Reader::Failure{path + ": expected an array"};
+    std::vector<JobComponent> components;
+    for (size_t i = 0; i < j.size(); ++i) {
+      const std::string at = path + "[" + std::to_string(i) + "]";
+      JobComponent c;
+      c.job_id = Reader::string(j[i], "job_id", at);
+      c.state = Reader::string(j[i], "state", at);
+      c.exit_code = static_cast<int>(Reader::integer(j[i], "exit_code", at));
+      c.signal = static_cast<int>(Reader::integer(j[i], "signal", at));
+      for (const auto& n : Reader::array(j[i], "nodes", at)) {
+        if (!n.is_string()) throw Reader::Failure{at + ".nodes: expected strings"};
+        c.nodes.push_back(n.get<std::string>());
+      }
+      components.push_back(std::move(c));
+    }
+    return components;
+  } catch (const Reader::Failure& failure) {
+    return Error{kVerdictField, failure.message};
+  }
+}
+
 json to_json(const Event& event) {
   json j = json::object();
   j["id"] = event.id;
@@ -211,6 +245,8 @@ json to_json(const Verdict& verdict) {
   std::vector<std::string> nodes = verdict.nodes;
   std::sort(nodes.begin(), nodes.end());
   j["nodes"] = nodes;
+  // A heterogeneous job's components (added in v1; only for het jobs).
+  if (!verdict.components.empty()) j["components"] = components_to_json(verdict.components);
   std::vector<std::string> affected_nodes = verdict.affected_nodes;
   std::sort(affected_nodes.begin(), affected_nodes.end());
   j["affected_nodes"] = affected_nodes;
@@ -314,6 +350,11 @@ Result<Verdict> verdict_from_json(const json& j) {
         if (!n.is_string()) throw Reader::Failure{root + ".nodes: expected strings"};
         v.nodes.push_back(n.get<std::string>());
       }
+    }
+    if (j.contains("components")) {
+      auto components = components_from_json(j["components"], root + ".components");
+      if (!components) return components.error();
+      v.components = std::move(*components);
     }
     for (const auto& n : Reader::array(j, "affected_nodes", root)) {
       if (!n.is_string()) throw Reader::Failure{root + ".affected_nodes: expected strings"};

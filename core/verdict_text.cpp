@@ -50,6 +50,16 @@ std::string render_verdict_text(const Verdict& v) {
       << ", signal " << v.signal << ")";
   if (v.attempt > 0) out << ", attempt " << v.attempt;
   out << "\n";
+  if (!v.components.empty()) {
+    std::vector<std::vector<std::string>> rows;
+    for (const JobComponent& c : v.components) {
+      std::string nodes;
+      for (const auto& n : c.nodes) nodes += (nodes.empty() ? "" : ",") + n;
+      rows.push_back({c.job_id, c.state, "exit " + std::to_string(c.exit_code) + ":" + std::to_string(c.signal),
+                      nodes.empty() ? "-" : nodes});
+    }
+    out << "Heterogeneous job, one verdict for its " << v.components.size() << " components:\n" << table(rows);
+  }
   out << "Domain:       " << v.domain << "\n";
   if (v.root_cause) {
     out << "Root cause:   " << v.root_cause->summary << "\n";

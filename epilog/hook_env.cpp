@@ -41,6 +41,17 @@ void set_exit(v1::JobEnded& message, const std::string& text) {
   }
 }
 
+// A heterogeneous job's component reports under the het job's id (judged once, for all
+// components), with its offset. Slurm sets the id to 0 (or leaves it out) for other jobs.
+void set_het_component(v1::JobEnded& message, const std::string* het_job, const std::string* offset) {
+  if (het_job == nullptr || offset == nullptr || *het_job == "0") return;
+  const auto id = to_int(*het_job);
+  const auto number = to_int(*offset);
+  if (!id || !number || *id <= 0 || *number < 0 || *number > 0xFFFFFFFELL) return;
+  message.set_job_id(*het_job);
+  message.set_het_job_offset(static_cast<uint32_t>(*number));
+}
+
 }  // namespace
 
 Environment current_environment() {
@@ -65,6 +76,7 @@ Result<v1::JobEnded> job_ended_from_env(const Environment& env, TimeUs now) {
     if (const auto* array_job = get(env, "ARRAYJOBID"))
       if (const auto* task = get(env, "ARRAYTASKID"); task && *array_job != "0" && *task != "4294967294")
         message.set_job_id(*array_job + "_" + *task);
+    set_het_component(message, get(env, "HETJOBID"), get(env, "HETJOBOFFSET"));
     if (const auto* nodes = get(env, "NODES")) message.set_node_list(*nodes);
     if (const auto* code = get(env, "EXITCODE")) set_exit(message, *code);
     if (const auto* start = get(env, "START")) message.set_start_time_us(epoch_us(*start));
@@ -81,7 +93,11 @@ Result<v1::JobEnded> job_ended_from_env(const Environment& env, TimeUs now) {
     // Array tasks are attributed under their own id ("4242_7"), the id users see.
     if (const auto* array_job = get(env, "SLURM_ARRAY_JOB_ID"))
       if (const auto* task = get(env, "SLURM_ARRAY_TASK_ID")) message.set_job_id(*array_job + "_" + *task);
-    if (const auto* nodes = get(env, "SLURM_JOB_NODELIST"))
+    set_het_component(message, get(env, "SLURM_HET_JOB_ID"), get(env, "SLURM_HET_JOB_OFFSET"));
+    // The first component's EpilogSlurmctld also knows every component's nodes.
+    if (const auto* nodes = get(env, "SLURM_HET_JOB_NODELIST"); nodes && message.has_het_job_offset())
+      message.set_node_list(*nodes);
+    else if (const auto* nodes = get(env, "SLURM_JOB_NODELIST"))
       message.set_node_list(*nodes);
     else if (const auto* node = get(env, "SLURMD_NODENAME"))
       message.set_node_list(*node);

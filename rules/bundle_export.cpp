@@ -101,6 +101,7 @@ Status write_bundle(const fs::path& dir, const JobFacts& facts, const std::vecto
   if (facts.start) job["start"] = format_time(*facts.start);
   if (facts.end) job["end"] = format_time(*facts.end);
   job["nodes"] = facts.nodes;
+  if (!facts.components.empty()) job["components"] = components_to_json(facts.components);
   if (!facts.ranks.empty()) {
     json ranks = json::object();
     for (const auto& [rank, node] : facts.ranks) ranks[std::to_string(rank)] = node;
@@ -147,6 +148,7 @@ JobFacts facts_from_verdict(const Verdict& verdict) {
   facts.exit_code = verdict.exit_code;
   facts.signal = verdict.signal;
   facts.nodes = verdict.nodes;
+  facts.components = verdict.components;
   // The verdict keeps no start/end; the accounting event is stamped with the job's end,
   // which is the only job time the correlation reads.
   for (const Event& e : events_of_verdict(verdict))

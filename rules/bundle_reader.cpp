@@ -117,6 +117,11 @@ Status read_job_json(const fs::path& file, Bundle& bundle) {
   job.start = *start;
   job.end = *end;
 
+  if (auto components = j.find("components"); components != j.end() && !components->is_null()) {
+    auto parsed = components_from_json(*components, "components");
+    if (!parsed) return Error{kBundleJob, "job.json: " + parsed.error().message};
+    job.components = std::move(*parsed);
+  }
   if (auto ranks = j.find("ranks"); ranks != j.end() && !ranks->is_null()) {
     if (!ranks->is_object()) return job_error("ranks", "expected {\"<rank>\": \"<node>\"}");
     for (const auto& [key, value] : ranks->items()) {

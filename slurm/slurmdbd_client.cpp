@@ -196,6 +196,10 @@ AccountingRecord to_record(const slurmdb_job_rec_t& job, const std::string& aske
     r.array_job_id = job.array_job_id;
     r.array_task_id = job.array_task_id;
   }
+  if (job.het_job_id != 0 && job.het_job_offset != NO_VAL) {
+    r.het_job_id = job.het_job_id;
+    r.het_job_offset = job.het_job_offset;
+  }
   r.cluster = job.cluster ? job.cluster : cluster;
   r.job_name = text_or_empty(job.jobname);
   r.completing = (job.state & JOB_COMPLETING) != 0;
@@ -409,7 +413,57 @@ JobFacts AccountingRecord::to_job_facts() const {
   facts.nodes = nodes;
   facts.ranks = job_rank_nodes(steps);
   facts.uid = uid;
+  facts.components = components;
   return facts;
+}
+
+AccountingRecord join_het_components(const std::vector<AccountingRecord>& rows, size_t chosen,
+                                     const std::string& job_id) {
+  const AccountingRecord& picked = rows[chosen];
+  if (!picked.het_job_id) return picked;
+  std::vector<const AccountingRecord*> members;
+  for (const AccountingRecord& row : rows)
+    if (row.het_job_id == picked.het_job_id && row.submit == picked.submit) members.push_back(&row);
+  std::stable_sort(members.begin(), members.end(), [](const AccountingRecord* a, const AccountingRecord* b) {
+    return a->het_job_offset.value_or(0) < b->het_job_offset.value_or(0);
+  });
+  AccountingRecord joint = *members.front();
+  joint.job_id = job_id;
+  joint.node_expr.clear();
+  joint.nodes.clear();
+  joint.alloc_nodes = 0;
+  joint.steps.clear();
+  const AccountingRecord* deciding = nullptr;
+  bool all_final = true;
+  for (const AccountingRecord* member : members) {
+    // Node counts add up per component (is_final compares them), so a node two
+    // components share is listed twice here; the pipeline keeps it once.
+    joint.node_expr += (joint.node_expr.empty() ? "" : ",") + member->node_expr;
+    joint.nodes.insert(joint.nodes.end(), member->nodes.begin(), member->nodes.end());
+    joint.alloc_nodes += member->alloc_nodes;
+    joint.steps.insert(joint.steps.end(), member->steps.begin(), member->steps.end());
+    if (member->start && (!joint.start || *member->start < *joint.start)) joint.start = member->start;
+    if (!member->end)
+      joint.end.reset();
+    else if (joint.end && *member->end > *joint.end)
+      joint.end = member->end;
+    all_final = all_final && member->is_final();
+    if (deciding == nullptr && member->state != "COMPLETED") deciding = member;
+    joint.components.push_back({std::to_string(*member->het_job_id) + "+" +
+                                    std::to_string(member->het_job_offset.value_or(0)),
+                                member->state, member->exit_code, member->signal, member->nodes});
+  }
+  if (deciding != nullptr) {
+    joint.state = deciding->state;
+    joint.raw_exit_status = deciding->raw_exit_status;
+    joint.exit_code = deciding->exit_code;
+    joint.signal = deciding->signal;
+    joint.reason = deciding->reason;
+    joint.requid = deciding->requid;
+    joint.requser = deciding->requser;
+  }
+  joint.completing = joint.completing || !all_final;  // one component still ending: not final
+  return joint;
 }
 
 // --- the connection ----------------------------------------------------------------------
@@ -450,11 +504,12 @@ Result<std::vector<AccountingRecord>> SlurmdbdConnection::rows_of(const std::str
     return Error{kSlurmdbQuery, last_slurm_error(("reading job " + job_id + " from slurmdbd").c_str())};
   }
   // A plain id also matches every task of the array with that array job id; keep the
-  // job whose own (raw) id it is, as EpilogSlurmctld's SLURM_JOB_ID names it.
+  // job whose own (raw) id it is, as EpilogSlurmctld's SLURM_JOB_ID names it, and, for a
+  // het job, every component (a het job is judged as one, join_het_components).
   const bool plain_id = !ref->array_task_id && !ref->het_job_offset;
   std::vector<AccountingRecord> rows;
   for_each_item<slurmdb_job_rec_t>(jobs.get(), [&](slurmdb_job_rec_t* job) {
-    if (plain_id && job->jobid != ref->job_id) return;
+    if (plain_id && job->jobid != ref->job_id && job->het_job_id != ref->job_id) return;
     rows.push_back(to_record(*job, job_id, cluster));
   });
   if (rows.empty()) {
@@ -473,8 +528,12 @@ Result<std::vector<AccountingRecord>> SlurmdbdConnection::job_attempts(const std
   auto rows = rows_of(cluster, job_id, /*with_steps=*/false);
   if (!rows) return rows.error();
   std::vector<AccountingRecord> out;
-  for (AccountingRecord& row : *rows)
-    if (row.is_final()) out.push_back(std::move(row));
+  for (size_t i = 0; i < rows->size(); ++i) {
+    // A het job is one attempt, read through its first component.
+    if ((*rows)[i].het_job_offset.value_or(0) != 0) continue;
+    AccountingRecord attempt = join_het_components(*rows, i, job_id);
+    if (attempt.is_final()) out.push_back(std::move(attempt));
+  }
   return out;
 }
 
@@ -483,10 +542,18 @@ Result<AccountingRecord> SlurmdbdConnection::read_job(const std::string& cluster
   auto found = rows_of(cluster, job_id, with_steps);
   if (!found) return found.error();
   std::vector<AccountingRecord>& rows = *found;
-  // rows_of numbered the rows; the Comment is read from the newest row, the one
-  // slurmdb_job_modify writes.
+  // rows_of numbered the rows; the Comment is read from the newest row whose own id is
+  // the id asked for (a het job's first component), the one slurmdb_job_modify writes.
   std::string comment = rows.back().comment;
-  AccountingRecord record = std::move(rows[attempt_row(rows, ended_by)]);
+  for (auto row = rows.rbegin(); row != rows.rend(); ++row)
+    if (!row->het_job_id || row->db_job_id == *row->het_job_id) {
+      comment = row->comment;
+      break;
+    }
+  const size_t chosen = attempt_row(rows, ended_by);
+  // "H+O" asks for one component (an older hook's report): read as it is.
+  AccountingRecord record =
+      job_id.find('+') == std::string::npos ? join_het_components(rows, chosen, job_id) : std::move(rows[chosen]);
   record.comment = std::move(comment);
   return record;
 }
@@ -512,8 +579,10 @@ Result<std::vector<AccountingRecord>> SlurmdbdConnection::ended_attempts(const s
     std::string id = std::to_string(job->jobid);
     if (job->array_job_id != 0 && job->array_task_id != NO_VAL)
       id = std::to_string(job->array_job_id) + "_" + std::to_string(job->array_task_id);
-    else if (job->het_job_id != 0 && job->het_job_offset != NO_VAL)
-      id = std::to_string(job->het_job_id) + "+" + std::to_string(job->het_job_offset);
+    else if (job->het_job_id != 0 && job->het_job_offset != NO_VAL && job->het_job_offset != 0)
+      return;  // a het job is one attempt: reported once, by its first component, as "H"
+    else if (job->het_job_id != 0)
+      id = std::to_string(job->het_job_id);
     AccountingRecord record = to_record(*job, id, cluster);
     if (record.is_final() && *record.end >= since && *record.end < until) out.push_back(std::move(record));
   });

@@ -69,6 +69,8 @@ struct AccountingRecord {
   uint32_t db_job_id = 0;                // the job's own (raw) id; differs from job_id for "N_T" / "N+O"
   std::optional<uint32_t> array_job_id;  // set for array tasks
   std::optional<uint32_t> array_task_id;
+  std::optional<uint32_t> het_job_id;  // set for a heterogeneous job's components
+  std::optional<uint32_t> het_job_offset;
   std::string cluster;
   std::string job_name;
   std::string state;             // COMPLETED FAILED TIMEOUT CANCELLED NODE_FAIL OUT_OF_MEMORY
@@ -96,6 +98,7 @@ struct AccountingRecord {
                                    // recorded (Slurm stores -1, read back as INFINITE, or NO_VAL)
   std::string requser;             // requid's user name (getpwuid_r), or the uid as text when it has none
   std::vector<StepRecord> steps;   // read_job(..., with_steps = true) only
+  std::vector<JobComponent> components;  // a het job read as a whole (join_het_components)
 
   // True when the record has stopped changing: a terminal state without the
   // COMPLETING/REQUEUE flags, an end time, and none of the signs of the placeholder row
@@ -136,6 +139,14 @@ size_t attempt_row(const std::vector<AccountingRecord>& rows, std::optional<Time
 // the id (MaxJobId wrapped, FirstJobId changed, slurmctld's state lost): attempt 0 again.
 // Sets requeue_count and job_submit.
 void number_attempts(std::vector<AccountingRecord>& rows);
+
+// A heterogeneous job read as one (the joint verdict): the components of rows[chosen]'s
+// het job and attempt (same het job id and submit time), in offset order, as one record
+// named job_id: every component's nodes, steps and state in `components`; the state,
+// exit code and signal of the first component that did not complete; the earliest start
+// and the latest end. Final only when every component is. Any other row comes back as is.
+AccountingRecord join_het_components(const std::vector<AccountingRecord>& rows, size_t chosen,
+                                     const std::string& job_id);
 
 class SlurmdbdConnection {
  public:

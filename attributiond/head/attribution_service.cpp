@@ -77,9 +77,16 @@ grpc::Status AttributionService::GetVerdict(grpc::ServerContext* context, const 
     return common::to_grpc_status(caller.error());
   }
   std::string cluster = request->cluster().empty() ? default_cluster_ : request->cluster();
-  auto record = store_.lookup(cluster, request->job_id(),
-                              request->has_run() ? std::optional<int64_t>(request->run()) : std::nullopt);
+  const std::optional<int64_t> run = request->has_run() ? std::optional<int64_t>(request->run()) : std::nullopt;
+  auto record = store_.lookup(cluster, request->job_id(), run);
   if (!record) return common::to_grpc_status(record.error());
+  // A het job is judged once, as "H": its component "H+O" answers with that verdict.
+  if (const size_t plus = request->job_id().find('+');
+      record->has_value() == false && plus != std::string::npos && plus > 0 &&
+      request->job_id().find_first_not_of("0123456789+") == std::string::npos) {
+    record = store_.lookup(cluster, request->job_id().substr(0, plus), run);
+    if (!record) return common::to_grpc_status(record.error());
+  }
   if (!record->has_value() && !request->has_run() && !request->job_id().empty() &&
       request->job_id().find_first_not_of("0123456789") == std::string::npos) {
     // No job with this plain id: an array job, whose tasks are archived as "<id>_<task>".

@@ -4,6 +4,8 @@
 #include <iterator>
 #include <map>
 
+#include <set>
+
 #include <spdlog/spdlog.h>
 
 #include "attributiond/ops/log_context.h"
@@ -137,8 +139,21 @@ JobFacts merge_facts(const v1::JobEnded& hook, const std::optional<slurm::JobRec
   if (record) facts = record->facts;
   facts.job_id = hook.job_id();
   facts.cluster = hook.cluster().empty() ? default_cluster : hook.cluster();
-  // The hook's node list is authoritative: the accounting record can lag behind it.
-  if (!hook_nodes.empty()) facts.nodes = hook_nodes;
+  // The hook's node list is authoritative: the accounting record can lag behind it. A het
+  // job's hooks may not all have reported yet: its components' nodes count too. A node
+  // named twice (two components, two hooks) is read once.
+  if (!hook_nodes.empty()) {
+    std::vector<std::string> nodes = hook_nodes;
+    if (record && !record->facts.components.empty())
+      nodes.insert(nodes.end(), record->facts.nodes.begin(), record->facts.nodes.end());
+    facts.nodes.clear();
+    std::set<std::string> seen;
+    for (std::string& node : nodes)
+      if (seen.insert(node).second) facts.nodes.push_back(std::move(node));
+  } else {
+    std::set<std::string> seen;
+    std::erase_if(facts.nodes, [&](const std::string& node) { return !seen.insert(node).second; });
+  }
   // proto3 cannot tell uid 0 from "not sent" (an older hook, a spooled message): 0 counts
   // only for a job the hook says is root's.
   if (!facts.uid && (hook.uid() != 0 || hook.user() == "root")) facts.uid = hook.uid();

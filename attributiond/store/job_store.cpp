@@ -227,6 +227,25 @@ CREATE INDEX history_domain ON history (domain, time_us, cluster, job_id);
 
 Error db_error(const store::Statement& stmt) { return Error{kDbStep, stmt.error()}; }
 
+// Whether hostlist `part` ("n3", "n[1-2]") is one of the comma-separated entries of
+// `list` ("n1,n[1-2]"); commas inside brackets separate numbers, not entries.
+bool listed_in(const std::string& list, const std::string& part) {
+  if (part.empty()) return true;
+  int depth = 0;
+  size_t entry = 0;
+  for (size_t i = 0; i <= list.size(); ++i) {
+    if (i == list.size() || (list[i] == ',' && depth == 0)) {
+      if (list.compare(entry, i - entry, part) == 0) return true;
+      entry = i + 1;
+    } else if (list[i] == '[') {
+      ++depth;
+    } else if (list[i] == ']') {
+      --depth;
+    }
+  }
+  return false;
+}
+
 // The GPU a verdict blames on its root cause node: the only affected GPU there, or the
 // one the root cause event names (its raw "0000:3b:00" prefixes the normalised form).
 std::string blamed_gpu(const Verdict& verdict, const std::string& node) {
@@ -360,7 +379,11 @@ Result<std::unique_ptr<JobStore>> JobStore::open(const std::string& path) {
 Result<bool> JobStore::enqueue(const v1::JobEnded& request, const std::string& cluster, TimeUs now) {
   std::string bytes;
   if (!request.SerializeToString(&bytes)) return Error{kQueueEncode, "cannot encode JobEnded"};
-  const std::string hook = "," + std::to_string(static_cast<int>(request.hook())) + ",";
+  // A het job's components each report under the het job's id: a component's report is a
+  // kind of its own ("2:1", jobcomp/script of component 1), so they fold into one run.
+  std::string kind = std::to_string(static_cast<int>(request.hook()));
+  if (request.has_het_job_offset()) kind += ":" + std::to_string(request.het_job_offset());
+  const std::string hook = "," + kind + ",";
   std::lock_guard lock(mutex_);
   store::Transaction tx(db_);
   // The id's newest run. EpilogSlurmctld and jobcomp/script both report an attempt, each
@@ -386,6 +409,10 @@ Result<bool> JobStore::enqueue(const v1::JobEnded& request, const std::string& c
       if (!readable || !waiting) return false;
       v1::JobEnded merged = request;
       merged.MergeFrom(previous);
+      // Another component's nodes join the het job's (the stored list would win).
+      if (request.has_het_job_offset() && !listed_in(previous.node_list(), request.node_list()))
+        merged.set_node_list(previous.node_list().empty() ? request.node_list()
+                                                          : previous.node_list() + "," + request.node_list());
       std::string merged_bytes;
       if (!merged.SerializeToString(&merged_bytes)) return false;
       const std::string merged_hooks =

@@ -131,6 +131,23 @@ TEST(VerdictJson, RoundTripsEngineVerdicts) {
   EXPECT_EQ(to_json(*parsed), j);
 }
 
+TEST(VerdictJson, AHetJobsComponentsRoundTripAndOtherJobsHaveNone) {
+  EXPECT_FALSE(to_json(sample_verdict()).contains("components")) << "every other verdict keeps its bytes";
+  Verdict v = sample_verdict();
+  v.components = {{"4242+0", "COMPLETED", 0, 0, {"n1"}}, {"4242+1", "FAILED", 5, 0, {"n2", "n3"}}};
+  const json j = to_json(v);
+  EXPECT_EQ(j["components"][1]["nodes"], (json{"n2", "n3"}));
+  auto parsed = verdict_from_json(j);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_EQ(parsed->components, v.components);
+  json bad = j;
+  bad["components"][1]["state"] = 3;
+  auto refused = verdict_from_json(bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("verdict.components[1].state"), std::string::npos)
+      << refused.error().message;
+}
+
 TEST(VerdictJson, ErrorsNameTheField) {
   json j = to_json(sample_verdict());
   j["symptoms"][0]["event"]["time"] = "yesterday";

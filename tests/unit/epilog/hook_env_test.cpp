@@ -60,6 +60,45 @@ TEST(HookEnv, JobcompScriptArrayTaskUsesTheIdUsersSee) {
   EXPECT_EQ(plain->job_id(), "4251");
 }
 
+TEST(HookEnv, HetJobComponentsReportUnderTheHetJobsIdWithTheirOffset) {
+  // As Slurm 22.05 ran both hooks for component 1 (raw id 2) of het job 1 (e2e het_job).
+  auto epilog = job_ended_from_env({{"SLURM_JOB_ID", "2"},
+                                    {"SLURM_JOB_NODELIST", "n2"},
+                                    {"SLURM_HET_JOB_ID", "1"},
+                                    {"SLURM_HET_JOB_OFFSET", "1"},
+                                    {"SLURM_PACK_JOB_ID", "1"}},
+                                   0);
+  ASSERT_TRUE(epilog);
+  EXPECT_EQ(epilog->job_id(), "1");
+  EXPECT_EQ(epilog->slurm_job_id(), "2");
+  ASSERT_TRUE(epilog->has_het_job_offset());
+  EXPECT_EQ(epilog->het_job_offset(), 1U);
+  EXPECT_EQ(epilog->node_list(), "n2");
+  // Component 0's EpilogSlurmctld names every component's nodes.
+  auto first = job_ended_from_env({{"SLURM_JOB_ID", "1"},
+                                   {"SLURM_JOB_NODELIST", "n1"},
+                                   {"SLURM_HET_JOB_ID", "1"},
+                                   {"SLURM_HET_JOB_OFFSET", "0"},
+                                   {"SLURM_HET_JOB_NODELIST", "n[1-2]"}},
+                                  0);
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->het_job_offset(), 0U);
+  EXPECT_EQ(first->node_list(), "n[1-2]");
+  auto jobcomp = job_ended_from_env(
+      {{"JOBID", "2"}, {"JOBSTATE", "FAILED"}, {"NODES", "n2"}, {"HETJOBID", "1"}, {"HETJOBOFFSET", "1"}}, 0);
+  ASSERT_TRUE(jobcomp);
+  EXPECT_EQ(jobcomp->job_id(), "1");
+  EXPECT_EQ(jobcomp->het_job_offset(), 1U);
+  // Not a het job: no offset, the job's own id (a bogus offset is ignored, not trusted).
+  for (const char* offset : {"x", "-1"}) {
+    auto plain = job_ended_from_env(
+        {{"SLURM_JOB_ID", "7"}, {"SLURM_HET_JOB_ID", "5"}, {"SLURM_HET_JOB_OFFSET", offset}}, 0);
+    ASSERT_TRUE(plain);
+    EXPECT_EQ(plain->job_id(), "7");
+    EXPECT_FALSE(plain->has_het_job_offset());
+  }
+}
+
 TEST(HookEnv, JobcompScriptHasStateAndTimes) {
   auto m = job_ended_from_env({{"JOBID", "19"},
                                {"JOBSTATE", "TIMEOUT"},

@@ -100,6 +100,17 @@ TEST(BundleExport, ReplayingAnExportGivesTheSameVerdict) {
   }
 }
 
+TEST(BundleExport, AHetJobsComponentsSurviveExportAndReplay) {
+  auto original = replay_bundle(fixtures().front(), test::shipped_pack());
+  ASSERT_TRUE(original.ok());
+  original->components = {{original->job_id + "+0", "FAILED", 1, 0, original->nodes}};
+  TempDir out;
+  ASSERT_TRUE(export_verdict_bundle(out.path() / "bundle", *original).ok());
+  auto replayed = replay_bundle(out.path() / "bundle", test::shipped_pack());
+  ASSERT_TRUE(replayed.ok()) << replayed.error().message;
+  EXPECT_EQ(replayed->components, original->components);
+}
+
 TEST(BundleExport, RefusesANonEmptyDirectoryAndUnsafeNodeNames) {
   TempDir out;
   test::write_file(out.path() / "x", {"y"});

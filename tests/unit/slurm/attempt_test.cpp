@@ -107,6 +107,42 @@ TEST(NumberAttempts, OnlyARequeueStateOfTheSameOwnerAndNameContinuesAJob) {
   }
 }
 
+TEST(JoinHetComponents, AHetJobIsOneRecordWithEachComponentAndTheFirstFailingState) {
+  auto component = [](uint32_t offset, std::string state, std::string node, TimeUs start, std::optional<TimeUs> end) {
+    AccountingRecord r = row(std::move(state), 100 * kS, start, end);
+    r.db_job_id = 40 + offset;
+    r.het_job_id = 40;
+    r.het_job_offset = offset;
+    r.node_expr = node;
+    r.nodes = {node};
+    r.exit_code = r.state == "COMPLETED" ? 0 : 5;
+    return r;
+  };
+  std::vector<AccountingRecord> rows = {component(1, "FAILED", "n3", 102 * kS, 130 * kS),
+                                        component(0, "COMPLETED", "n1", 101 * kS, 131 * kS)};
+  AccountingRecord joint = join_het_components(rows, 0, "40");
+  EXPECT_EQ(joint.job_id, "40");
+  EXPECT_EQ(joint.state, "FAILED");
+  EXPECT_EQ(joint.exit_code, 5);
+  EXPECT_EQ(joint.nodes, (std::vector<std::string>{"n1", "n3"}));
+  EXPECT_EQ(*joint.start, 101 * kS);
+  EXPECT_EQ(*joint.end, 131 * kS);
+  ASSERT_EQ(joint.components.size(), 2U);
+  EXPECT_EQ(joint.components[0], (JobComponent{"40+0", "COMPLETED", 0, 0, {"n1"}}));
+  EXPECT_EQ(joint.components[1], (JobComponent{"40+1", "FAILED", 5, 0, {"n3"}}));
+  EXPECT_TRUE(joint.is_final());
+  EXPECT_EQ(joint.to_job_facts().components, joint.components);
+  // One component still running: the whole job is not final, whatever the other says.
+  rows[1] = component(0, "RUNNING", "n1", 101 * kS, std::nullopt);
+  EXPECT_FALSE(join_het_components(rows, 0, "40").is_final());
+  rows[1] = component(0, "COMPLETED", "n1", 101 * kS, 131 * kS);
+  rows[0].completing = true;
+  EXPECT_FALSE(join_het_components(rows, 1, "40").is_final());
+  // Not a het job: the row as it is.
+  std::vector<AccountingRecord> plain = {row("FAILED", 100 * kS, 101 * kS, 130 * kS)};
+  EXPECT_TRUE(join_het_components(plain, 0, "7").components.empty());
+}
+
 TEST(AccountingRecordFinal, RequeueStatesEndAnAttempt) {
   for (const char* state : {"REQUEUED", "REQUEUE_HOLD", "SPECIAL_EXIT", "REQUEUE_FED", "NODE_FAIL", "PREEMPTED"})
     EXPECT_TRUE(row(state, 100 * kS, 101 * kS, 106 * kS).is_final()) << state;

@@ -137,6 +137,33 @@ TEST_F(JobStoreTest, SecondHookFillsWhatTheFirstLacked) {
   EXPECT_EQ((*due)->request.spank_options().at("attrib_attrib"), "off");
 }
 
+TEST_F(JobStoreTest, EveryComponentsReportsOfAHetJobFoldIntoOneRunWithAllTheirNodes) {
+  auto store = Open();
+  // Both hooks of both components of het job 12 (component 1 on n3), at their own times.
+  std::vector<attrib::v1::JobEnded> reports;
+  for (uint32_t offset : {0U, 1U})
+    for (auto kind : {attrib::v1::HOOK_KIND_JOBCOMP_SCRIPT, attrib::v1::HOOK_KIND_EPILOG_SLURMCTLD}) {
+      attrib::v1::JobEnded report = Job("12");
+      report.set_node_list(offset == 0 ? "n1" : "n3");
+      report.set_het_job_offset(offset);
+      report.set_hook(kind);
+      report.set_hook_time_us(1000 + offset * 10 + kind);
+      reports.push_back(report);
+    }
+  EXPECT_TRUE(*store->enqueue(reports[0], "lab", 100));
+  for (size_t i = 1; i < reports.size(); ++i) EXPECT_FALSE(*store->enqueue(reports[i], "lab", 100)) << i;
+  auto record = store->lookup("lab", "12", std::nullopt);
+  ASSERT_TRUE(record && record->has_value());
+  EXPECT_EQ((*record)->runs, 1);
+  auto due = store->next_due(1000, {});
+  ASSERT_TRUE(due && due->has_value());
+  EXPECT_EQ((*due)->request.node_list(), "n1,n3");
+  // The same component's hook again at another time: the het job's next attempt.
+  attrib::v1::JobEnded again = reports[2];
+  again.set_hook_time_us(5000);
+  EXPECT_TRUE(*store->enqueue(again, "lab", 200));
+}
+
 // A reader holding the read connection with a read transaction open (a listing under way)
 // must not delay the queue: the job is durably queued meanwhile, and the open snapshot
 // does not see it. With reads on the queue's own connection and lock, the insert waited
