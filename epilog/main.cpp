@@ -4,9 +4,11 @@
 // never hurt the cluster: it always exits 0 (a non-zero slurmd Epilog drains the node),
 // bounds its RPC with a short deadline, and spools the message to disk when the daemon
 // cannot take it, so the job is still attributed later. It runs no other program, so
-// the missing PATH in EpilogSlurmctld's environment does not matter.
+// the missing PATH in EpilogSlurmctld's environment does not matter. Once the daemon takes
+// its own report, it re-sends what earlier runs spooled (resend_spool).
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -22,7 +24,9 @@
 
 namespace {
 
-bool submit(const attrib::common::EpilogConfig& config, const attrib::common::AuthConfig& auth,
+enum class Sent { accepted, refused, failed };  // refused: the daemon will never take it
+
+Sent submit(const attrib::common::EpilogConfig& config, const attrib::common::AuthConfig& auth,
             const attrib::v1::JobEnded& message, std::string& why) {
   auto channel = attrib::common::make_channel(config.server);
   auto stub = attrib::v1::Attribution::NewStub(channel);
@@ -33,19 +37,52 @@ bool submit(const attrib::common::EpilogConfig& config, const attrib::common::Au
   if (auto signed_ = attrib::common::attach_credential(context, auth, attrib::common::kSubmitJobEnded, message);
       !signed_) {
     why = signed_.error().message;
-    return false;
+    return Sent::failed;
   }
   attrib::v1::SubmitResponse response;
   grpc::Status status = stub->SubmitJobEnded(&context, message, &response);
+  if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
+    why = "daemon at " + config.server + " refused it: " + status.error_message();
+    return Sent::refused;
+  }
   if (!status.ok()) {
     why = "daemon at " + config.server + " unreachable (" + status.error_message() + ")";
-    return false;
+    return Sent::failed;
   }
   if (!response.accepted()) {
     why = "daemon at " + config.server + " did not accept the job";
-    return false;
+    return Sent::failed;
   }
-  return true;
+  return Sent::accepted;
+}
+
+// Reports that earlier runs spooled (the daemon was down, or no head drains this host's
+// spool: a backup slurmctld's host) go after this run's own, oldest first, while the
+// daemon takes them, within one RPC deadline in all and at most kResendPerRun of them, so
+// the hook stays short. A report the daemon refuses goes to bad/; the first failure ends
+// the round (the daemon is still away). A spool the head drains too is harmless: the same
+// report twice is one attempt.
+constexpr size_t kResendPerRun = 16;
+
+void resend_spool(const attrib::common::EpilogConfig& config, const attrib::common::AuthConfig& auth) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(config.deadline_ms);
+  size_t sent = 0;
+  for (const auto& file : attrib::common::list_spool_files(config.spool_dir)) {
+    if (sent == kResendPerRun || std::chrono::steady_clock::now() >= until) return;
+    auto message = attrib::common::read_spool_file(file);
+    std::string why;
+    const Sent result = message ? submit(config, auth, *message, why) : Sent::refused;
+    if (result == Sent::failed) return;
+    if (result == Sent::refused) {
+      std::fprintf(stderr, "attrib-epilog: spooled %s moved to bad/: %s\n", file.c_str(),
+                   message ? why.c_str() : message.error().message.c_str());
+      (void)attrib::common::quarantine_spool_file(file);
+      continue;
+    }
+    std::error_code ec;
+    std::filesystem::remove(file, ec);  // the head may have drained it meanwhile
+    ++sent;
+  }
 }
 
 int run(int argc, char** argv) {
@@ -83,7 +120,10 @@ int run(int argc, char** argv) {
     return 0;
   }
   std::string why;
-  if (submit(epilog_config, auth_config, *message, why)) return 0;
+  if (submit(epilog_config, auth_config, *message, why) == Sent::accepted) {
+    resend_spool(epilog_config, auth_config);
+    return 0;
+  }
   auto spooled = attrib::common::write_spool_file(epilog_config.spool_dir, *message);
   if (spooled) {
     std::fprintf(stderr, "attrib-epilog: job %s spooled to %s: %s\n", message->job_id().c_str(), spooled->c_str(),
