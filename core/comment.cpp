@@ -108,6 +108,9 @@ std::string render_comment(const Verdict& verdict) {
   // A requeued job has one Comment for all its attempts (slurmdbd keeps it on the newest
   // row): which attempt's verdict it shows, from the second on.
   if (verdict.attempt > 0) parts.push_back("attempt=" + std::to_string(verdict.attempt));
+  // The application was started again inside the allocation after it failed: the verdict
+  // judges the first failure (later ones are its symptoms).
+  if (verdict.restarts > 0) parts.push_back("restarts=" + std::to_string(verdict.restarts));
   // After coverage= so that the established prefix of the segment is unchanged.
   if (!verdict.missing_sources.empty()) {
     std::set<std::string> missing;

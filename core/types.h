@@ -104,6 +104,9 @@ struct JobFacts {
   // order; state, exit code and signal above are the first failing component's. Empty
   // for every other job.
   std::vector<JobComponent> components;
+  // Restarts inside the allocation: application steps started again after the same step
+  // failed (a retry loop around srun), from the accounting's step records.
+  int restarts = 0;
 };
 
 // ISO 8601 UTC with microseconds: 2026-11-30T10:03:12.123456Z

@@ -102,6 +102,7 @@ Status write_bundle(const fs::path& dir, const JobFacts& facts, const std::vecto
   if (facts.end) job["end"] = format_time(*facts.end);
   job["nodes"] = facts.nodes;
   if (!facts.components.empty()) job["components"] = components_to_json(facts.components);
+  if (facts.restarts > 0) job["restarts"] = facts.restarts;
   if (!facts.ranks.empty()) {
     json ranks = json::object();
     for (const auto& [rank, node] : facts.ranks) ranks[std::to_string(rank)] = node;
@@ -149,6 +150,7 @@ JobFacts facts_from_verdict(const Verdict& verdict) {
   facts.signal = verdict.signal;
   facts.nodes = verdict.nodes;
   facts.components = verdict.components;
+  facts.restarts = verdict.restarts;
   // The verdict keeps no start/end; the accounting event is stamped with the job's end,
   // which is the only job time the correlation reads.
   for (const Event& e : events_of_verdict(verdict))

@@ -114,6 +114,10 @@ Status read_job_json(const fs::path& file, Bundle& bundle) {
   job.exit_code = *exit_code;
   job.signal = *signal;
   job.attempt = *attempt;
+  auto restarts = int_field(j, "restarts", 0);
+  if (!restarts) return restarts.error();
+  if (*restarts < 0) return job_error("restarts", "expected a count (0 or more)");
+  job.restarts = *restarts;
   job.start = *start;
   job.end = *end;
 

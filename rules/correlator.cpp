@@ -463,6 +463,7 @@ Verdict correlate(const RulePack& pack, const JobFacts& job, std::vector<Event> 
   v.ruleset_hash = pack.hash;
   v.nodes = job.nodes;
   v.components = job.components;
+  v.restarts = job.restarts;
   std::sort(v.nodes.begin(), v.nodes.end());
   v.nodes.erase(std::unique(v.nodes.begin(), v.nodes.end()), v.nodes.end());
   std::sort(coverage.begin(), coverage.end(), [](const Coverage& a, const Coverage& b) {

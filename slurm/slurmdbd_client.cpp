@@ -400,6 +400,32 @@ std::map<int, std::string> job_rank_nodes(const std::vector<StepRecord>& steps) 
   return chosen ? step_rank_nodes(*chosen) : std::map<int, std::string>{};
 }
 
+int count_restarts(const std::vector<StepRecord>& steps) {
+  // The step's number ("12.3" -> 3): slurmdbd's times are whole seconds, so the order of
+  // quick steps is their numbers'. Batch, extern and interactive steps have none.
+  auto number = [](const StepRecord& step) -> std::optional<unsigned long> {
+    const char* text = step.step_id.c_str() + step.step_id.find('.') + 1;
+    if (step.step_id.find('.') == std::string::npos || !std::isdigit(static_cast<unsigned char>(*text)))
+      return std::nullopt;
+    return std::strtoul(text, nullptr, 10);
+  };
+  auto failed = [](const StepRecord& step) {
+    return step.state != "COMPLETED" && step.state != "RUNNING" && step.state != "PENDING" && step.end;
+  };
+  int restarts = 0;
+  for (const StepRecord& step : steps) {
+    const auto n = number(step);
+    if (!n || !step.start) continue;
+    const bool again = std::any_of(steps.begin(), steps.end(), [&](const StepRecord& before) {
+      const auto m = number(before);
+      return m && *m < *n && failed(before) && before.name == step.name && before.ntasks == step.ntasks &&
+             *before.end <= *step.start;
+    });
+    if (again) ++restarts;
+  }
+  return restarts;
+}
+
 JobFacts AccountingRecord::to_job_facts() const {
   JobFacts facts;
   facts.job_id = job_id;
@@ -414,6 +440,7 @@ JobFacts AccountingRecord::to_job_facts() const {
   facts.ranks = job_rank_nodes(steps);
   facts.uid = uid;
   facts.components = components;
+  facts.restarts = count_restarts(steps);
   return facts;
 }
 

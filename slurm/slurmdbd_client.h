@@ -58,6 +58,12 @@ struct StepRecord {
 // a guess.
 std::map<int, std::string> step_rank_nodes(const StepRecord& step);
 
+// Restarts inside the allocation: numbered steps that started after an earlier numbered
+// step of the same name and task count had failed (a retry loop around srun: `for i in
+// 1 2 3; do srun train && break; done`). A different step after a failure (a cleanup
+// step) and the steps of a job that never failed are not restarts.
+int count_restarts(const std::vector<StepRecord>& steps);
+
 // The layout of the job's application step: the numbered step with the most tasks
 // (ties: the earliest), whose ranks the job's "[rankN]:" / srun --label lines name.
 // Empty when the record has no such step or its layout is not determined.

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "core/comment.h"
 #include "core/verdict.h"
 #include "tests/support/rule_test_support.h"
 
@@ -146,6 +147,19 @@ TEST(VerdictJson, AHetJobsComponentsRoundTripAndOtherJobsHaveNone) {
   ASSERT_FALSE(refused.ok());
   EXPECT_NE(refused.error().message.find("verdict.components[1].state"), std::string::npos)
       << refused.error().message;
+}
+
+TEST(VerdictJson, RestartsInsideTheAllocationAreCountedInTheJsonAndTheComment) {
+  EXPECT_FALSE(to_json(sample_verdict()).contains("restarts"));
+  Verdict v = sample_verdict();
+  v.restarts = 2;
+  v.comment = render_comment(v);
+  EXPECT_NE(v.comment.find(" restarts=2"), std::string::npos) << v.comment;
+  const json j = to_json(v);
+  EXPECT_EQ(j["restarts"], 2);
+  auto parsed = verdict_from_json(j);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_EQ(parsed->restarts, 2);
 }
 
 TEST(VerdictJson, ErrorsNameTheField) {

@@ -143,6 +143,41 @@ TEST(JoinHetComponents, AHetJobIsOneRecordWithEachComponentAndTheFirstFailingSta
   EXPECT_TRUE(join_het_components(plain, 0, "7").components.empty());
 }
 
+TEST(CountRestarts, AStepStartedAgainAfterTheSameStepFailedIsARestart) {
+  auto step = [](std::string id, std::string name, uint32_t ntasks, std::string state, TimeUs start, TimeUs end) {
+    StepRecord s;
+    s.step_id = std::move(id);
+    s.name = std::move(name);
+    s.ntasks = ntasks;
+    s.state = std::move(state);
+    s.start = start * kS;
+    s.end = end * kS;
+    return s;
+  };
+  // for i in 1 2 3; do srun -n2 train && break; done: two failures, then a success.
+  std::vector<StepRecord> retried = {step("9.batch", "batch", 1, "FAILED", 1, 40),
+                                     step("9.0", "train", 2, "FAILED", 2, 10),
+                                     step("9.1", "train", 2, "FAILED", 11, 20),
+                                     step("9.2", "train", 2, "COMPLETED", 21, 39)};
+  EXPECT_EQ(count_restarts(retried), 2);
+  // Different steps one after the other, or after a success: no restart.
+  std::vector<StepRecord> pipeline = {step("9.0", "prep", 2, "COMPLETED", 2, 10),
+                                      step("9.1", "train", 2, "FAILED", 11, 20),
+                                      step("9.2", "cleanup", 1, "COMPLETED", 21, 22),
+                                      step("9.3", "train", 4, "COMPLETED", 23, 30)};
+  EXPECT_EQ(count_restarts(pipeline), 0);
+  std::vector<StepRecord> twice = {step("9.0", "train", 2, "COMPLETED", 2, 10),
+                                   step("9.1", "train", 2, "COMPLETED", 11, 20)};
+  EXPECT_EQ(count_restarts(twice), 0);
+  // slurmdbd's whole seconds: quick steps share their times, their numbers order them.
+  std::vector<StepRecord> quick = {step("9.2", "train", 2, "COMPLETED", 5, 5), step("9.0", "train", 2, "FAILED", 5, 5),
+                                   step("9.1", "train", 2, "FAILED", 5, 5)};
+  EXPECT_EQ(count_restarts(quick), 2);
+  // Concurrent steps of the same name are not restarts of one another.
+  std::vector<StepRecord> parallel = {step("9.0", "train", 2, "FAILED", 2, 10), step("9.1", "train", 2, "FAILED", 3, 9)};
+  EXPECT_EQ(count_restarts(parallel), 0);
+}
+
 TEST(AccountingRecordFinal, RequeueStatesEndAnAttempt) {
   for (const char* state : {"REQUEUED", "REQUEUE_HOLD", "SPECIAL_EXIT", "REQUEUE_FED", "NODE_FAIL", "PREEMPTED"})
     EXPECT_TRUE(row(state, 100 * kS, 101 * kS, 106 * kS).is_final()) << state;
