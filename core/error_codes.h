@@ -76,6 +76,8 @@ enum class ErrorKind {
   X(kPromTimeout, "PROM_E_TIMEOUT", Unavailable, "a Prometheus query timed out")                                 \
   X(kQueueDecode, "QUEUE_E_DECODE", Internal, "a queued request cannot be decoded")                              \
   X(kQueueEncode, "QUEUE_E_ENCODE", Internal, "a request cannot be encoded for the queue")                       \
+  X(kQueueSameAttempt, "QUEUE_E_SAME_ATTEMPT", FailedPrecondition,                                                    \
+    "another run of the job id was archived on the same attempt first: this run was dropped")                    \
   X(kRequestInvalid, "REQUEST_E_INVALID", InvalidArgument, "an RPC request is malformed")                        \
   X(kRuleCatalog, "RULE_E_CATALOG", InvalidArgument, "a rule pack data table is malformed or unmappable")        \
   X(kRuleDuplicate, "RULE_E_DUPLICATE", InvalidArgument, "two rules share an id")                                \

@@ -340,8 +340,13 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
                                        output_paths_of(job.request, facts.nodes.empty() ? "" : facts.nodes.front()));
     if (auto s = context.store.archive(job.key, verdict, rules::events_of_verdict(verdict), now,
                                        record ? record->submit : std::nullopt);
-        !s)
+        !s && s.error().code == kQueueSameAttempt) {
+      spdlog::info("job {}: {}, not attributed again", job_id, s.error().message);
+      if (context.metrics != nullptr) context.metrics->jobs_not_attributed.labels({"same_attempt"}).inc();
+      return Outcome::Done;
+    } else if (!s) {
       return retry_after_failure(context, job, now, "archive", s.error().message);
+    }
     if (record) attempt_submit = record->submit;
     spdlog::info("job {}: {} ({})", job_id, verdict.domain, verdict.comment);
     if (context.metrics != nullptr) {

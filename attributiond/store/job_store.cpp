@@ -122,7 +122,8 @@ CREATE INDEX jobs_owner ON jobs (owner_uid, received_us, cluster, job_id) WHERE 
     // id) is a new run of the id: run is part of every key. attempt_submit_us is the
     // submit time of the accounting row the run was judged on (slurm::attempt_row), so a
     // second report of the same attempt (another hook, a re-sent spool) is recognised as
-    // one. hooks lists the hook kinds whose reports a queued run holds (",1,2,"): a second
+    // one. hooks lists the hook kinds whose reports a queued run holds (",1,2,"; since then
+    // with each report's hook time, JobStore::enqueue): a second
     // report of a kind it already has, made at another time, is a later attempt's.
     // SQLite cannot change a primary key: the tables are rebuilt, rows copied as run 0.
     R"sql(
@@ -383,7 +384,13 @@ Result<bool> JobStore::enqueue(const v1::JobEnded& request, const std::string& c
   // kind of its own ("2:1", jobcomp/script of component 1), so they fold into one run.
   std::string kind = std::to_string(static_cast<int>(request.hook()));
   if (request.has_het_job_offset()) kind += ":" + std::to_string(request.het_job_offset());
-  const std::string hook = "," + kind + ",";
+  // A run's hooks column lists the reports it holds, ",<kind>@<hook time>," each, so that
+  // the same report again (a spool sent twice) is known whatever was merged into the
+  // stored request. Rows queued before the times were kept list ",<kind>,".
+  const std::string report = kind + "@" + std::to_string(request.hook_time_us());
+  auto holds_kind = [&](const std::string& hooks) {
+    return hooks.find("," + kind + "@") != std::string::npos || hooks.find("," + kind + ",") != std::string::npos;
+  };
   std::lock_guard lock(mutex_);
   store::Transaction tx(db_);
   // The id's newest run. EpilogSlurmctld and jobcomp/script both report an attempt, each
@@ -403,8 +410,10 @@ Result<bool> JobStore::enqueue(const v1::JobEnded& request, const std::string& c
     const bool waiting = newest.int_at(3) != 0;
     v1::JobEnded previous;
     const bool readable = previous.ParseFromString(newest.text_at(1));
-    const bool later_attempt =
-        readable && hooks.find(hook) != std::string::npos && previous.hook_time_us() != request.hook_time_us();
+    const bool same_report = hooks.find("," + report + ",") != std::string::npos ||
+                             (hooks.find("," + kind + ",") != std::string::npos &&
+                              previous.hook_time_us() == request.hook_time_us());
+    const bool later_attempt = readable && holds_kind(hooks) && !same_report;
     if (!later_attempt) {
       if (!readable || !waiting) return false;
       v1::JobEnded merged = request;
@@ -415,8 +424,7 @@ Result<bool> JobStore::enqueue(const v1::JobEnded& request, const std::string& c
                                                           : previous.node_list() + "," + request.node_list());
       std::string merged_bytes;
       if (!merged.SerializeToString(&merged_bytes)) return false;
-      const std::string merged_hooks =
-          hooks.find(hook) == std::string::npos ? (hooks.empty() ? hook : hooks + hook.substr(1)) : hooks;
+      const std::string merged_hooks = holds_kind(hooks) ? hooks : (hooks.empty() ? "," : hooks) + report + ",";
       if (merged_bytes == newest.text_at(1) && merged_hooks == hooks) return false;
       auto update = db_.prepare("UPDATE jobs SET request = ?, hooks = ? WHERE cluster = ? AND job_id = ? AND run = ?");
       update.bind_blob(1, merged_bytes).bind(2, merged_hooks).bind(3, cluster).bind(4, request.job_id()).bind(5, run);
@@ -432,7 +440,7 @@ Result<bool> JobStore::enqueue(const v1::JobEnded& request, const std::string& c
       "INSERT INTO jobs (cluster, job_id, run, status, request, received_us, next_attempt_us, hooks) "
       "VALUES (?1, ?2, (SELECT COALESCE(MAX(run) + 1, 0) FROM jobs WHERE cluster = ?1 AND job_id = ?2), "
       "'queued', ?3, ?4, ?5, ?6)");
-  stmt.bind(1, cluster).bind(2, request.job_id()).bind_blob(3, bytes).bind(4, now).bind(5, now).bind(6, hook);
+  stmt.bind(1, cluster).bind(2, request.job_id()).bind_blob(3, bytes).bind(4, now).bind(5, now).bind(6, "," + report + ",");
   if (auto s = stmt.run(); !s) return s.error();
   if (auto s = tx.commit(); !s) return s.error();
   return true;
@@ -537,6 +545,26 @@ Status JobStore::archive(const JobKey& key, const Verdict& verdict, const std::v
                          std::optional<TimeUs> attempt_submit) {
   std::lock_guard lock(mutex_);
   store::Transaction tx(db_);
+  // Two reports of one attempt queued as two runs and judged at once by two workers: the
+  // first archived wins, the other run is dropped here, in the archive's transaction, so
+  // no attempt is archived twice whatever the timing (same_attempt, before the evidence is
+  // read, only saves the work).
+  if (attempt_submit) {
+    auto judged = db_.prepare(
+        "SELECT run FROM jobs WHERE cluster = ? AND job_id = ? AND run != ? AND attempt_submit_us = ? "
+        "AND verdict_json IS NOT NULL ORDER BY run LIMIT 1");
+    judged.bind(1, key.cluster).bind(2, key.job_id).bind(3, key.run).bind(4, *attempt_submit);
+    if (judged.step()) {
+      const int64_t first = judged.int_at(0);
+      auto drop = db_.prepare("DELETE FROM jobs WHERE cluster = ? AND job_id = ? AND run = ? AND verdict_json IS NULL");
+      drop.bind(1, key.cluster).bind(2, key.job_id).bind(3, key.run);
+      if (auto s = drop.run(); !s) return s;
+      if (auto s = tx.commit(); !s) return s;
+      return Error{kQueueSameAttempt, "job " + key.job_id + " run " + std::to_string(key.run) +
+                                          ": the attempt was archived as run " + std::to_string(first)};
+    }
+    if (!judged.error().empty()) return db_error(judged);
+  }
   auto update = db_.prepare(
       "UPDATE jobs SET status = 'archived', verdict_json = ?, domain = ?, archived_us = ?, last_error = '', "
       "attempt_submit_us = ? WHERE cluster = ? AND job_id = ? AND run = ? AND verdict_json IS NULL");

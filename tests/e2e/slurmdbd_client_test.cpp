@@ -428,9 +428,18 @@ TEST_F(SlurmdbdClientTest, HetJobComponentsAreAddressedByOffset) {
   EXPECT_EQ(leader.nodes.size(), 1u);
   EXPECT_EQ(second.nodes.size(), 2u);
   EXPECT_NE(leader.db_job_id, second.db_job_id);
-  auto plain = connection_->read_job(cluster_name(), het_id);  // the leader's own id
-  ASSERT_TRUE(plain.ok()) << plain.error().message;
-  EXPECT_EQ(plain->nodes, leader.nodes);
+  // The het job's own id reads the whole job (the joint verdict's record): every
+  // component's nodes, each component's state, the first failing component's exit.
+  auto whole = connection_->read_job(cluster_name(), het_id);
+  ASSERT_TRUE(whole.ok()) << whole.error().message;
+  std::vector<std::string> all_nodes = leader.nodes;
+  all_nodes.insert(all_nodes.end(), second.nodes.begin(), second.nodes.end());
+  EXPECT_EQ(whole->nodes, all_nodes);
+  ASSERT_EQ(whole->components.size(), 2u);
+  EXPECT_EQ(whole->components[0].job_id, het_id + "+0");
+  EXPECT_EQ(whole->components[1].nodes, second.nodes);
+  EXPECT_EQ(whole->exit_code, 4);
+  EXPECT_TRUE(whole->is_final());
 
   ASSERT_TRUE(connection_->write_comment(cluster_name(), het_id + "+1", "component one").ok());
   auto one = connection_->read_job(cluster_name(), het_id + "+1");

@@ -137,6 +137,48 @@ TEST_F(JobStoreTest, SecondHookFillsWhatTheFirstLacked) {
   EXPECT_EQ((*due)->request.spank_options().at("attrib_attrib"), "off");
 }
 
+TEST_F(JobStoreTest, TheSecondHooksReportSentTwiceIsStillTheSameAttempt) {
+  // jobcomp/script at 100, EpilogSlurmctld at 105; the stored request keeps the first
+  // report's hook time, and the epilog's spool file is sent again (two hooks re-sending
+  // the same spool, e2e spool_resend): still one run, until a report at a new time.
+  auto store = Open();
+  attrib::v1::JobEnded jobcomp = Job("14");
+  jobcomp.set_hook(attrib::v1::HOOK_KIND_JOBCOMP_SCRIPT);
+  jobcomp.set_hook_time_us(100);
+  attrib::v1::JobEnded epilog = Job("14");
+  epilog.set_hook(attrib::v1::HOOK_KIND_EPILOG_SLURMCTLD);
+  epilog.set_hook_time_us(105);
+  EXPECT_TRUE(*store->enqueue(jobcomp, "lab", 100));
+  EXPECT_FALSE(*store->enqueue(epilog, "lab", 105));
+  EXPECT_FALSE(*store->enqueue(epilog, "lab", 106));
+  EXPECT_FALSE(*store->enqueue(jobcomp, "lab", 107));
+  EXPECT_EQ((*store->lookup("lab", "14", std::nullopt))->runs, 1);
+  epilog.set_hook_time_us(900);  // the requeued job's next attempt
+  EXPECT_TRUE(*store->enqueue(epilog, "lab", 900));
+}
+
+TEST_F(JobStoreTest, TwoRunsOfOneAttemptJudgedAtOnceAreArchivedOnce) {
+  // Two workers judged two runs of the same attempt (same accounting row) at once: the
+  // archive keeps the first, drops the second run and says so.
+  auto store = Open();
+  attrib::v1::JobEnded first = Job("15");
+  first.set_hook_time_us(100);
+  attrib::v1::JobEnded second = Job("15");
+  second.set_hook_time_us(200);
+  EXPECT_TRUE(*store->enqueue(first, "lab", 100));
+  EXPECT_TRUE(*store->enqueue(second, "lab", 200));
+  attrib::Verdict verdict;
+  verdict.job_id = "15";
+  ASSERT_TRUE(store->archive({"lab", "15", 0}, verdict, {}, 300, 42));
+  auto again = store->archive({"lab", "15", 1}, verdict, {}, 301, 42);
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().code, attrib::kQueueSameAttempt);
+  EXPECT_EQ((*store->lookup("lab", "15", std::nullopt))->key.run, 0) << "run 1 is gone";
+  // A run of another attempt (another row) archives as usual.
+  EXPECT_TRUE(*store->enqueue(second, "lab", 400));
+  EXPECT_TRUE(store->archive({"lab", "15", 1}, verdict, {}, 401, 43));
+}
+
 TEST_F(JobStoreTest, EveryComponentsReportsOfAHetJobFoldIntoOneRunWithAllTheirNodes) {
   auto store = Open();
   // Both hooks of both components of het job 12 (component 1 on n3), at their own times.
