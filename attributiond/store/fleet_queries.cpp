@@ -61,6 +61,33 @@ Result<std::vector<BlameRow>> blame_since(Database& db, TimeUs since_us) {
   return read_blame(stmt);
 }
 
+namespace {
+
+// The history columns a VerdictRow is read from, in verdict_row's order.
+constexpr const char* kVerdictRowColumns =
+    "SELECT cluster, job_id, user_name, uid, state, domain, rule, action, node, gpu, affected_nodes, time_us, "
+    "trusted";
+
+VerdictRow verdict_row(const Statement& stmt) {
+  VerdictRow row;
+  row.cluster = stmt.text_at(0);
+  row.job_id = stmt.text_at(1);
+  row.user = stmt.text_at(2);
+  row.uid = static_cast<uint32_t>(stmt.int_at(3));
+  row.state = stmt.text_at(4);
+  row.domain = stmt.text_at(5);
+  row.rule = stmt.text_at(6);
+  row.action = stmt.text_at(7);
+  row.node = stmt.text_at(8);
+  row.gpu = stmt.text_at(9);
+  row.affected_nodes = stmt.text_at(10);
+  row.time_us = stmt.int_at(11);
+  row.trusted = stmt.int_at(12) != 0;
+  return row;
+}
+
+}  // namespace
+
 Result<VerdictListPage> verdict_page(Database& db, const VerdictQuery& query) {
   // Each filter is in SQL and over an index (job_store.cpp, migration 4): the owner's rows
   // (history_owner), every domain but NONE (the partial history_failures, used because the
@@ -70,9 +97,7 @@ Result<VerdictListPage> verdict_page(Database& db, const VerdictQuery& query) {
   // it would seek to `since` and step over every row before the key).
   const size_t limit = std::clamp<size_t>(query.limit, 1, kMaxPageRows);
   const bool after = query.after && query.after->time_us >= query.since_us;  // an earlier key: the first page
-  std::string sql =
-      "SELECT cluster, job_id, user_name, uid, state, domain, rule, action, node, gpu, affected_nodes, time_us, "
-      "trusted FROM history WHERE (?2 = '' OR cluster = ?2)";
+  std::string sql = std::string(kVerdictRowColumns) + " FROM history WHERE (?2 = '' OR cluster = ?2)";
   sql += query.domain.empty() ? " AND domain != 'NONE'" : " AND domain = ?3";
   if (query.owner) sql += " AND owner_uid = ?4";
   sql += after ? " AND (time_us, cluster, job_id) > (?5, ?6, ?7)" : " AND time_us >= ?1";
@@ -91,21 +116,7 @@ Result<VerdictListPage> verdict_page(Database& db, const VerdictQuery& query) {
       page.next = PageKey{last.time_us, last.cluster, last.job_id};
       break;
     }
-    VerdictRow row;
-    row.cluster = stmt.text_at(0);
-    row.job_id = stmt.text_at(1);
-    row.user = stmt.text_at(2);
-    row.uid = static_cast<uint32_t>(stmt.int_at(3));
-    row.state = stmt.text_at(4);
-    row.domain = stmt.text_at(5);
-    row.rule = stmt.text_at(6);
-    row.action = stmt.text_at(7);
-    row.node = stmt.text_at(8);
-    row.gpu = stmt.text_at(9);
-    row.affected_nodes = stmt.text_at(10);
-    row.time_us = stmt.int_at(11);
-    row.trusted = stmt.int_at(12) != 0;
-    page.rows.push_back(std::move(row));
+    page.rows.push_back(verdict_row(stmt));
   }
   if (!stmt.error().empty()) return Error{kDbStep, stmt.error()};
   return page;
@@ -119,9 +130,8 @@ Result<ArrayTasks> array_tasks(Database& db, const std::string& cluster, const s
     return job_id.size() > first.size() &&
            job_id.find_first_not_of("0123456789", first.size()) == std::string::npos;
   };
-  std::string sql =
-      "SELECT job_id, user_name, uid, state, domain, rule, action, node, gpu, affected_nodes, time_us, trusted "
-      "FROM history h WHERE cluster = ?1 AND job_id > ?2 AND job_id < ?3 "
+  std::string sql = std::string(kVerdictRowColumns) +
+                    " FROM history h WHERE cluster = ?1 AND job_id > ?2 AND job_id < ?3 "
       "AND run = (SELECT MAX(run) FROM history WHERE cluster = h.cluster AND job_id = h.job_id)";
   if (owner) sql += " AND owner_uid = ?4";
   auto stmt = db.prepare(sql);
@@ -129,24 +139,8 @@ Result<ArrayTasks> array_tasks(Database& db, const std::string& cluster, const s
   stmt.bind(1, cluster).bind(2, first).bind(3, after);
   if (owner) stmt.bind(4, static_cast<int64_t>(*owner));
   ArrayTasks tasks;
-  while (stmt.step()) {
-    VerdictRow row;
-    row.cluster = cluster;
-    row.job_id = stmt.text_at(0);
-    if (!is_task(row.job_id)) continue;
-    row.user = stmt.text_at(1);
-    row.uid = static_cast<uint32_t>(stmt.int_at(2));
-    row.state = stmt.text_at(3);
-    row.domain = stmt.text_at(4);
-    row.rule = stmt.text_at(5);
-    row.action = stmt.text_at(6);
-    row.node = stmt.text_at(7);
-    row.gpu = stmt.text_at(8);
-    row.affected_nodes = stmt.text_at(9);
-    row.time_us = stmt.int_at(10);
-    row.trusted = stmt.int_at(11) != 0;
-    tasks.judged.push_back(std::move(row));
-  }
+  while (stmt.step())
+    if (is_task(stmt.text_at(1))) tasks.judged.push_back(verdict_row(stmt));
   if (!stmt.error().empty()) return Error{kDbStep, stmt.error()};
   auto task_number = [&](const VerdictRow& row) { return std::stoull(row.job_id.substr(first.size())); };
   std::sort(tasks.judged.begin(), tasks.judged.end(),

@@ -39,6 +39,15 @@ sacct_field() { sacct -n -X -P -j "$1" -o "$2"; }
 # ctld-lose-state).
 cluster() { "$ATTRIB_SOURCE_DIR/scripts/cluster.sh" "$1" "$ATTRIB_E2E_CLUSTER_DIR" "${@:2}"; }
 
+# release_requeued JOB SECONDS WHY: waits up to SECONDS for the job to be requeued
+# (PENDING again), then lets its next attempt start now: Slurm holds a requeued job for
+# two minutes (BeginTime).
+release_requeued() {
+  for _ in $(seq $(($2 * 10))); do [ "$(squeue -h -j "$1" -o %T)" = PENDING ] && break; sleep 0.1; done
+  [ "$(squeue -h -j "$1" -o %T)" = PENDING ] || fail "job $1 was not requeued $3"
+  scontrol update jobid="$1" StartTime=now || fail "cannot release job $1"
+}
+
 # run_verdict JOB RUN: waits until that run of the job is attributed and its comment
 # written; leaves its JSON in $run_dir/verdict-JOB-runRUN.json.
 run_verdict() {

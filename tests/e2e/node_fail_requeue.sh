@@ -17,10 +17,7 @@ sleep 1
 inject "$victim" --transport kernel --uid 0 -- "${XID79_LINES[@]}"
 cluster node-kill "$victim"
 # slurmctld notices the silent node within SlurmdTimeout (10 s): NODE_FAIL, requeued.
-for _ in $(seq 600); do [ "$(squeue -h -j "$job" -o %T)" = PENDING ] && break; sleep 0.1; done
-[ "$(squeue -h -j "$job" -o %T)" = PENDING ] || fail "job $job was not requeued after $victim died"
-# Slurm holds a requeued job for two minutes (BeginTime): let attempt 1 start now.
-scontrol update jobid="$job" StartTime=now || fail "cannot release job $job"
+release_requeued "$job" 60 "after $victim died"
 run_verdict "$job" 0
 run_verdict "$job" 1
 first="$run_dir/verdict-$job-run0.json"

@@ -11,11 +11,8 @@ job=$(submit -N3 --exclusive --requeue --wrap 'if [ "${SLURM_RESTART_COUNT:-0}" 
 wait_state "$job" RUNNING
 sleep 1
 urgent=$(submit -N1 -p urgent --wrap 'sleep 1')
-for _ in $(seq 300); do [ "$(squeue -h -j "$job" -o %T)" = PENDING ] && break; sleep 0.1; done
-[ "$(squeue -h -j "$job" -o %T)" = PENDING ] || fail "job $job was not requeued when $urgent preempted it"
+release_requeued "$job" 30 "when $urgent preempted it"
 await_verdict "$urgent"
-# Slurm holds a requeued job for two minutes (BeginTime): let attempt 1 start now.
-scontrol update jobid="$job" StartTime=now || fail "cannot release job $job"
 run_verdict "$job" 0
 run_verdict "$job" 1
 first="$run_dir/verdict-$job-run0.json"

@@ -11,9 +11,7 @@ job=$(submit -N1 --requeue --wrap 'if [ "${SLURM_RESTART_COUNT:-0}" = 0 ]; then 
 wait_state "$job" RUNNING
 sleep 1
 scontrol requeue "$job" || fail "scontrol requeue $job"
-# Slurm holds a requeued job for two minutes (BeginTime): let attempt 1 start now.
-for _ in $(seq 100); do [ "$(squeue -h -j "$job" -o %T)" = PENDING ] && break; sleep 0.1; done
-scontrol update jobid="$job" StartTime=now || fail "cannot release job $job"
+release_requeued "$job" 10 "by scontrol requeue"
 
 run_verdict "$job" 0
 run_verdict "$job" 1
