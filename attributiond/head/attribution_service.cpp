@@ -82,7 +82,7 @@ grpc::Status AttributionService::GetVerdict(grpc::ServerContext* context, const 
   if (!record) return common::to_grpc_status(record.error());
   // A het job is judged once, as "H": its component "H+O" answers with that verdict.
   if (const size_t plus = request->job_id().find('+');
-      record->has_value() == false && plus != std::string::npos && plus > 0 &&
+      !record->has_value() && plus != std::string::npos && plus > 0 &&
       request->job_id().find_first_not_of("0123456789+") == std::string::npos) {
     record = store_.lookup(cluster, request->job_id().substr(0, plus), run);
     if (!record) return common::to_grpc_status(record.error());
@@ -96,7 +96,6 @@ grpc::Status AttributionService::GetVerdict(grpc::ServerContext* context, const 
     auto tasks = store_.with_read_db(
         [&](store::Database& db) { return store::array_tasks(db, cluster, request->job_id(), owner); });
     if (!tasks) return common::to_grpc_status(tasks.error());
-    if (owner) tasks->waiting = 0;  // a queued task's owner is not known yet: admins only
     if (!tasks->judged.empty() || tasks->waiting > 0) {
       response->set_status("array");
       response->set_array_json(fleet::array_rollup_report(cluster, request->job_id(), *tasks).dump());

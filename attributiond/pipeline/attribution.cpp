@@ -143,17 +143,13 @@ JobFacts merge_facts(const v1::JobEnded& hook, const std::optional<slurm::JobRec
   // job's hooks may not all have reported yet: its components' nodes count too. A node
   // named twice (two components, two hooks) is read once.
   if (!hook_nodes.empty()) {
-    std::vector<std::string> nodes = hook_nodes;
+    std::vector<std::string> record_nodes = std::move(facts.nodes);
+    facts.nodes = hook_nodes;
     if (record && !record->facts.components.empty())
-      nodes.insert(nodes.end(), record->facts.nodes.begin(), record->facts.nodes.end());
-    facts.nodes.clear();
-    std::set<std::string> seen;
-    for (std::string& node : nodes)
-      if (seen.insert(node).second) facts.nodes.push_back(std::move(node));
-  } else {
-    std::set<std::string> seen;
-    std::erase_if(facts.nodes, [&](const std::string& node) { return !seen.insert(node).second; });
+      facts.nodes.insert(facts.nodes.end(), record_nodes.begin(), record_nodes.end());
   }
+  std::set<std::string> seen;
+  std::erase_if(facts.nodes, [&](const std::string& node) { return !seen.insert(node).second; });
   // proto3 cannot tell uid 0 from "not sent" (an older hook, a spooled message): 0 counts
   // only for a job the hook says is root's.
   if (!facts.uid && (hook.uid() != 0 || hook.user() == "root")) facts.uid = hook.uid();

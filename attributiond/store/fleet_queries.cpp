@@ -145,6 +145,7 @@ Result<ArrayTasks> array_tasks(Database& db, const std::string& cluster, const s
   auto task_number = [&](const VerdictRow& row) { return std::stoull(row.job_id.substr(first.size())); };
   std::sort(tasks.judged.begin(), tasks.judged.end(),
             [&](const VerdictRow& a, const VerdictRow& b) { return task_number(a) < task_number(b); });
+  if (owner) return tasks;
   auto waiting = db.prepare(
       "SELECT job_id FROM jobs j WHERE cluster = ?1 AND job_id > ?2 AND job_id < ?3 AND verdict_json IS NULL "
       "AND failed_us IS NULL AND NOT EXISTS (SELECT 1 FROM history h WHERE h.cluster = j.cluster AND "

@@ -101,8 +101,8 @@ Result<std::vector<DomainCount>> domain_counts(Database& db, const VerdictQuery&
 
 // The tasks of array job array_job_id ("123": its tasks are archived as "123_<task>"),
 // the newest run of each that has a verdict, in task order; owner: only tasks that ran as
-// this uid (a non-admin's roll-up). waiting: the tasks queued and not yet judged (any owner:
-// a queued run's owner is known only once it is judged).
+// this uid (a non-admin's roll-up). waiting: the tasks queued and not yet judged, counted
+// for admins only (without an owner: a queued run's owner is known once it is judged).
 struct ArrayTasks {
   std::vector<VerdictRow> judged;
   int64_t waiting = 0;

@@ -275,6 +275,7 @@ TEST_F(FleetQueriesTest, AnArrayRollUpHasTheNewestRunOfEachTaskItsOwnersAndWhatR
                                            "77_11:GPU_HARDWARE", "77_12:APPLICATION"}));
   EXPECT_EQ(all.waiting, 1);
   EXPECT_EQ(read(1002).judged.size(), 1U);
+  EXPECT_EQ(read(1002).waiting, 0) << "a queued task's owner is not known: admins only";
   EXPECT_TRUE(read(1003).judged.empty());
 
   const nlohmann::json report = fleet::array_rollup_report("lab", "77", all);
