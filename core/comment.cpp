@@ -1,6 +1,7 @@
 // The Slurm comment segment. Format (docs/verdict-reference.md):
 //   attrib: <DOMAIN> [candidates=D/rule,...] [node=a,b] [gpu=pci,...] [rule=id] action=A
-//           symptoms=N [unexplained=M] coverage=C/T [attempt=K] [missing=node:source,...]
+//           symptoms=N [unexplained=M] coverage=C/T [attempt=K] [restarts=R] [conf=medium|low]
+//           [missing=node:source,...]
 // symptoms is the number of distinct symptom events (each may carry a fold count);
 // coverage is C nodes whose every collected source is ok or empty, of T allocated nodes.
 #include "core/comment.h"
@@ -111,6 +112,8 @@ std::string render_comment(const Verdict& verdict) {
   // The application was started again inside the allocation after it failed: the verdict
   // judges the first failure (later ones are its symptoms).
   if (verdict.restarts > 0) parts.push_back("restarts=" + std::to_string(verdict.restarts));
+  // How sure: said only when it is not high (a low verdict names a domain but acts on nothing).
+  if (verdict.confidence == "medium" || verdict.confidence == "low") parts.push_back("conf=" + verdict.confidence);
   // After coverage= so that the established prefix of the segment is unchanged.
   if (!verdict.missing_sources.empty()) {
     std::set<std::string> missing;

@@ -52,6 +52,7 @@ enum class ErrorKind {
   X(kDashConfig, "DASH_E_CONFIG", Internal, "the dashboard was started without what it needs")                   \
   X(kDashForbidden, "DASH_E_FORBIDDEN", PermissionDenied, "the job exists but is not the viewer's")              \
   X(kDashRandom, "DASH_E_RANDOM", Unavailable, "no randomness for a session token")                              \
+  X(kCorpusIncident, "CORPUS_E_INCIDENT", InvalidArgument, "a corpus incident's incident.json is wrong")     \
   X(kDashRange, "DASH_E_RANGE", InvalidArgument, "a time range ends before it starts")                           \
   X(kDbDecode, "DB_E_DECODE", Internal, "a stored row cannot be decoded")                                        \
   X(kDbExec, "DB_E_EXEC", Unavailable, "an SQLite statement failed")                                             \

@@ -70,6 +70,9 @@ struct Verdict {
   std::vector<std::string> affected_nodes;
   std::vector<AffectedGpu> affected_gpus;
   std::string recommended_action = "NONE";
+  // high | medium | low (added in v1; "" in a verdict archived before it existed).
+  // low: only untrusted or symptom-class evidence points at the domain; never acts.
+  std::string confidence;
   std::vector<Coverage> coverage;
   std::vector<MissingSource> missing_sources;  // sorted by (node, source); added in v1
   std::string ruleset_version;

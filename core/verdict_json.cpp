@@ -261,6 +261,8 @@ json to_json(const Verdict& verdict) {
   for (const auto& g : gpus) j["affected_gpus"].push_back({{"node", g.node}, {"pci", g.pci}});
 
   j["recommended_action"] = verdict.recommended_action;
+  // Added in v1: absent only in a verdict archived before it existed.
+  if (!verdict.confidence.empty()) j["confidence"] = verdict.confidence;
 
   std::vector<Coverage> coverage = verdict.coverage;
   std::stable_sort(coverage.begin(), coverage.end(), coverage_less);
@@ -369,6 +371,11 @@ Result<Verdict> verdict_from_json(const json& j) {
       v.affected_gpus.push_back({Reader::string(gpus[i], "node", path), Reader::string(gpus[i], "pci", path)});
     }
     v.recommended_action = Reader::string(j, "recommended_action", root);
+    if (j.contains("confidence")) {
+      v.confidence = Reader::string(j, "confidence", root);
+      if (v.confidence != "high" && v.confidence != "medium" && v.confidence != "low")
+        throw Reader::Failure{root + ".confidence: expected high, medium or low, got '" + v.confidence + "'"};
+    }
     const json& coverage = Reader::array(j, "coverage", root);
     for (size_t i = 0; i < coverage.size(); ++i) {
       v.coverage.push_back(coverage_from(coverage[i], root + ".coverage[" + std::to_string(i) + "]"));

@@ -78,6 +78,7 @@ std::string render_verdict_text(const Verdict& v) {
   for (const auto& g : v.affected_gpus) where += (where.empty() ? "" : ", ") + g.node + " GPU " + g.pci;
   out << "Node/GPU:     " << (where.empty() ? "-" : where) << "\n";
   out << "Action:       " << v.recommended_action << "\n";
+  if (!v.confidence.empty()) out << "Confidence:   " << v.confidence << "\n";
   if (v.root_cause) out << "Evidence:\n    " << event_line(v.root_cause->event) << "\n";
 
   if (!v.candidates.empty()) {

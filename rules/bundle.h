@@ -47,6 +47,10 @@ struct BundleOptions {
   int64_t window_grace_s = 60;
 };
 
+// Every sub-directory of root that holds a file named `marker` (a fixture's expected.json,
+// a corpus incident's incident.json), sorted by name.
+std::vector<std::filesystem::path> list_bundles_with(const std::filesystem::path& root, const std::string& marker);
+
 // Reads job.json and lists the streams. Errors (code, "file:line: field: message"):
 // BUNDLE_E_IO (missing or unreadable), BUNDLE_E_JOB (job.json invalid), BUNDLE_E_SOURCE
 // (a file that is no known source), BUNDLE_E_HOST (a host entry that is not a directory).

@@ -450,4 +450,14 @@ Result<Verdict> replay_bundle(const fs::path& dir, std::shared_ptr<const RulePac
   return replay_bundle(*bundle, std::move(pack));
 }
 
+std::vector<std::filesystem::path> list_bundles_with(const std::filesystem::path& root, const std::string& marker) {
+  std::vector<std::filesystem::path> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(root, ec)) {
+    if (entry.is_directory() && std::filesystem::exists(entry.path() / marker)) out.push_back(entry.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 }  // namespace attrib::rules

@@ -257,10 +257,18 @@ CompiledCorrelationRule compile_correlation(const CorrelationRuleDef& def, const
   CompiledCorrelationRule rule;
   rule.def = def;
   const bool needs_trust = def.catalog.has_value() || domain_requires_trust(def.domain);
-  if (needs_trust && def.root_trusted_given && !def.root_trusted) {
+  // An untrusted report may point at the hardware (CUDA's "uncorrectable ECC error" in the
+  // job's output) only as a low-confidence inference, which names the domain and acts on
+  // nothing: a user must not be able to drain a node by printing a line.
+  const bool low_inference = def.confidence == "low" && !def.catalog;
+  if (needs_trust && def.root_trusted_given && !def.root_trusted && !low_inference) {
     fail(kRuleTrust, def.root.location, where + ".root.trusted",
          "a " + (def.catalog ? std::string("catalog-driven") : def.domain) +
-             " root cause needs evidence from a trusted source");
+             " root cause needs evidence from a trusted source (or confidence: low)");
+  }
+  if (def.confidence == "low" && (def.action == "catalog" || is_disruptive_action(def.action))) {
+    fail(kRuleTrust, def.where, where + ".action",
+         "a low-confidence rule never drains, reboots or resets (action '" + def.action + "')");
   }
   rule.requires_trusted = def.root_trusted_given ? def.root_trusted : needs_trust;
 

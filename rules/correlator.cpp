@@ -395,6 +395,7 @@ struct Decision {
   std::string domain;                  // Decided
   std::vector<size_t> contested;       // events of the competing candidates / the root
   const Candidate* locator = nullptr;  // Unattributed: the locator naming the node
+  std::string confidence = "low";      // of the deciding rule(s), before coverage lowers it
 };
 
 // Would an event from (node, source) decide or change this verdict? With nothing decided,
@@ -447,6 +448,61 @@ void add_missing_sources(Verdict& v, const RulePack& pack, const Decision& d, co
     v.affected_nodes.clear();
     v.affected_gpus.clear();
   }
+}
+
+// --- Confidence -------------------------------------------------------------------------
+
+int confidence_rank(const std::string& c) { return c == "high" ? 2 : c == "medium" ? 1 : 0; }
+const char* confidence_name(int rank) { return rank >= 2 ? "high" : rank == 1 ? "medium" : "low"; }
+
+// A low-confidence verdict names what would confirm it: the root-written sources of its
+// node that could hold a trusted report of the same domain and were not read at all
+// (read but partial or failed ones are listed already).
+void add_confirming_sources(Verdict& v, const RulePack& pack, const std::string& node) {
+  if (node.empty()) return;
+  std::set<std::string> sources;
+  for (const auto& rule : pack.correlation) {
+    if (!rule.requires_trusted || rule.def.confidence == "low") continue;
+    if (rule.def.domain != v.domain && rule.def.domain != "catalog") continue;
+    for (const auto& extraction : pack.extraction) {
+      if (extraction.def.kind != rule.def.root.kind) continue;
+      for (const auto& source : extraction.def.sources)
+        if (!is_application_source(source)) sources.insert(source);
+    }
+  }
+  for (const auto& source : sources) {
+    const bool read = std::any_of(v.coverage.begin(), v.coverage.end(),
+                                  [&](const Coverage& c) { return c.node == node && c.source == source; });
+    if (read) continue;
+    v.missing_sources.push_back({node, source, CoverageStatus::NotConfigured,
+                                 "no " + source + " log from " + node + " (not collected): it could confirm " + v.domain,
+                                 {}});
+  }
+  std::sort(v.missing_sources.begin(), v.missing_sources.end(), [](const MissingSource& a, const MissingSource& b) {
+    return std::tie(a.node, a.source) < std::tie(b.node, b.source);
+  });
+}
+
+// high: a trusted report of the cause with every deciding source read; medium: a deciding
+// source is missing or the root's own source was read only in part, or the verdict is
+// AMBIGUOUS; low: the deciding rule infers the domain from untrusted or symptom-class
+// evidence, or nothing points anywhere (UNATTRIBUTED). A low verdict never recommends a
+// drain, reboot or reset, whatever rule decided it.
+void decide_confidence(Verdict& v, const RulePack& pack, const Decision& d) {
+  int rank = confidence_rank(d.confidence);
+  if (d.kind == Decision::Kind::None) rank = 2;
+  if (d.kind == Decision::Kind::Ambiguous) rank = std::min(rank, 1);
+  if (d.kind == Decision::Kind::Decided && v.root_cause) {
+    const Event& root = v.root_cause->event;
+    const bool root_partial = std::any_of(v.coverage.begin(), v.coverage.end(), [&](const Coverage& c) {
+      return c.node == root.node && c.source == root.source && c.status == CoverageStatus::Partial;
+    });
+    if (!v.missing_sources.empty() || root_partial) rank = std::min(rank, 1);
+  }
+  v.confidence = confidence_name(rank);
+  if (rank > 0) return;
+  if (detail::is_disruptive_action(v.recommended_action)) v.recommended_action = "NONE";
+  if (d.kind == Decision::Kind::Decided && v.root_cause) add_confirming_sources(v, pack, v.root_cause->event.node);
 }
 
 }  // namespace
@@ -566,6 +622,11 @@ Verdict correlate(const RulePack& pack, const JobFacts& job, std::vector<Event> 
       }
       decision.kind = Decision::Kind::Ambiguous;
       decision.precedence = top;
+      int weakest = 2;
+      for (const auto& k : kept)
+        if (!is_locator(k) && k.rule->def.precedence == top)
+          weakest = std::min(weakest, confidence_rank(k.rule->def.confidence));
+      decision.confidence = confidence_name(weakest);
     } else {
       const std::string domain = *top_domains.begin();
       const Candidate* primary = nullptr;
@@ -585,6 +646,7 @@ Verdict correlate(const RulePack& pack, const JobFacts& job, std::vector<Event> 
       add_affected(v, events[primary->event]);
       decision.kind = Decision::Kind::Decided;
       decision.precedence = top;
+      decision.confidence = primary->rule->def.confidence;
       decision.domain = domain;
       decision.contested.push_back(primary->event);
       for (const auto& k : kept) {  // same-domain reports elsewhere are fan-out of the mechanism
@@ -606,6 +668,7 @@ Verdict correlate(const RulePack& pack, const JobFacts& job, std::vector<Event> 
   v.symptoms_omitted = cap_listed(v.symptoms, [](const Symptom& s) -> const Event& { return s.event; });
   v.unexplained_omitted = cap_listed(v.unexplained, [](const Event& e) -> const Event& { return e; });
   add_missing_sources(v, pack, decision, events);
+  decide_confidence(v, pack, decision);
   sort_unique(v);
   v.comment = render_comment(v);
   return v;

@@ -55,15 +55,7 @@ void compare_set(std::vector<std::string>& mismatches, const std::string& what, 
 
 }  // namespace
 
-std::vector<fs::path> list_golden_fixtures(const fs::path& root) {
-  std::vector<fs::path> out;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(root, ec)) {
-    if (entry.is_directory() && fs::exists(entry.path() / "expected.json")) out.push_back(entry.path());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
+std::vector<fs::path> list_golden_fixtures(const fs::path& root) { return list_bundles_with(root, "expected.json"); }
 
 Result<GoldenResult> check_golden_fixture(const fs::path& dir, std::shared_ptr<const RulePack> pack) {
   const fs::path file = dir / "expected.json";

@@ -246,7 +246,8 @@ DistinctCondition parse_distinct(const std::string& file, const MapView& root) {
 
 CorrelationRuleDef parse_correlation_rule(const std::string& file, const YAML::Node& node, const std::string& context) {
   MapView map(file, node, context);
-  map.allow_only({"id", "description", "precedence", "domain", "action", "root", "explains", "summary", "override"});
+  map.allow_only(
+      {"id", "description", "precedence", "domain", "action", "confidence", "root", "explains", "summary", "override"});
   CorrelationRuleDef rule;
   rule.where = map.where();
   rule.id = map.required_string("id");
@@ -258,6 +259,10 @@ CorrelationRuleDef parse_correlation_rule(const std::string& file, const YAML::N
   rule.precedence = static_cast<int>(*precedence);
   rule.domain = map.required_string("domain");
   rule.action = map.required_string("action");
+  rule.confidence = map.optional_string("confidence").value_or("high");
+  if (!is_confidence(rule.confidence))
+    fail(kRuleField, map.where("confidence"), map.field("confidence"),
+         "unknown confidence '" + rule.confidence + "' (high, medium or low)");
   rule.summary = map.required_string("summary");
   rule.summary_where = map.where("summary");
   rule.override_shipped = map.optional_bool("override").value_or(false);
@@ -450,6 +455,12 @@ nlohmann::json scalar_to_json(const YAML::Node& scalar) {
 
 bool is_root_domain(const std::string& domain) { return kRootDomains.count(domain) > 0; }
 bool is_action(const std::string& action) { return kActions.count(action) > 0; }
+bool is_confidence(const std::string& confidence) {
+  return confidence == "high" || confidence == "medium" || confidence == "low";
+}
+bool is_disruptive_action(const std::string& action) {
+  return action == "DRAIN_NODE" || action == "REBOOT_NODE" || action == "RESET_GPU";
+}
 bool domain_requires_trust(const std::string& domain) { return kTrustedDomains.count(domain) > 0; }
 
 bool is_application_source(const std::string& source) { return source == "app" || source.rfind("app.", 0) == 0; }

@@ -115,6 +115,10 @@ struct CorrelationRuleDef {
   int precedence = 0;
   std::string domain;  // a verdict domain, or "catalog"
   std::string action;  // a verdict action, or "catalog"
+  // How sure a verdict decided by this rule can be (docs/rules.md "Confidence"): high for
+  // a trusted report of the cause itself; low for an inference from untrusted or
+  // symptom-class evidence (the job's own output, a peer's complaint), which never acts.
+  std::string confidence = "high";
   EventPattern root;
   bool root_trusted = false;
   bool root_trusted_given = false;
@@ -195,6 +199,9 @@ nlohmann::json scalar_to_json(const YAML::Node& scalar);
 // Verdict vocabularies (ARCHITECTURE.md, verdict-and-bundle.md).
 bool is_root_domain(const std::string& domain);  // domains a rule may assign
 bool is_action(const std::string& action);
+bool is_confidence(const std::string& confidence);  // high | medium | low
+// Actions that take a node or GPU out of service: never on low confidence.
+bool is_disruptive_action(const std::string& action);
 bool is_known_source(const std::string& source);
 // app and app.rank<N>: the job's own output. Every other source is a system log whose lines
 // a rule matches from the start of the emitter's message, never inside it.

@@ -2,12 +2,16 @@
 //   validate         load the pack (+ site dirs): schema, regexes, fields, references, examples
 //   test             validate, then replay every golden fixture and compare with expected.json
 //   export-patterns  one extraction regex per line (RE2 syntax; ripgrep reads it with -f)
+//   eval             accuracy on a corpus of real incidents, next to a grep baseline
 // Exit codes: 0 ok, 1 a check failed, 2 usage.
 #include <cstdio>
 #include <iostream>
+#include <map>
+#include <set>
 
 #include <CLI/CLI.hpp>
 
+#include "rules/corpus_eval.h"
 #include "rules/engine.h"
 #include "rules/golden.h"
 #include "rules/pack_location.h"
@@ -73,6 +77,133 @@ int run_tests(const std::shared_ptr<const attrib::rules::RulePack>& pack, const 
   return failed == 0 ? 0 : 1;
 }
 
+std::string percent(size_t part, size_t whole) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f%%", whole == 0 ? 0.0 : 100.0 * static_cast<double>(part) / whole);
+  return text;
+}
+
+std::string verdict_cell(const attrib::Verdict& v) {
+  return v.domain + (v.confidence.empty() || v.confidence == "high" ? "" : " (" + v.confidence + ")");
+}
+
+std::string acceptable_cell(const attrib::rules::IncidentTruth& t) {
+  std::string out;
+  for (const auto& a : t.acceptable) out += (out.empty() ? "" : ", ") + a;
+  return out.empty() ? "-" : out;
+}
+
+// Column heads short enough for a terminal; the legend says what each stands for.
+std::string short_domain(const std::string& domain) {
+  static const std::map<std::string, std::string> names = {
+      {"AMBIGUOUS", "AMB"},     {"APPLICATION", "APP"}, {"CONFIGURATION", "CONF"}, {"GPU_DRIVER", "DRV"},
+      {"GPU_HARDWARE", "GPU"},  {"HOST_HARDWARE", "HHW"}, {"HOST_OS", "HOS"},      {"NETWORK", "NET"},
+      {"NVLINK_FABRIC", "NVL"}, {"SCHEDULER", "SCHED"}, {"STORAGE", "STOR"},       {"UNATTRIBUTED", "UNATT"},
+      {"NONE", "NONE"}};
+  const auto it = names.find(domain);
+  return it == names.end() ? domain : it->second;
+}
+
+// Rows: the truth's domain; columns: the verdict's. Only domains that occur are shown.
+void print_confusion(const attrib::rules::EvalSummary& s) {
+  std::set<std::string> columns;
+  for (const auto& [truth, row] : s.confusion)
+    for (const auto& [verdict, n] : row) columns.insert(verdict);
+  std::printf("confusion (rows: truth, columns: verdict):\n%-15s", "");
+  for (const auto& c : columns) std::printf(" %5s", short_domain(c).c_str());
+  std::printf("\n");
+  for (const auto& [truth, row] : s.confusion) {
+    std::printf("%-15s", truth.c_str());
+    for (const auto& c : columns) {
+      const auto it = row.find(c);
+      if (it == row.end()) {
+        std::printf(" %5s", ".");
+      } else {
+        std::printf(" %5zu", it->second);
+      }
+    }
+    std::printf("\n");
+  }
+  std::string legend;
+  for (const auto& c : columns) legend += (legend.empty() ? "" : ", ") + short_domain(c) + " " + c;
+  std::printf("(%s)\n", legend.c_str());
+}
+
+int run_eval(const std::shared_ptr<const attrib::rules::RulePack>& pack, const std::string& corpus,
+             const std::string& floor_file, bool markdown, bool verbose) {
+  namespace r = attrib::rules;
+  const auto dirs = r::list_incidents(corpus);
+  if (dirs.empty()) {
+    std::fprintf(stderr, "attrib-rules: no incident (a directory with incident.json) under %s\n", corpus.c_str());
+    return 1;
+  }
+  std::vector<r::IncidentResult> results;
+  size_t broken = 0;
+  for (const auto& dir : dirs) {
+    auto result = r::evaluate_incident(dir, pack);
+    if (!result) {
+      std::printf("ERROR %s: %s %s\n", dir.filename().c_str(), result.error().code.c_str(),
+                  result.error().message.c_str());
+      ++broken;
+      continue;
+    }
+    results.push_back(std::move(*result));
+  }
+  if (markdown) {
+    std::printf("| incident | truth | confidence | acceptable | attrib | grep | source |\n|---|---|---|---|---|---|---|\n");
+    for (const auto& x : results)
+      std::printf("| `%s` | %s | %s | %s | %s%s | %s%s | %s |\n", x.name.c_str(), x.truth.domain.c_str(),
+                  x.truth.confidence.c_str(), acceptable_cell(x.truth).c_str(), verdict_cell(x.verdict).c_str(),
+                  r::verdict_correct(x) ? "" : " (miss)", x.baseline_domain.c_str(),
+                  r::baseline_correct(x) ? "" : " (miss)", x.truth.source.c_str());
+    return broken == 0 ? 0 : 1;
+  }
+  const auto s = r::summarize(results);
+  std::printf("corpus %s: %zu incidents\n", corpus.c_str(), s.incidents);
+  std::printf("attrib: correct %zu (%s), confidently wrong %zu (%s), AMBIGUOUS %zu (%s), UNATTRIBUTED %zu (%s), "
+              "low confidence %zu; culprit node named %zu of %zu\n",
+              s.correct, percent(s.correct, s.incidents).c_str(), s.confidently_wrong,
+              percent(s.confidently_wrong, s.incidents).c_str(), s.ambiguous, percent(s.ambiguous, s.incidents).c_str(),
+              s.unattributed, percent(s.unattributed, s.incidents).c_str(), s.low, s.node_right, s.node_known);
+  std::string levels;
+  for (const auto& [level, counts] : s.by_confidence)
+    levels += (levels.empty() ? "" : ", ") + level + " " + std::to_string(counts.second) + " of " +
+              std::to_string(counts.first) + " right";
+  std::printf("by confidence: %s\n", levels.c_str());
+  if (s.held_out > 0)
+    std::printf("held out (never used to write rules): correct %zu of %zu, confidently wrong %zu; grep correct %zu\n",
+                s.held_out_correct, s.held_out, s.held_out_confidently_wrong, s.held_out_baseline_correct);
+  std::printf("grep:   correct %zu (%s), wrong %zu (%s; it is never unsure)\n", s.baseline_correct,
+              percent(s.baseline_correct, s.incidents).c_str(), s.baseline_wrong,
+              percent(s.baseline_wrong, s.incidents).c_str());
+  print_confusion(s);
+  for (const auto& x : results) {
+    const bool right = r::verdict_correct(x);
+    if (right && !verbose) continue;
+    std::printf("%-5s %s: truth %s%s, attrib %s%s, grep %s\n", right ? "OK" : (r::confidently_wrong(x) ? "WRONG" : "MISS"),
+                x.name.c_str(), x.truth.domain.c_str(),
+                x.truth.acceptable.empty() ? "" : (" (or " + acceptable_cell(x.truth) + ")").c_str(),
+                verdict_cell(x.verdict).c_str(),
+                x.verdict.root_cause ? (" by " + x.verdict.root_cause->rule).c_str() : "", x.baseline_domain.c_str());
+  }
+  int rc = broken == 0 ? 0 : 1;
+  if (!floor_file.empty()) {
+    auto floor = r::read_eval_floor(floor_file);
+    if (!floor) {
+      std::fprintf(stderr, "attrib-rules: %s %s\n", floor.error().code.c_str(), floor.error().message.c_str());
+      return 1;
+    }
+    for (const auto& failure : r::check_eval_floor(s, *floor)) {
+      std::printf("BELOW FLOOR: %s (%s)\n", failure.c_str(), floor_file.c_str());
+      rc = 1;
+    }
+    if (rc == 0 && (s.correct > floor->correct_at_least || s.confidently_wrong < floor->confidently_wrong_at_most))
+      std::printf("better than the floor: raise it in %s to %zu correct, %zu confidently wrong\n", floor_file.c_str(),
+                  s.correct, s.confidently_wrong);
+  }
+  return rc;
+}
+
 }  // namespace
 
 // ripgrep (-f) and grep compile all patterns into one regex, where a capture name used by
@@ -115,6 +246,15 @@ int main(int argc, char** argv) {
   test->add_flag("-v,--verbose", verbose, "also show why pending fixtures fail");
   CLI::App* patterns = app.add_subcommand("export-patterns", "print every extraction regex, one per line");
   pack_options(patterns);
+  std::string corpus, floor_file;
+  bool markdown = false;
+  CLI::App* eval = app.add_subcommand("eval", "accuracy on a corpus of real incidents, next to a grep baseline");
+  pack_options(eval);
+  eval->add_option("corpus", corpus, "directory of incidents (<name>/incident.json, job.json, <host>/<source>.log)")
+      ->required();
+  eval->add_option("--floor", floor_file, "fail when below this floor.json (correct_at_least, confidently_wrong_at_most)");
+  eval->add_flag("--markdown", markdown, "print one table row per incident instead");
+  eval->add_flag("-v,--verbose", verbose, "list every incident, not only the misses");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -134,6 +274,7 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
+  if (eval->parsed()) return run_eval(*pack, corpus, floor_file, markdown, verbose);
   print_stats(**pack);
   if (test->parsed()) return run_tests(*pack, fixtures, verbose);
   return 0;

@@ -247,6 +247,8 @@ function renderJob(body) {
       el('dt', {}, 'Ended'), el('dd', {}, time(job.time_us) + ' UTC'),
       el('dt', {}, 'Nodes'), el('dd', {}, (v.nodes || []).join(', ')),
       el('dt', {}, 'Action'), el('dd', {id: 'job-action'}, v.recommended_action),
+      // Absent in verdicts archived before confidence existed.
+      el('dt', {}, 'Confidence'), el('dd', {id: 'job-confidence'}, v.confidence || 'not recorded'),
       el('dt', {}, 'Slurm comment'), el('dd', {}, el('code', {}, v.comment))),
     el('h3', {}, 'Evidence chain'),
   ];

@@ -44,5 +44,15 @@ TEST(TerminalSafe, TheVerdictTextCarriesNoEscape) {
   EXPECT_NE(text.find("refused"), std::string::npos) << text;
 }
 
+TEST(VerdictText, SaysHowSureTheVerdictIsWhenItKnows) {
+  Verdict v;
+  v.job_id = "17";
+  v.domain = "GPU_HARDWARE";
+  v.confidence = "low";
+  EXPECT_NE(render_verdict_text(v).find("Confidence:   low\n"), std::string::npos) << render_verdict_text(v);
+  v.confidence.clear();  // archived before confidence existed: no line rather than a guess
+  EXPECT_EQ(render_verdict_text(v).find("Confidence:"), std::string::npos) << render_verdict_text(v);
+}
+
 }  // namespace
 }  // namespace attrib

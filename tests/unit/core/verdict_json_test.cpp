@@ -162,6 +162,33 @@ TEST(VerdictJson, RestartsInsideTheAllocationAreCountedInTheJsonAndTheComment) {
   EXPECT_EQ(parsed->restarts, 2);
 }
 
+TEST(VerdictJson, ConfidenceIsWrittenReadAndShownInTheCommentOnlyWhenNotHigh) {
+  // A verdict archived before confidence existed has none, and stays without one.
+  EXPECT_FALSE(to_json(sample_verdict()).contains("confidence"));
+  auto old = verdict_from_json(to_json(sample_verdict()));
+  ASSERT_TRUE(old.ok()) << old.error().message;
+  EXPECT_EQ(old->confidence, "");
+
+  Verdict v = sample_verdict();
+  v.confidence = "high";
+  EXPECT_EQ(render_comment(v).find("conf="), std::string::npos) << render_comment(v);
+  for (const char* level : {"medium", "low"}) {
+    v.confidence = level;
+    v.comment = render_comment(v);
+    EXPECT_NE(v.comment.find(std::string(" conf=") + level + " missing="), std::string::npos) << v.comment;
+    const json j = to_json(v);
+    EXPECT_EQ(j["confidence"], level);
+    auto parsed = verdict_from_json(j);
+    ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+    EXPECT_EQ(parsed->confidence, level);
+  }
+  json bad = to_json(v);
+  bad["confidence"] = "certain";
+  auto refused = verdict_from_json(bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("verdict.confidence"), std::string::npos) << refused.error().message;
+}
+
 TEST(VerdictJson, ErrorsNameTheField) {
   json j = to_json(sample_verdict());
   j["symptoms"][0]["event"]["time"] = "yesterday";

@@ -131,7 +131,7 @@ TEST(Correlate, FailedJobWithoutEvidenceIsUnattributed) {
   EXPECT_FALSE(v.root_cause.has_value());
   EXPECT_TRUE(v.unexplained.empty());
   EXPECT_EQ(v.exit_code, 3);
-  EXPECT_EQ(v.comment, "attrib: UNATTRIBUTED action=NONE symptoms=0 unexplained=0 coverage=3/3");
+  EXPECT_EQ(v.comment, "attrib: UNATTRIBUTED action=NONE symptoms=0 unexplained=0 coverage=3/3 conf=low");
 }
 
 TEST(Correlate, OnlyWatchdogTimeoutsIsUnattributedWithThemListed) {

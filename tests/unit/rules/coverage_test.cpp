@@ -176,14 +176,14 @@ TEST_F(CoverageVerdicts, UnattributedNamesTheMissingSourcesThatCouldHoldARoot) {
   EXPECT_EQ(v.missing_sources[1].status, CoverageStatus::Unavailable);
   EXPECT_EQ(
       v.comment,
-      "attrib: UNATTRIBUTED action=NONE symptoms=0 unexplained=1 coverage=1/2 missing=n2:app,n2:kernel,n2:syslog");
+      "attrib: UNATTRIBUTED action=NONE symptoms=0 unexplained=1 coverage=1/2 conf=low missing=n2:app,n2:kernel,n2:syslog");
 }
 
 TEST_F(CoverageVerdicts, FullCoverageNamesNothing) {
   const Verdict v = attribute({line("n1", "app", "COLL_TIMEOUT rank=0", 1)}, coverage({}));
   EXPECT_EQ(v.domain, "UNATTRIBUTED");
   EXPECT_TRUE(v.missing_sources.empty());
-  EXPECT_EQ(v.comment, "attrib: UNATTRIBUTED action=NONE symptoms=0 unexplained=1 coverage=2/2");
+  EXPECT_EQ(v.comment, "attrib: UNATTRIBUTED action=NONE symptoms=0 unexplained=1 coverage=2/2 conf=low");
   EXPECT_NE(to_json(v).dump().find("\"missing_sources\":[]"), std::string::npos);
 }
 

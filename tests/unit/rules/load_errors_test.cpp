@@ -162,6 +162,34 @@ TEST_F(TempPack, HardwareRootFromUntrustedEvidenceIsRefused) {
   EXPECT_NE(e.message.find("bad.yaml:17:"), std::string::npos) << e.message;
 }
 
+TEST_F(TempPack, UntrustedHardwareInferenceLoadsOnlyAsLowConfidenceThatNeverDrains) {
+  // low + untrusted + a drain: refused (a user's printout must not drain a node).
+  std::string text = kGoodRule;
+  text.replace(text.find("where: {xid: 79}}"), 17, "where: {xid: 79}, trusted: false}");
+  text.insert(text.find("    root:"), "    confidence: low\n");
+  write("bad.yaml", text);
+  Error e = load_error();
+  EXPECT_EQ(e.code, "RULE_E_TRUST");
+  EXPECT_NE(e.message.find("never drains"), std::string::npos) << e.message;
+
+  // low + untrusted + no action: a low-confidence inference, which loads.
+  text.replace(text.find("action: DRAIN_NODE"), 18, "action: NONE");
+  write("bad.yaml", text);
+  rules::LoadOptions options;
+  options.pack_dir = dir_;
+  auto loaded = rules::load_rule_pack(options);
+  EXPECT_TRUE(loaded.ok()) << loaded.error().message;
+}
+
+TEST_F(TempPack, UnknownConfidence) {
+  std::string text = kGoodRule;
+  text.insert(text.find("    root:"), "    confidence: certain\n");
+  write("bad.yaml", text);
+  const Error e = load_error();
+  EXPECT_EQ(e.code, "RULE_E_FIELD");
+  EXPECT_NE(e.message.find("confidence"), std::string::npos) << e.message;
+}
+
 TEST_F(TempPack, UnknownSummaryPlaceholder) {
   std::string text = kGoodRule;
   text.replace(text.find("{pci}"), 5, "{bus}");
