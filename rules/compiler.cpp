@@ -342,6 +342,21 @@ std::unique_ptr<RulePack> compile_pack(DefinitionSet definitions, bool candidate
     if (a.def.precedence != b.def.precedence) return a.def.precedence > b.def.precedence;
     return a.def.id < b.def.id;
   });
+  // A kind declared benign is extracted by some rule and is the root of none.
+  for (const auto* files : {&definitions.shipped, &definitions.site}) {
+    for (const auto& file : *files) {
+      for (const auto& benign : file.benign) {
+        if (!kinds.count(benign.kind))
+          fail(kRuleRef, benign.where, "benign", "no extraction rule produces kind '" + benign.kind + "'");
+        for (const auto& rule : pack->correlation) {
+          if (rule.def.root.kind == benign.kind)
+            fail(kRuleRef, benign.where, "benign",
+                 "kind '" + benign.kind + "' is declared benign but is the root of " + rule.def.id);
+        }
+        pack->benign_kinds.insert(benign.kind);
+      }
+    }
+  }
   return pack;
 }
 

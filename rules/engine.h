@@ -48,6 +48,17 @@ struct PackStats {
 };
 PackStats pack_stats(const RulePack& pack);
 
+// What an event kind the pack extracts can be (docs/rules.md, "Every kind has a role"): a
+// root cause, a symptom some root explains, and/or declared benign.
+struct KindRole {
+  std::string kind;
+  std::vector<std::string> roots;         // "rule-id DOMAIN confidence", by rule id
+  std::vector<std::string> explained_by;  // ids of the rules that list it as a symptom
+  bool benign = false;                    // declared in a rule file's `benign:`
+};
+// Every kind some extraction rule produces, sorted by kind.
+std::vector<KindRole> kind_roles(const RulePack& pack);
+
 // One row of a data table loaded as rules (e.g. the Xid catalog), as the engine reads it.
 struct CatalogEntry {
   std::string key;             // e.g. "79"

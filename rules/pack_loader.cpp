@@ -2,6 +2,7 @@
 // Every file read is hashed (name and bytes, in load order) into the pack fingerprint
 // recorded in each verdict.
 #include <algorithm>
+#include <map>
 
 #include "rules/compiler.h"
 #include "rules/sha256.h"
@@ -131,6 +132,27 @@ PackStats pack_stats(const RulePack& pack) {
     }
   }
   return stats;
+}
+
+std::vector<KindRole> kind_roles(const RulePack& pack) {
+  std::map<std::string, KindRole> roles;
+  for (const auto& rule : pack.extraction) roles[rule.def.kind].kind = rule.def.kind;
+  for (const auto& rule : pack.correlation) {  // by (precedence desc, id): sorted below
+    const auto& def = rule.def;
+    roles[def.root.kind].roots.push_back(def.id + " " + def.domain + " " + def.confidence);
+    for (const auto& pattern : def.explains) {
+      auto& by = roles[pattern.kind].explained_by;
+      if (std::find(by.begin(), by.end(), def.id) == by.end()) by.push_back(def.id);
+    }
+  }
+  for (const auto& kind : pack.benign_kinds) roles[kind].benign = true;
+  std::vector<KindRole> out;
+  for (auto& [kind, role] : roles) {
+    std::sort(role.roots.begin(), role.roots.end());
+    std::sort(role.explained_by.begin(), role.explained_by.end());
+    out.push_back(std::move(role));
+  }
+  return out;
 }
 
 std::vector<CatalogEntry> catalog_entries(const RulePack& pack, const std::string& table) {

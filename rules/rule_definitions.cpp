@@ -502,8 +502,9 @@ PackManifest parse_manifest(const YamlFile& file) {
 RuleFileDefs parse_rule_file(const YamlFile& file) {
   MapView map(file.display_name, file.root, "");
   // `definitions` holds YAML anchors shared by several rules; it is not read itself.
-  map.allow_only({"description", "definitions", "extract", "correlate"});
+  map.allow_only({"description", "definitions", "extract", "correlate", "benign"});
   RuleFileDefs defs;
+  for (const auto& kind : map.string_list("benign")) defs.benign.push_back({kind, map.where("benign")});
   if (map.has("extract")) {
     const YAML::Node list = map.get("extract");
     if (!list.IsSequence()) fail(kRuleYaml, map.where("extract"), "extract", "expected a list of rules");

@@ -185,9 +185,17 @@ struct PackManifest {
   std::vector<CatalogDef> catalogs;
 };
 
+// An event kind a rule file declares benign (`benign: [kind, ...]`): extracted so that it
+// is visible, never a root cause (docs/rules.md "Every kind has a role").
+struct BenignKind {
+  std::string kind;
+  SourceLocation where;
+};
+
 struct RuleFileDefs {
   std::vector<ExtractionRuleDef> extraction;
   std::vector<CorrelationRuleDef> correlation;
+  std::vector<BenignKind> benign;
 };
 
 PackManifest parse_manifest(const YamlFile& file);

@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -123,6 +124,7 @@ class RulePack {
   std::vector<detail::CompiledExtractionRule> extraction;    // in load order
   std::vector<detail::CompiledCorrelationRule> correlation;  // by (precedence desc, id)
   std::map<std::string, detail::CatalogTable> catalogs;
+  std::set<std::string> benign_kinds;  // declared `benign:` in a rule file
   // One-pass candidate scan over all rules of a source; null in the RE2-only reference
   // mode (load_rule_pack_without_scan), where every rule's prefilter and regex run per line.
   std::shared_ptr<const detail::CandidateScanner> scanner;

@@ -4,7 +4,8 @@
 # DRAIN_NODE: the head daemon drains n2 once through slurmctld (sinfo -R shows the
 # reason "attrib: job <id> rule <rule> ..."), and the second verdict finds n2 already
 # drained and leaves it alone. After a resume, the same failure in dry-run mode drains
-# nothing but is recorded, and attrib-show --node / --since list all of it.
+# nothing but is recorded, and attrib-show --node / --since list all of it. Last, a job that
+# prints a GPU error itself gets a low-confidence verdict that drains nothing.
 source "$(dirname "$0")/lib.sh"
 setup_run drain_node
 # Whatever happens, n2 goes back into service so later scenarios find every node up.
@@ -97,4 +98,26 @@ expect_contains "$(cat "$run_dir/since.txt")" "$rule" "--since text rule"
 expect_eq "$("$ATTRIB_SHOW" --server "$DAEMON_ADDR" --since 1h --domain NONE --json | jq '.verdicts | length')" 0 \
   "--domain NONE"
 "$ATTRIB_SHOW" --server "$DAEMON_ADDR" --since yesterday-ish >/dev/null 2>&1 && fail "a bad --since was accepted"
+stop_daemon
+
+# --- a user's printout: a low-confidence verdict that names the GPU and drains nothing ---
+# CUDA's "uncorrectable ECC error encountered" in the job's own output points at the GPU,
+# but anyone can print it: GPU_HARDWARE at confidence low, action NONE, and n2 stays up
+# even with remediation.mode drain.
+scontrol update nodename=n2 state=resume >/dev/null 2>&1 || true   # not drained since the dry run
+[ "$(node_state)" = idle ] || sleep 1
+set_mode drain
+start_daemon
+job4=$(sbatch --parsable -N1 -n1 -w n2 --output="$run_dir/printed-%j.out" \
+  --wrap 'echo "RuntimeError: CUDA error: uncorrectable ECC error encountered"; exit 1' | cut -d';' -f1)
+await_verdict "$job4"
+expect_eq "$(verdict "$job4" .domain)" GPU_HARDWARE "printed ECC error: domain"
+expect_eq "$(verdict "$job4" .confidence)" low "printed ECC error: confidence"
+expect_eq "$(verdict "$job4" .recommended_action)" NONE "printed ECC error: action"
+expect_eq "$(verdict "$job4" .root_cause.event.trusted)" false "printed ECC error: untrusted"
+expect_contains "$(sacct_field "$job4" Comment)" "conf=low" "sacct comment says how sure"
+sleep 2   # remediation runs right after the verdict: give it the time to (wrongly) act
+case "$(node_state)" in drain*) fail "a user's printout drained n2 ($(node_reason))" ;; esac
+expect_eq "$(history_json | jq -r "[.remediation[] | select(.job_id == \"$job4\")] | length")" 0 \
+  "no remediation record for the printout"
 echo PASS

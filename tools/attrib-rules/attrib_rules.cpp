@@ -3,6 +3,7 @@
 //   test             validate, then replay every golden fixture and compare with expected.json
 //   export-patterns  one extraction regex per line (RE2 syntax; ripgrep reads it with -f)
 //   eval             accuracy on a corpus of real incidents, next to a grep baseline
+//   kinds            every event kind with its role: root cause, symptom, benign
 // Exit codes: 0 ok, 1 a check failed, 2 usage.
 #include <cstdio>
 #include <iostream>
@@ -255,6 +256,8 @@ int main(int argc, char** argv) {
   eval->add_option("--floor", floor_file, "fail when below this floor.json (correct_at_least, confidently_wrong_at_most)");
   eval->add_flag("--markdown", markdown, "print one table row per incident instead");
   eval->add_flag("-v,--verbose", verbose, "list every incident, not only the misses");
+  CLI::App* kinds = app.add_subcommand("kinds", "every event kind with its role: root cause, symptom, benign");
+  pack_options(kinds);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -275,6 +278,22 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (eval->parsed()) return run_eval(*pack, corpus, floor_file, markdown, verbose);
+  if (kinds->parsed()) {
+    int orphans = 0;
+    for (const auto& role : attrib::rules::kind_roles(**pack)) {
+      std::printf("%s\n", role.kind.c_str());
+      for (const auto& root : role.roots) std::printf("  root of %s\n", root.c_str());
+      if (!role.explained_by.empty())
+        std::printf("  symptom of %zu rules (%s%s)\n", role.explained_by.size(), role.explained_by.front().c_str(),
+                    role.explained_by.size() > 1 ? ", ..." : "");
+      if (role.benign) std::printf("  benign\n");
+      if (role.roots.empty() && role.explained_by.empty() && !role.benign) {
+        std::printf("  NO ROLE: neither a root, a symptom nor declared benign\n");
+        ++orphans;
+      }
+    }
+    return orphans == 0 ? 0 : 1;
+  }
   print_stats(**pack);
   if (test->parsed()) return run_tests(*pack, fixtures, verbose);
   return 0;

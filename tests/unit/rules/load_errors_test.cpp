@@ -181,6 +181,18 @@ TEST_F(TempPack, UntrustedHardwareInferenceLoadsOnlyAsLowConfidenceThatNeverDrai
   EXPECT_TRUE(loaded.ok()) << loaded.error().message;
 }
 
+TEST_F(TempPack, ABenignKindMustBeExtractedAndNeverARoot) {
+  write("bad.yaml", std::string(kGoodRule) + "benign: [gpu.nvlink]\n");
+  Error e = load_error();
+  EXPECT_EQ(e.code, "RULE_E_REF");
+  EXPECT_NE(e.message.find("no extraction rule produces kind 'gpu.nvlink'"), std::string::npos) << e.message;
+
+  write("bad.yaml", std::string(kGoodRule) + "benign: [gpu.xid]\n");
+  e = load_error();
+  EXPECT_EQ(e.code, "RULE_E_REF");
+  EXPECT_NE(e.message.find("declared benign but is the root of test.gpu"), std::string::npos) << e.message;
+}
+
 TEST_F(TempPack, UnknownConfidence) {
   std::string text = kGoodRule;
   text.insert(text.find("    root:"), "    confidence: certain\n");

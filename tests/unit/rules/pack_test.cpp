@@ -27,8 +27,8 @@ TEST(ShippedPack, LoadsWithAllInlineExamplesPassing) {
   auto pack = rules::load_rule_pack(options);
   ASSERT_TRUE(pack.ok()) << pack.error().code << ": " << pack.error().message;
   const auto stats = rules::pack_stats(**pack);
-  EXPECT_EQ(stats.version, "1.2.0");
-  EXPECT_EQ(rules::pack_version(**pack), "1.2.0");
+  EXPECT_EQ(stats.version, "1.3.0");
+  EXPECT_EQ(rules::pack_version(**pack), "1.3.0");
   EXPECT_GE(stats.extraction_rules, 20u);
   EXPECT_GE(stats.correlation_rules, 15u);
   EXPECT_GE(stats.examples, stats.extraction_rules);
@@ -49,6 +49,22 @@ TEST(ShippedPack, EveryRuleFileInThePackDirectoryIsLoaded) {
     }
   }
   EXPECT_TRUE(loaded.count("xid-catalog.tsv"));
+}
+
+TEST(ShippedPack, EveryExtractedKindIsARootASymptomOrDeclaredBenign) {
+  // An event no rule weighs would sit in every verdict's `unexplained` without anyone
+  // having decided that it means nothing (docs/rules.md, "Every kind has a role").
+  const auto pack = test::shipped_pack();
+  ASSERT_TRUE(pack);
+  const auto roles = rules::kind_roles(*pack);
+  EXPECT_GE(roles.size(), 50u);
+  for (const auto& role : roles) {
+    EXPECT_TRUE(!role.roots.empty() || !role.explained_by.empty() || role.benign) << role.kind << " has no role";
+    if (role.benign) EXPECT_TRUE(role.roots.empty()) << role.kind;
+  }
+  const auto nothing = std::find_if(roles.begin(), roles.end(), [](const auto& r) { return r.kind == "fm.no_nvswitch"; });
+  ASSERT_NE(nothing, roles.end());
+  EXPECT_TRUE(nothing->benign);
 }
 
 TEST(ShippedPack, HashIsStableAndTracksContent) {
