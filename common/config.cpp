@@ -83,9 +83,10 @@ const OptionTable<Config>& table() {
           at_least(1)),
       option<Config>(
           "head.scope_max_wait_s", [](Config& c) -> int& { return c.head.scope_max_wait_s; }, "600",
-          "While slurmdbd answers but its record is not final (or not there yet), the job is polled this long. "
-          "Then a non-final record is used as it is; a record that never appeared counts as a failed attempt "
-          "(head.retry_backoff_s, given up after head.max_failures with the reason).",
+          "While slurmdbd answers but its record is not final (or not there yet), the job is polled this long, "
+          "counted from the hook's report or, after slurmdbd was unreachable, from its first answer after that. "
+          "Then the record is used with the hook's state, exit code and end; a record that never appeared counts "
+          "as a failed attempt (head.retry_backoff_s, given up after head.max_failures with the reason).",
           at_least(1)),
       option<Config>(
           "head.accounting_outage_max_wait_s",

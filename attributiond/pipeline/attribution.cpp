@@ -20,8 +20,9 @@ namespace {
 
 constexpr TimeUs kSecond = 1000000;
 
-Outcome reschedule(store::JobStore& store, const store::QueuedJob& job, TimeUs next, const std::string& why) {
-  if (auto s = store.reschedule(job.key, next, why); !s)
+Outcome reschedule(store::JobStore& store, const store::QueuedJob& job, TimeUs next, const std::string& why,
+                   const store::AccountingOutage& mark = {}) {
+  if (auto s = store.reschedule(job.key, next, why, mark); !s)
     spdlog::error("job {}: cannot reschedule: {}", job.key.job_id, s.error().message);
   return Outcome::Rescheduled;
 }
@@ -29,22 +30,30 @@ Outcome reschedule(store::JobStore& store, const store::QueuedJob& job, TimeUs n
 }  // namespace
 
 ScopeStep scope_step(const common::HeadConfig& config, const Result<slurm::JobRecordFacts>& read, TimeUs received,
-                     TimeUs now) {
+                     TimeUs now, const store::AccountingOutage& outage) {
   const TimeUs waited = now - received;
+  const bool answered = read || read.error().code == kSlurmdbNotFound;
+  // The record's lag counts from slurmdbd's return after an outage: slurmctld resends the
+  // job's end only then, so the first read after it finds the row as slurmctld left it
+  // before the job ended (PENDING, RUNNING). The outage must not use up the wait.
+  const bool first_answer_after_outage = answered && outage.down && (!outage.back || *outage.back < *outage.down);
+  const TimeUs since = first_answer_after_outage ? now : std::max(received, outage.back.value_or(received));
+  const TimeUs lag = now - since;
   ScopeStep step;
   if (read && read->final) {
     step.kind = ScopeStep::Use;
     step.record = *read;
     return step;
   }
-  if (read || read.error().code == kSlurmdbNotFound) {
+  if (answered) {
     // slurmdbd answered: the record is not final, or not there yet. Its normal lag is
     // seconds, polled quickly up to scope_max_wait_s.
-    if (waited <= config.scope_max_wait_s * kSecond) {
+    if (lag <= config.scope_max_wait_s * kSecond) {
       step.kind = ScopeStep::Wait;
       step.reason = "accounting_pending";
       step.why = read ? "accounting record not final yet" : read.error().message;
       step.next_attempt = now + config.scope_poll_interval_ms * 1000;
+      if (first_answer_after_outage) step.mark.back = now;
       return step;
     }
     if (read) {  // the record stopped short of final: use what it says
@@ -70,6 +79,7 @@ ScopeStep scope_step(const common::HeadConfig& config, const Result<slurm::JobRe
   if (waited <= static_cast<TimeUs>(config.accounting_outage_max_wait_s) * kSecond) {
     step.kind = ScopeStep::Wait;
     step.reason = "accounting_unreachable";
+    step.mark.down = now;
     step.why = "waiting for slurmdbd: " + read.error().message;
     step.next_attempt =
         now + std::clamp<TimeUs>(waited / 4, config.retry_backoff_s * kSecond, config.retry_max_backoff_s * kSecond);
@@ -158,6 +168,14 @@ JobFacts merge_facts(const v1::JobEnded& hook, const std::optional<slurm::JobRec
     facts.exit_code = hook.exit_code();
     facts.signal = hook.signal();
     if (hook.start_time_us() > 0) facts.start = hook.start_time_us();
+    if (hook.end_time_us() > 0) facts.end = hook.end_time_us();
+  } else if (!record->final) {
+    // The row as slurmctld left it before the job ended (PENDING, RUNNING): how the job
+    // ended is only the hook's to say.
+    facts.state = hook.state().empty() ? "UNKNOWN" : hook.state();
+    facts.exit_code = hook.exit_code();
+    facts.signal = hook.signal();
+    if (!facts.start && hook.start_time_us() > 0) facts.start = hook.start_time_us();
     if (hook.end_time_us() > 0) facts.end = hook.end_time_us();
   }
   return facts;
@@ -300,14 +318,14 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
     const ScopeStep step = scope_step(
         context.config,
         accounting.read_attempt(cluster, job_id, attempt_time > 0 ? std::optional<TimeUs>(attempt_time) : std::nullopt),
-        job.received, now);
+        job.received, now, job.outage);
     switch (step.kind) {
       case ScopeStep::Use:
         record = step.record;
         break;
       case ScopeStep::Wait:
         if (context.metrics != nullptr) context.metrics->attribution_retries.labels({step.reason}).inc();
-        return reschedule(context.store, job, step.next_attempt, step.why);
+        return reschedule(context.store, job, step.next_attempt, step.why, step.mark);
       case ScopeStep::Fail:
         return retry_after_failure(context, job, now, "scope", step.why);
       case ScopeStep::UseHookFacts:

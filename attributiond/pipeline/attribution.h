@@ -38,8 +38,11 @@ enum class Outcome { Done, Rescheduled };
 // simulated hours). slurmdbd's answers and its absence are told apart:
 //   - a final record is used;
 //   - not final or not there yet (slurmdbd answered): polled every scope_poll_interval_ms
-//     up to scope_max_wait_s; then a non-final record is used as it is, and a record that
-//     never appeared is a counted failure (backoff, given up at max_failures);
+//     up to scope_max_wait_s, counted from the hook's report or, after an outage, from
+//     slurmdbd's first answer after it (slurmctld resends what it queued only after
+//     slurmdbd is back); then the hook's facts are used with what the non-final
+//     record adds, and a record that never appeared is a counted failure (backoff, given
+//     up at max_failures);
 //   - slurmdbd unreachable: the job waits, polled with a growing interval, for up to
 //     accounting_outage_max_wait_s, and is then attributed from the hook's facts alone.
 struct ScopeStep {
@@ -48,9 +51,11 @@ struct ScopeStep {
   TimeUs next_attempt = 0;                      // Wait
   std::string reason;                           // Wait: the retries metric's label
   std::string why;                              // what is waited for, or what failed
+  store::AccountingOutage mark;                 // Wait: outage times to remember (now)
 };
+// outage: the job's last slurmdbd outage, as earlier steps marked it.
 ScopeStep scope_step(const common::HeadConfig& config, const Result<slurm::JobRecordFacts>& read, TimeUs received,
-                     TimeUs now);
+                     TimeUs now, const store::AccountingOutage& outage = {});
 
 // A step of an attempt failed (step names it, why says what): counted, retried after the
 // exponential backoff, or given up (dead-lettered, Outcome::Done) at head.max_failures.
@@ -62,7 +67,9 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
                        TimeUs now);
 
 // Scoping and collection without the store or Slurm writes: what attrib-replay-style
-// callers and tests use. Hook facts fill what the accounting record lacks.
+// callers and tests use. Hook facts fill what the accounting record lacks; a record that
+// is not final (still PENDING or RUNNING in slurmdbd) does not say how the job ended, so
+// the state, exit code, signal and end come from the hook then.
 JobFacts merge_facts(const v1::JobEnded& hook, const std::optional<slurm::JobRecordFacts>& record,
                      const std::vector<std::string>& hook_nodes, const std::string& default_cluster);
 // output_paths: the job's stdout/stderr files as the hook reported them.

@@ -224,6 +224,14 @@ CREATE INDEX history_owner ON history (owner_uid, time_us, cluster, job_id, doma
 CREATE INDEX history_failures ON history (time_us, cluster, job_id) WHERE domain != 'NONE';
 CREATE INDEX history_domain ON history (domain, time_us, cluster, job_id);
 )sql",
+    // 6: when slurmdbd was last found unreachable for this run, and when it first answered
+    // after that: the wait for a final accounting record counts from its return, not from
+    // the hook's report (an outage must not use up the wait and leave the job judged on
+    // the row slurmctld left before the job ended).
+    R"sql(
+ALTER TABLE jobs ADD COLUMN accounting_down_us INTEGER;
+ALTER TABLE jobs ADD COLUMN accounting_back_us INTEGER;
+)sql",
 };
 
 Error db_error(const store::Statement& stmt) { return Error{kDbStep, stmt.error()}; }
@@ -452,7 +460,8 @@ Result<std::optional<QueuedJob>> JobStore::next_due(TimeUs now, const std::set<J
   std::optional<QueuedJob> due;
   {
     auto stmt = db_.prepare(
-        "SELECT cluster, job_id, run, request, attempts, received_us, verdict_json, attempt_submit_us FROM jobs "
+        "SELECT cluster, job_id, run, request, attempts, received_us, verdict_json, attempt_submit_us, "
+        "accounting_down_us, accounting_back_us FROM jobs "
         "WHERE status IN ('queued', 'archived') AND failed_us IS NULL AND next_attempt_us <= ? "
         "ORDER BY next_attempt_us, received_us, job_id, run");
     stmt.bind(1, now);
@@ -470,6 +479,8 @@ Result<std::optional<QueuedJob>> JobStore::next_due(TimeUs now, const std::set<J
       job.received = stmt.int_at(5);
       if (!stmt.is_null(6)) job.verdict_json = stmt.text_at(6);
       if (!stmt.is_null(7)) job.attempt_submit = stmt.int_at(7);
+      if (!stmt.is_null(8)) job.outage.down = stmt.int_at(8);
+      if (!stmt.is_null(9)) job.outage.back = stmt.int_at(9);
       due = std::move(job);
     }
     if (!due && !stmt.error().empty()) return db_error(stmt);
@@ -532,12 +543,23 @@ Result<std::vector<FailedJob>> JobStore::failed_jobs(size_t limit) {
   return out;
 }
 
-Status JobStore::reschedule(const JobKey& key, TimeUs next_attempt, const std::string& error) {
+Status JobStore::reschedule(const JobKey& key, TimeUs next_attempt, const std::string& error,
+                            const AccountingOutage& mark) {
   std::lock_guard lock(mutex_);
   auto stmt = db_.prepare(
-      "UPDATE jobs SET attempts = attempts + 1, next_attempt_us = ?, last_error = ? "
+      "UPDATE jobs SET attempts = attempts + 1, next_attempt_us = ?, last_error = ?, "
+      "accounting_down_us = COALESCE(?, accounting_down_us), accounting_back_us = COALESCE(?, accounting_back_us) "
       "WHERE cluster = ? AND job_id = ? AND run = ?");
-  stmt.bind(1, next_attempt).bind(2, error).bind(3, key.cluster).bind(4, key.job_id).bind(5, key.run);
+  stmt.bind(1, next_attempt).bind(2, error);
+  int index = 3;
+  for (const auto& time : {mark.down, mark.back}) {
+    if (time) {
+      stmt.bind(index++, *time);
+    } else {
+      stmt.bind_null(index++);
+    }
+  }
+  stmt.bind(5, key.cluster).bind(6, key.job_id).bind(7, key.run);
   return stmt.run();
 }
 

@@ -24,6 +24,13 @@
 namespace attrib::store {
 
 
+// slurmdbd's last outage as one run saw it: when it was last found unreachable, and when
+// it first answered after that (scoping waits for the final record from its return).
+struct AccountingOutage {
+  std::optional<TimeUs> down;
+  std::optional<TimeUs> back;
+};
+
 struct QueuedJob {
   JobKey key;
   v1::JobEnded request;
@@ -31,6 +38,7 @@ struct QueuedJob {
   TimeUs received = 0;
   std::optional<std::string> verdict_json;  // set once archived; the comment may still be pending
   std::optional<TimeUs> attempt_submit;     // the judged attempt's row (set with verdict_json)
+  AccountingOutage outage;
 };
 
 struct JobRecord {
@@ -75,7 +83,9 @@ class JobStore {
   // dead-lettered on the way, never returned and never blocks the others.
   Result<std::optional<QueuedJob>> next_due(TimeUs now, const std::set<JobKey>& busy);
   // Not ready yet (the accounting record lags): look again at next_attempt.
-  Status reschedule(const JobKey& key, TimeUs next_attempt, const std::string& error);
+  // `mark`: the times of the outage to remember (a time not given keeps the stored one).
+  Status reschedule(const JobKey& key, TimeUs next_attempt, const std::string& error,
+                    const AccountingOutage& mark = {});
   // An attempt failed: retried after an exponential backoff, or dead-lettered once it has
   // failed policy.max_failures times. Returns whether it was dead-lettered.
   Result<bool> record_failure(const JobKey& key, TimeUs now, const std::string& error, const RetryPolicy& policy);

@@ -22,12 +22,22 @@ class ScriptedAccounting : public slurm::Accounting {
  public:
   TimeUs reachable_from = 0;
   std::optional<slurm::JobRecordFacts> record;
+  // Until then the row is as slurmctld left it before the job ended (RUNNING, not final):
+  // slurmctld resends the job's end only some time after slurmdbd is back.
+  TimeUs final_from = 0;
   const TimeUs* now = nullptr;
   int reads = 0;
   Result<slurm::JobRecordFacts> read_job(const std::string&, const std::string& job_id) override {
     ++reads;
     if (*now < reachable_from) return Error{kSlurmdbConnection, "cannot connect to slurmdbd: Connection refused"};
     if (!record) return Error{kSlurmdbNotFound, "slurmdbd has no record of job " + job_id + " on cluster lab"};
+    if (*now < final_from) {
+      slurm::JobRecordFacts running = *record;
+      running.final = false;
+      running.facts.state = "RUNNING";
+      running.facts.end.reset();
+      return running;
+    }
     return *record;
   }
   Status write_comment(const std::string&, const std::string&, const std::string&) override { return ok_status(); }
@@ -119,6 +129,33 @@ TEST_F(ScopeTest, AnAccountingOutageIsWaitedOutAndTheFinalRecordIsUsed) {
   EXPECT_EQ(verdict["terminal_state"], "NODE_FAIL") << "the verdict rests on the final record, not the hook's facts";
 }
 
+// Found by the slurmdbd-down fault scenario (tests/e2e/faults/slurmdbd_down.sh): the
+// outage used to count against scope_max_wait_s, so the first read after it found the
+// job's row still RUNNING, past the wait, and the job was judged RUNNING with exit 0.
+TEST_F(ScopeTest, AfterAnOutageLongerThanTheScopeWaitTheRecordStillGetsItsWait) {
+  config_.scope_max_wait_s = 60;
+  accounting_.reachable_from = kStart + 15 * kMinute;
+  accounting_.final_from = kStart + 15 * kMinute + 30 * kSecond;  // slurmctld catches up after 30 s
+  accounting_.record = FinalRecord();
+  store::JobRecord record = RunUntil(kStart + 30 * kMinute);
+  EXPECT_EQ(record.status, "done") << record.last_error;
+  ASSERT_TRUE(record.verdict_json);
+  EXPECT_EQ(nlohmann::json::parse(*record.verdict_json)["terminal_state"], "NODE_FAIL");
+}
+
+TEST_F(ScopeTest, ARecordThatNeverBecomesFinalLeavesHowTheJobEndedToTheHook) {
+  config_.scope_max_wait_s = 60;
+  accounting_.reachable_from = kStart + 15 * kMinute;
+  accounting_.final_from = kStart + 3600 * kMinute;  // never within the test
+  accounting_.record = FinalRecord();
+  store::JobRecord record = RunUntil(kStart + 30 * kMinute);
+  EXPECT_EQ(record.status, "done") << record.last_error;
+  ASSERT_TRUE(record.verdict_json);
+  auto verdict = nlohmann::json::parse(*record.verdict_json);
+  EXPECT_EQ(verdict["terminal_state"], "FAILED") << "the hook saw the job fail; RUNNING is the stale row's";
+  EXPECT_EQ(verdict["exit_code"], 1);
+}
+
 TEST_F(ScopeTest, AnOutageLongerThanTheLimitFallsBackToTheHooksFacts) {
   config_.accounting_outage_max_wait_s = 600;
   accounting_.reachable_from = kStart + 3600 * kMinute;  // never within the test
@@ -145,7 +182,7 @@ TEST_F(ScopeTest, AJobSlurmdbdNeverStoredIsGivenUpAfterMaxFailuresWithTheReason)
   EXPECT_LE(accounting_.reads, 60 + 4 + 1);
 }
 
-TEST_F(ScopeTest, ANonFinalRecordIsUsedAfterTheScopeWait) {
+TEST_F(ScopeTest, ANonFinalRecordIsUsedAfterTheScopeWaitWithTheHooksEnd) {
   slurm::JobRecordFacts lagging = FinalRecord();
   lagging.final = false;
   lagging.facts.state = "RUNNING";
@@ -153,7 +190,8 @@ TEST_F(ScopeTest, ANonFinalRecordIsUsedAfterTheScopeWait) {
   config_.scope_max_wait_s = 30;
   store::JobRecord record = RunUntil(kStart + 5 * kMinute);
   EXPECT_EQ(record.status, "done") << record.last_error;
-  EXPECT_EQ(nlohmann::json::parse(*record.verdict_json)["terminal_state"], "RUNNING");
+  // The row's nodes and start are used; how the job ended (RUNNING in the row) is the hook's.
+  EXPECT_EQ(nlohmann::json::parse(*record.verdict_json)["terminal_state"], "FAILED");
 }
 
 }  // namespace
