@@ -13,6 +13,9 @@
 #   scripts/cluster.sh ctld-lose-state BASE_DIR FIRST_JOB_ID
 #                                          slurmctld restarted from nothing (its state
 #                                          lost), numbering jobs from FIRST_JOB_ID again
+#   scripts/cluster.sh dbd-stop  BASE_DIR      stop slurmdbd (accounting down: slurmctld
+#                                          queues its records until it is back)
+#   scripts/cluster.sh dbd-start BASE_DIR      start slurmdbd again; wait until it answers
 #
 # BASE_DIR defaults to /tmp/attrib-cluster. Every file lives under it (configuration,
 # munge socket, MariaDB data, Slurm state, logs); nothing is read from or written to
@@ -43,6 +46,7 @@ usage() {
   echo "usage: $0 {up|down|status} [BASE_DIR]" >&2
   echo "       $0 {node-kill|node-start} BASE_DIR NODE" >&2
   echo "       $0 ctld-lose-state BASE_DIR FIRST_JOB_ID" >&2
+  echo "       $0 {dbd-stop|dbd-start} BASE_DIR" >&2
   exit 2
 }
 
@@ -368,6 +372,21 @@ cmd_ctld_lose_state() {
   wait_for "${#NODES[@]} idle nodes in sinfo" 60 three_nodes_idle || { check_alive "${daemons[@]}"; exit 1; }
 }
 
+cmd_dbd_stop() {
+  local pid
+  pid=$(daemon_pid slurmdbd)
+  [ -n "$pid" ] || die "slurmdbd is not running"
+  stop_pid slurmdbd "$pid"
+  rm -f "$pid_dir/slurmdbd.pid"
+}
+
+cmd_dbd_start() {
+  [ "$(daemon_state slurmdbd)" != running ] || die "slurmdbd is already running"
+  start_daemon slurmdbd slurmdbd -D
+  wait_for "slurmdbd" 30 port_listening "$slurmdbd_port" || { check_alive slurmdbd; exit 1; }
+  wait_for "sacctmgr to list cluster $CLUSTER_NAME" 30 cluster_registered || { check_alive slurmdbd; exit 1; }
+}
+
 three_nodes_idle() {
   [ "$(sinfo -h -N -o '%N %t' | sort -u | grep -c ' idle$')" -eq ${#NODES[@]} ]
 }
@@ -489,5 +508,7 @@ case "$action" in
   node-kill) cmd_node_kill ;;
   node-start) cmd_node_start ;;
   ctld-lose-state) cmd_ctld_lose_state ;;
+  dbd-stop) cmd_dbd_stop ;;
+  dbd-start) cmd_dbd_start ;;
   *) usage ;;
 esac

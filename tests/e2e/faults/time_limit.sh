@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# A job past its time limit: slurmctld ends it (SIGTERM, KillWait, SIGKILL), sacct says
+# TIMEOUT, and the verdict is SCHEDULER by the time-limit rule (slurm.timeout), with
+# slurmstepd's "DUE TO TIME LIMIT" line from the job's output among its symptoms; the
+# Comment is written once and no node is drained.
+#
+# Slurm keeps time limits in whole minutes and checks them every 30 s: a --time=1 job
+# would run 60-90 s. The job is submitted with --time=1 and, once running, its limit is
+# lowered to 0 (an admin's `scontrol update TimeLimit=`), so the next check ends it: the
+# same time-limit path, within 30 s.
+source "$(dirname "$0")/../lib.sh"
+setup_run fault_time_limit
+start_daemon
+out=$run_dir/job-%j.out
+job=$(sbatch --parsable -N1 -w n3 --time=1 --output="$out" --wrap 'sleep 300' | cut -d';' -f1)
+wait_state "$job" RUNNING
+scontrol update jobid="$job" TimeLimit=0 || fail "cannot lower the time limit of job $job"
+started=$SECONDS
+# One time-limit pass of slurmctld (30 s), then KillWait (2 s).
+for _ in $(seq 450); do [ "$(squeue -h -j "$job" -o %T 2>/dev/null)" = RUNNING ] || break; sleep 0.1; done
+[ "$(squeue -h -j "$job" -o %T 2>/dev/null)" != RUNNING ] || fail "job $job still running 45 s past its time limit"
+note "job $job ended $((SECONDS - started)) s after its limit was lowered"
+await_verdict "$job"
+note "verdict: $(jq -c '{domain, terminal_state, rule: .root_cause.rule, action: .recommended_action, comment}' "$run_dir/verdict-$job.json")"
+
+expect_eq "$(sacct_field "$job" State)" TIMEOUT "sacct state"
+expect_eq "$(verdict "$job" .terminal_state)" TIMEOUT "terminal state"
+expect_eq "$(verdict "$job" .domain)" SCHEDULER "domain"
+expect_eq "$(verdict "$job" .root_cause.rule)" slurm.timeout "root cause rule"
+expect_eq "$(verdict "$job" .recommended_action)" RESUBMIT "action"
+expect_contains "$(verdict "$job" .root_cause.summary)" "Job $job reached its time limit" "verdict summary"
+expect_contains "$(cat "$run_dir/job-$job.out")" "DUE TO TIME LIMIT" "slurmstepd's line in the job's output"
+expect_eq "$(verdict "$job" '[.symptoms[] | select(.event.kind == "slurm.time_limit") | .event.node] | unique | join(",")')" n3 \
+  "slurmstepd's time-limit line among the symptoms"
+comment=$(sacct_field "$job" Comment)
+expect_eq "$(grep -o 'attrib:' <<<"$comment" | wc -l)" 1 "attrib segments in the Comment ($comment)"
+expect_contains "$comment" "attrib: SCHEDULER rule=slurm.timeout action=RESUBMIT" "sacct comment"
+drained=$(sinfo -h -N -o '%N %t' | grep -E ' (drain|drng|drained|down)' || true)
+[ -z "$drained" ] || fail "nodes drained or down: $drained"
+echo PASS
