@@ -4,6 +4,7 @@
 // the real one is exercised by the end-to-end suite.
 #include "attributiond/head/head_daemon.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -36,6 +37,7 @@ struct AccountingState {
   std::map<std::string, int> reads;
   int lag_reads = 0;
   int comment_writes = 0;
+  std::map<std::string, int> comment_writes_by_job;
 };
 
 class MemoryAccounting : public slurm::Accounting {
@@ -53,6 +55,7 @@ class MemoryAccounting : public slurm::Accounting {
     std::lock_guard lock(state_->mutex);
     state_->records[job_id].comment = comment;
     ++state_->comment_writes;
+    ++state_->comment_writes_by_job[job_id];
     return ok_status();
   }
 
@@ -311,6 +314,75 @@ TEST_F(HeadDaemonTest, XidOnOneNodeBecomesTheVerdictAndTheComment) {
   EXPECT_EQ(comment.rfind("exp 42 | attrib: GPU_HARDWARE node=n2", 0), 0u) << comment;
   EXPECT_EQ(comment.substr(comment.find("attrib:")), verdict["comment"].get<std::string>());
   EXPECT_GE(state_->reads["100"], 3) << "scoping waited for the final record";
+}
+
+// Several workers under load with real gRPC and SQLite (a test, not a benchmark): 500 job
+// ends, each reported by both hooks from four client threads at once, attributed by four
+// workers. Every job gets exactly one archived verdict (one run) and one comment write:
+// nothing lost, nothing doubled.
+TEST_F(HeadDaemonTest, FourWorkersAndFiveHundredJobsGiveEachJobOneVerdictAndOneCommentWrite) {
+  constexpr int kJobs = 500;
+  config_.head.workers = 4;
+  const TimeUs start = wall_clock_us() - 60 * kSecond;
+  const TimeUs end = wall_clock_us() - 10 * kSecond;
+  Inject("n2", start + 20 * kSecond, {"--transport", "kernel", "--uid", "0"},
+         "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.");
+  for (int i = 0; i < kJobs; ++i) AddRecord(std::to_string(5000 + i), "FAILED", 1, start, end);
+  Start();
+
+  std::atomic<int> refused{0};
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 4; ++c)
+    clients.emplace_back([&, c] {
+      auto stub = v1::Attribution::NewStub(grpc::CreateChannel(config_.head.listen[0], grpc::InsecureChannelCredentials()));
+      for (int i = c; i < kJobs; i += 4) {
+        for (auto hook : {v1::HOOK_KIND_EPILOG_SLURMCTLD, v1::HOOK_KIND_JOBCOMP_SCRIPT}) {
+          v1::JobEnded job;
+          job.set_job_id(std::to_string(5000 + i));
+          job.set_node_list("n[1-3]");
+          job.set_hook(hook);
+          grpc::ClientContext context;
+          context.set_deadline(std::chrono::system_clock::now() + 30s);
+          v1::SubmitResponse response;
+          if (!stub->SubmitJobEnded(&context, job, &response).ok() || !response.accepted()) ++refused;
+        }
+      }
+    });
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(refused.load(), 0);
+
+  for (int i = 0; i < 6000; ++i) {  // 120 s at most; a few seconds in practice
+    {
+      std::lock_guard lock(state_->mutex);
+      if (state_->comment_writes >= kJobs) break;
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  for (int i = 0; i < kJobs; ++i) {
+    const std::string id = std::to_string(5000 + i);
+    grpc::ClientContext context;
+    v1::GetVerdictRequest request;
+    request.set_job_id(id);
+    v1::GetVerdictResponse response;
+    ASSERT_TRUE(stub_->GetVerdict(&context, request, &response).ok()) << id;
+    EXPECT_EQ(response.status(), "done") << id;
+    if (response.status() == "done") EXPECT_EQ(nlohmann::json::parse(response.verdict_json())["domain"], "GPU_HARDWARE");
+  }
+  {
+    std::lock_guard lock(state_->mutex);
+    EXPECT_EQ(state_->comment_writes, kJobs);
+    EXPECT_EQ(state_->comment_writes_by_job.size(), static_cast<size_t>(kJobs));
+    for (const auto& [id, writes] : state_->comment_writes_by_job) EXPECT_EQ(writes, 1) << "job " << id;
+  }
+  daemon_.reset();  // the archive, read directly: one row and one run per job
+  auto store = store::JobStore::open(config_.head.database);
+  ASSERT_TRUE(store) << store.error().message;
+  for (int i = 0; i < kJobs; ++i) {
+    auto record = (*store)->lookup("lab", std::to_string(5000 + i));
+    ASSERT_TRUE(record && record->has_value()) << i;
+    EXPECT_EQ((*record)->runs, 1) << "job " << 5000 + i;
+    EXPECT_EQ((*record)->status, "done") << "job " << 5000 + i;
+  }
 }
 
 TEST_F(HeadDaemonTest, DuplicateSubmitIsAcceptedOnceAndCommentWrittenOnce) {
