@@ -312,9 +312,21 @@ std::vector<Event> fold_and_order(std::vector<Event> input) {
   return folded;
 }
 
+// The node an event blames: its own, unless it was logged on a host outside the job (the
+// head node's slurmctld: "Killing JobId=... on failed node gpu003") and names one of the
+// job's nodes in its `host` field.
 void add_affected(Verdict& v, const Event& e) {
-  if (!e.node.empty()) v.affected_nodes.push_back(e.node);
-  if (auto pci = pci_of(e); pci && !e.node.empty()) v.affected_gpus.push_back({e.node, *pci});
+  if (e.node.empty()) return;
+  const auto allocated = [&](const std::string& node) {
+    return std::find(v.nodes.begin(), v.nodes.end(), node) != v.nodes.end();
+  };
+  auto host = e.fields.find("host");
+  if (!allocated(e.node) && host != e.fields.end() && host->is_string() && allocated(host->get<std::string>())) {
+    v.affected_nodes.push_back(host->get<std::string>());
+    return;
+  }
+  v.affected_nodes.push_back(e.node);
+  if (auto pci = pci_of(e)) v.affected_gpus.push_back({e.node, *pci});
 }
 
 // Keeps at most kMaxListedEvents of `listed` (already in event order): trusted ones

@@ -1,8 +1,11 @@
-// Golden fixture comparison (attrib/rules/golden.h). expected.json keys:
-//   description        free text (required: say what the scenario is)
+// Golden fixture comparison (attrib/rules/golden.h). expected.json keys (description,
+// domain, root_cause, recommended_action, confidence, affected_nodes, symptoms and
+// coverage are required):
+//   description        free text: say what the scenario is
 //   domain             exact
 //   root_cause         null, or {rule, node, kind, gpu_uuid}: each given key exact
 //   recommended_action exact
+//   confidence         exact: high | medium | low
 //   affected_nodes     exact list (sorted)
 //   candidates         exact set of candidate rule ids (AMBIGUOUS)
 //   symptoms           {count: symptom entries, kinds: exact set of symptom kinds}
@@ -68,13 +71,17 @@ Result<GoldenResult> check_golden_fixture(const fs::path& dir, std::shared_ptr<c
     return expected_error(file, std::string("not JSON: ") + e.what());
   }
   if (!expected.is_object()) return expected_error(file, "expected a JSON object");
-  static const std::set<std::string> kKeys = {"description",    "domain",           "root_cause", "recommended_action",
-                                              "affected_nodes", "candidates",       "symptoms",   "unexplained_kinds",
-                                              "coverage",       "comment_contains", "pending"};
+  static const std::set<std::string> kKeys = {
+      "description", "domain",     "root_cause",        "recommended_action", "confidence",       "affected_nodes",
+      "candidates",  "symptoms",   "unexplained_kinds", "coverage",           "comment_contains", "pending"};
   for (const auto& [key, value] : expected.items())
     if (!kKeys.count(key)) return expected_error(file, "unknown key '" + key + "'");
-  if (!expected.contains("description") || !expected.contains("domain"))
-    return expected_error(file, "'description' and 'domain' are required");
+  // A fixture asserts the whole verdict that matters, so that a rule change that moves
+  // the root, the action, the symptoms or the coverage cannot pass unnoticed.
+  static const char* const kRequired[] = {"description", "domain",         "root_cause", "recommended_action",
+                                          "confidence",  "affected_nodes", "symptoms",   "coverage"};
+  for (const char* key : kRequired)
+    if (!expected.contains(key)) return expected_error(file, std::string("'") + key + "' is required");
 
   auto verdict = replay_bundle(dir, pack);
   if (!verdict) return verdict.error();
@@ -89,8 +96,10 @@ Result<GoldenResult> check_golden_fixture(const fs::path& dir, std::shared_ptr<c
     return expected[key].is_string() ? expected[key].get<std::string>() : expected[key].dump();
   };
   if (text("domain") != v.domain) m.push_back("domain: expected " + text("domain") + ", got " + v.domain);
-  if (expected.contains("recommended_action") && text("recommended_action") != v.recommended_action)
+  if (text("recommended_action") != v.recommended_action)
     m.push_back("recommended_action: expected " + text("recommended_action") + ", got " + v.recommended_action);
+  if (text("confidence") != v.confidence)
+    m.push_back("confidence: expected " + text("confidence") + ", got " + v.confidence);
 
   if (expected.contains("root_cause")) {
     const json& rc = expected["root_cause"];

@@ -169,10 +169,16 @@ TEST(Golden, AWrongExpectationIsReported) {
     fs::copy(e.path(), dir.path() / e.path().filename(), fs::copy_options::recursive);
   test::write_text(dir.path() / "expected.json",
                    R"({"description":"wrong on purpose","domain":"NETWORK","root_cause":{"rule":"x"},
-                       "symptoms":{"count":99}})");
+                       "recommended_action":"DRAIN_NODE","confidence":"high","affected_nodes":["gpu017"],
+                       "symptoms":{"count":99},"coverage":[]})");
   auto r = check_golden_fixture(dir.path(), test::shipped_pack());
-  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(r->mismatches.size(), 3u);
+  // A fixture that leaves out part of the verdict is refused, not weakly checked.
+  test::write_text(dir.path() / "expected.json", R"({"description":"partial","domain":"GPU_HARDWARE"})");
+  auto partial = check_golden_fixture(dir.path(), test::shipped_pack());
+  ASSERT_FALSE(partial.ok());
+  EXPECT_NE(partial.error().message.find("'root_cause' is required"), std::string::npos) << partial.error().message;
   test::write_text(dir.path() / "expected.json", R"({"description":"typo","domain":"NONE","root_cuase":null})");
   auto typo = check_golden_fixture(dir.path(), test::shipped_pack());
   ASSERT_FALSE(typo.ok());
