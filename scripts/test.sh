@@ -6,7 +6,8 @@
 # AddressSanitizer + UBSan, where any report fails the run (ATTRIB_SKIP_SANITIZE=1 skips
 # that stage); then every libFuzzer target of fuzz/ for ATTRIB_FUZZ_SECONDS (20) each,
 # where any crash, leak or timeout fails the run (scripts/fuzz.sh; ATTRIB_SKIP_FUZZ=1
-# skips it). Run as root on Debian 12 from any directory.
+# skips it). A test that does not run (skipped) fails the run, and the last line says how
+# every stage went. Run as root on Debian 12 from any directory.
 set -euo pipefail
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${ATTRIB_BUILD_DIR:-$src/build}
@@ -17,10 +18,47 @@ source "$src/scripts/lib/runtime.sh"
 preflight_runtime "$(attrib_runtime_dir "$build")"
 "$src/scripts/build.sh"
 cd "$build"
-ctest --output-on-failure --timeout 600 -j"$(nproc)"
+
+# One line per stage that finished, and one closing line for the whole run, whatever
+# stage stopped it: the last thing printed is never a single stage's own summary.
+stages=()
+finish() {
+  local rc=$?
+  local done_stages
+  done_stages=$(IFS=';'; echo "${stages[*]:-no stage finished}")
+  if [ "$rc" = 0 ]; then
+    echo "attrib test suite: PASSED -- $done_stages"
+  else
+    echo "attrib test suite: FAILED (exit $rc) -- $done_stages"
+  fi
+}
+trap finish EXIT
+
+# run_ctest STAGE ARGS...: ctest with ARGS; a test that did not run (skipped for a missing
+# prerequisite, or not run at all) fails the stage: everything this suite needs is
+# installed by install-deps.sh, so a skip here means a check silently went missing.
+run_ctest() {
+  local stage=$1 log
+  shift
+  log=$(mktemp)
+  ctest "$@" 2>&1 | tee "$log"
+  local total failed not_run
+  total=$(sed -n 's/.*tests passed, [0-9]* tests failed out of \([0-9]*\).*/\1/p' "$log" | tail -1)
+  failed=$(sed -n 's/.*% tests passed, \([0-9]*\) tests failed.*/\1/p' "$log" | tail -1)
+  not_run=$(sed -n '/tests did not run:/,/^$/p' "$log" | grep -c '^[[:space:]]*[0-9]* - ' || true)
+  rm -f "$log"
+  if [ "$not_run" != 0 ]; then
+    echo "$stage: $not_run test(s) did not run; CI runs every test (see the list above)" >&2
+    return 1
+  fi
+  stages+=(" $stage: ${total:-?} tests, ${failed:-?} failed, 0 skipped")
+}
+
+run_ctest "build ($build)" --output-on-failure --timeout 600 -j"$(nproc)"
 # The RPMs from this tree (its install() rules are the package layout), checked with
 # rpm -qlp / -qRp; %check runs the unit tests once more inside rpmbuild.
 "$src/scripts/build-rpms.sh" "$build"
+stages+=(" rpms: built and checked")
 
 if [ "${ATTRIB_SKIP_SANITIZE:-0}" != 1 ]; then
   # The sanitizer stage: unit tests only (the e2e suite loads the SPANK plugin into the
@@ -28,11 +66,15 @@ if [ "${ATTRIB_SKIP_SANITIZE:-0}" != 1 ]; then
   sanitize_build=${ATTRIB_SANITIZE_BUILD_DIR:-$src/build-sanitize}
   ATTRIB_BUILD_DIR=$sanitize_build "$src/scripts/build.sh" -DCMAKE_BUILD_TYPE=Debug -DATTRIB_SANITIZE=ON \
     -DATTRIB_BUILD_BENCH=OFF
-  (cd "$sanitize_build" &&
-    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
+  cd "$sanitize_build"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest -L unit --output-on-failure --timeout 900 -j"$(nproc)")
+    run_ctest "ASan/UBSan unit" -L unit --output-on-failure --timeout 900 -j"$(nproc)"
+  cd "$build"
 fi
 
 # The fuzzing stage (docs/security.md, "Fuzzing record"): a clang build of its own.
-[ "${ATTRIB_SKIP_FUZZ:-0}" = 1 ] || "$src/scripts/fuzz.sh"
+if [ "${ATTRIB_SKIP_FUZZ:-0}" != 1 ]; then
+  "$src/scripts/fuzz.sh"
+  stages+=(" fuzz: every target, no finding")
+fi
