@@ -11,13 +11,15 @@ t0=$(date +%s)
 lost_job() {
   local id
   id=$(submit -N1 --wrap 'exit 3')
-  for _ in $(seq 200); do
-    ls "$run_dir/spool"/lab_"$id"_*.jobended >/dev/null 2>&1 && break
-    sleep 0.1
-  done
-  ls "$run_dir/spool"/lab_"$id"_*.jobended >/dev/null || fail "EpilogSlurmctld did not spool job $id"
-  for _ in $(seq 200); do [ "$(sacct_field "$id" State)" = FAILED ] && break; sleep 0.1; done
-  sleep 2                              # both hooks (EpilogSlurmctld, jobcomp/script) have spooled
+  # Both hooks (EpilogSlurmctld, jobcomp/script) spool a report each; a report spooled
+  # after the removal below would reach the daemon and the job would not be lost.
+  spooled() { ls "$run_dir/spool"/lab_"$id"_*.jobended 2>/dev/null | wc -l; }
+  for _ in $(seq 300); do [ "$(spooled)" -ge 2 ] && break; sleep 0.1; done
+  [ "$(spooled)" -ge 2 ] || fail "the hooks did not both spool job $id ($(spooled) reports)"
+  # Its end must be in slurmdbd before the reports are lost: --backfill reads it there.
+  for _ in $(seq 600); do [ "$(sacct_field "$id" State)" = FAILED ] && break; sleep 0.1; done
+  [ "$(sacct_field "$id" State)" = FAILED ] || fail "slurmdbd never recorded job $id as FAILED"
+  sleep 2                              # its row settles (whole seconds) before it is looked for
   rm -f "$run_dir/spool"/*.jobended   # the reports are lost
   echo "$id"
 }
