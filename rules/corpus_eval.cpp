@@ -7,6 +7,7 @@
 
 #include "rules/bundle.h"
 #include "rules/grep_baseline.h"
+#include "rules/rule_definitions.h"
 
 namespace attrib::rules {
 namespace {
@@ -35,15 +36,10 @@ Result<std::string> string_field(const fs::path& file, const json& object, const
   return object[key].get<std::string>();
 }
 
-const std::vector<std::string>& truth_domains() {
-  static const std::vector<std::string> domains = {
-      "GPU_HARDWARE", "GPU_DRIVER",  "NVLINK_FABRIC", "NETWORK",       "HOST_HARDWARE", "HOST_OS",
-      "STORAGE",      "APPLICATION", "SCHEDULER",     "CONFIGURATION", "AMBIGUOUS",     "UNATTRIBUTED"};
-  return domains;
-}
-
+// A truth is a verdict domain a rule may assign, or one of the two that say no cause was
+// decided (the same vocabulary the rule pack is checked against).
 bool known_domain(const std::string& d) {
-  return std::find(truth_domains().begin(), truth_domains().end(), d) != truth_domains().end();
+  return detail::is_root_domain(d) || d == "AMBIGUOUS" || d == "UNATTRIBUTED";
 }
 
 Result<IncidentTruth> read_truth(const fs::path& file) {
