@@ -150,12 +150,13 @@ JobFacts merge_facts(const v1::JobEnded& hook, const std::optional<slurm::JobRec
   facts.job_id = hook.job_id();
   facts.cluster = hook.cluster().empty() ? default_cluster : hook.cluster();
   // The hook's node list is authoritative: the accounting record can lag behind it. A het
-  // job's hooks may not all have reported yet: its components' nodes count too. A node
-  // named twice (two components, two hooks) is read once.
+  // job's hooks may not all have reported yet, and a slurmd Epilog names only its own
+  // node: then the record's nodes count too. A node named twice (two components, two
+  // hooks) is read once.
   if (!hook_nodes.empty()) {
     std::vector<std::string> record_nodes = std::move(facts.nodes);
     facts.nodes = hook_nodes;
-    if (record && !record->facts.components.empty())
+    if (record && (!record->facts.components.empty() || hook.hook() == v1::HOOK_KIND_EPILOG_SLURMD))
       facts.nodes.insert(facts.nodes.end(), record_nodes.begin(), record_nodes.end());
   }
   std::set<std::string> seen;

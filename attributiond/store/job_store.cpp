@@ -392,6 +392,9 @@ Result<bool> JobStore::enqueue(const v1::JobEnded& request, const std::string& c
   // kind of its own ("2:1", jobcomp/script of component 1), so they fold into one run.
   std::string kind = std::to_string(static_cast<int>(request.hook()));
   if (request.has_het_job_offset()) kind += ":" + std::to_string(request.het_job_offset());
+  // Each node's slurmd Epilog reports the attempt at its own time and names only its node:
+  // a kind per node, so the other nodes' reports join the same run, not a later attempt.
+  if (request.hook() == v1::HOOK_KIND_EPILOG_SLURMD) kind += "/" + request.node_list();
   // A run's hooks column lists the reports it holds, ",<kind>@<hook time>," each, so that
   // the same report again (a spool sent twice) is known whatever was merged into the
   // stored request. Rows queued before the times were kept list ",<kind>,".
@@ -426,8 +429,12 @@ Result<bool> JobStore::enqueue(const v1::JobEnded& request, const std::string& c
       if (!readable || !waiting) return false;
       v1::JobEnded merged = request;
       merged.MergeFrom(previous);
-      // Another component's nodes join the het job's (the stored list would win).
-      if (request.has_het_job_offset() && !listed_in(previous.node_list(), request.node_list()))
+      // Another component's nodes join the het job's, another node's slurmd Epilog adds its
+      // node, and a list from a hook that knows them all joins one node's (the stored list
+      // would win). A node named twice is read once (merge_facts).
+      const bool partial_lists = request.has_het_job_offset() || request.hook() == v1::HOOK_KIND_EPILOG_SLURMD ||
+                                 previous.hook() == v1::HOOK_KIND_EPILOG_SLURMD;
+      if (partial_lists && !listed_in(previous.node_list(), request.node_list()))
         merged.set_node_list(previous.node_list().empty() ? request.node_list()
                                                           : previous.node_list() + "," + request.node_list());
       std::string merged_bytes;

@@ -196,3 +196,24 @@ TEST_F(ScopeTest, ANonFinalRecordIsUsedAfterTheScopeWaitWithTheHooksEnd) {
 
 }  // namespace
 }  // namespace attrib::pipeline
+
+namespace attrib::pipeline {
+namespace {
+
+// The nodes a verdict covers: the hook's list, plus the record's when the hook names only
+// part of the job (a slurmd Epilog names its own node).
+TEST(MergeFactsTest, ASlurmdEpilogsNodeIsJoinedByTheRecordsNodes) {
+  slurm::JobRecordFacts record;
+  record.final = true;
+  record.facts.nodes = {"n1", "n2"};
+  v1::JobEnded hook;
+  hook.set_job_id("7");
+  hook.set_hook(v1::HOOK_KIND_EPILOG_SLURMD);
+  EXPECT_EQ(merge_facts(hook, record, {"n2"}, "lab").nodes, (std::vector<std::string>{"n2", "n1"}));
+  // EpilogSlurmctld's list is the whole job's: the record (which may lag) adds nothing.
+  hook.set_hook(v1::HOOK_KIND_EPILOG_SLURMCTLD);
+  EXPECT_EQ(merge_facts(hook, record, {"n2"}, "lab").nodes, (std::vector<std::string>{"n2"}));
+}
+
+}  // namespace
+}  // namespace attrib::pipeline

@@ -206,6 +206,34 @@ TEST_F(JobStoreTest, EveryComponentsReportsOfAHetJobFoldIntoOneRunWithAllTheirNo
   EXPECT_TRUE(*store->enqueue(again, "lab", 200));
 }
 
+TEST_F(JobStoreTest, EveryNodesSlurmdEpilogReportIsOneAttemptWithAllTheNodes) {
+  // A two-node job reported by each node's slurmd Epilog (naming only its node), then by
+  // EpilogSlurmctld with the whole list, each at its own time: one run. Taking the second
+  // node's report for a later attempt queued the job twice (found on the real cluster).
+  auto store = Open();
+  auto slurmd_report = [](const std::string& node, int64_t time) {
+    attrib::v1::JobEnded report = Job("16");
+    report.set_hook(attrib::v1::HOOK_KIND_EPILOG_SLURMD);
+    report.set_node_list(node);
+    report.set_hook_time_us(time);
+    return report;
+  };
+  EXPECT_TRUE(*store->enqueue(slurmd_report("n2", 1000), "lab", 100));
+  EXPECT_FALSE(*store->enqueue(slurmd_report("n1", 1010), "lab", 101));
+  attrib::v1::JobEnded controller = Job("16");
+  controller.set_hook(attrib::v1::HOOK_KIND_EPILOG_SLURMCTLD);
+  controller.set_node_list("n[1-2]");
+  controller.set_hook_time_us(1020);
+  EXPECT_FALSE(*store->enqueue(controller, "lab", 102));
+  EXPECT_FALSE(*store->enqueue(slurmd_report("n1", 1010), "lab", 103)) << "n1's spool sent again";
+  EXPECT_EQ((*store->lookup("lab", "16", std::nullopt))->runs, 1);
+  auto due = store->next_due(1000, {});
+  ASSERT_TRUE(due && due->has_value());
+  EXPECT_EQ((*due)->request.node_list(), "n2,n1,n[1-2]");
+  // A node's Epilog at another time is the requeued job's next attempt.
+  EXPECT_TRUE(*store->enqueue(slurmd_report("n1", 9000), "lab", 200));
+}
+
 // A reader holding the read connection with a read transaction open (a listing under way)
 // must not delay the queue: the job is durably queued meanwhile, and the open snapshot
 // does not see it. With reads on the queue's own connection and lock, the insert waited
