@@ -322,6 +322,7 @@ Status insert_history(store::Database& db, const JobKey& key, const Verdict& ver
 // Verdicts archived before the history table existed get their rows once, at open.
 Status backfill_history(store::Database& db) {
   store::Transaction tx(db);
+  if (auto s = tx.began(); !s) return s;
   auto missing = db.prepare(
       "SELECT j.cluster, j.job_id, j.run, j.request, j.verdict_json, COALESCE(j.archived_us, j.received_us) "
       "FROM jobs j LEFT JOIN history h ON h.cluster = j.cluster AND h.job_id = j.job_id AND h.run = j.run "
@@ -349,6 +350,7 @@ Status backfill_history(store::Database& db) {
 // rows are filled this finds nothing (owner_uid IS NULL is an index range).
 Status backfill_owners(store::Database& db) {
   store::Transaction tx(db);
+  if (auto s = tx.began(); !s) return s;
   if (auto s = db.exec("UPDATE history SET owner_uid = uid WHERE owner_uid IS NULL AND uid != 0"); !s) return s;
   std::vector<std::string> names;
   {
@@ -404,6 +406,7 @@ Result<bool> JobStore::enqueue(const v1::JobEnded& request, const std::string& c
   };
   std::lock_guard lock(mutex_);
   store::Transaction tx(db_);
+  if (auto s = tx.began(); !s) return s.error();
   // The id's newest run. EpilogSlurmctld and jobcomp/script both report an attempt, each
   // with what only it knows (SPANK options; the state and times): a report of a kind the
   // run lacks, or the same report again (a retry, a spool sent twice: same hook time), is
@@ -574,6 +577,7 @@ Status JobStore::archive(const JobKey& key, const Verdict& verdict, const std::v
                          std::optional<TimeUs> attempt_submit) {
   std::lock_guard lock(mutex_);
   store::Transaction tx(db_);
+  if (auto s = tx.began(); !s) return s;
   // Two reports of one attempt queued as two runs and judged at once by two workers: the
   // first archived wins, the other run is dropped here, in the archive's transaction, so
   // no attempt is archived twice whatever the timing (same_attempt, before the evidence is

@@ -3,10 +3,21 @@
 #include <utility>
 
 namespace attrib::store {
+namespace {
+
+// "<file>: <sqlite's message>": several databases may be open (archive, an export), and an
+// admin reading "database is locked" needs to know which file to look at.
+std::string describe(sqlite3* db, std::string_view message) {
+  const char* file = db != nullptr ? sqlite3_db_filename(db, "main") : nullptr;
+  if (file == nullptr || *file == '\0') return std::string(message);
+  return std::string(file) + ": " + std::string(message);
+}
+
+}  // namespace
 
 Statement::Statement(sqlite3* db, std::string_view sql) : db_(db) {
   if (sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr) != SQLITE_OK) {
-    error_ = std::string(sqlite3_errmsg(db)) + " in: " + std::string(sql);
+    error_ = describe(db, sqlite3_errmsg(db)) + " in: " + std::string(sql);
     stmt_ = nullptr;
   }
 }
@@ -42,7 +53,7 @@ bool Statement::step() {
   if (stmt_ == nullptr) return false;
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;
-  if (rc != SQLITE_DONE) error_ = sqlite3_errmsg(db_);
+  if (rc != SQLITE_DONE) error_ = describe(db_, sqlite3_errmsg(db_));
   return false;
 }
 
@@ -113,7 +124,7 @@ Status Database::exec(std::string_view sql) {
   char* message = nullptr;
   std::string text(sql);
   if (sqlite3_exec(db_, text.c_str(), nullptr, nullptr, &message) != SQLITE_OK) {
-    std::string error = message ? message : "unknown error";
+    std::string error = describe(db_, message ? message : "unknown error");
     sqlite3_free(message);
     return Error{kDbExec, error};
   }
@@ -132,6 +143,7 @@ Status Database::migrate(const std::vector<std::string>& migrations) {
                                  " is newer than this attributiond (" + std::to_string(migrations.size()) + ")"};
   for (size_t i = static_cast<size_t>(version); i < migrations.size(); ++i) {
     Transaction tx(*this);
+    if (auto s = tx.began(); !s) return s;
     if (auto s = exec(migrations[i]); !s)
       return Error{kDbMigrate, "migration " + std::to_string(i + 1) + ": " + s.error().message};
     if (auto s = exec("PRAGMA user_version=" + std::to_string(i + 1)); !s) return s;
@@ -140,16 +152,25 @@ Status Database::migrate(const std::vector<std::string>& migrations) {
   return ok_status();
 }
 
-std::string Database::last_error() const { return sqlite3_errmsg(db_); }
+std::string Database::last_error() const { return describe(db_, sqlite3_errmsg(db_)); }
 
-Transaction::Transaction(Database& db) : db_(db) { began_ = db_.exec("BEGIN IMMEDIATE").ok(); }
+Transaction::Transaction(Database& db) : db_(db) {
+  auto begun = db_.exec("BEGIN IMMEDIATE");
+  began_ = begun.ok();
+  if (!began_) begin_error_ = begun.error().message;
+}
+
+Status Transaction::began() const {
+  if (!began_) return Error{kDbTransaction, "cannot begin a transaction: " + begin_error_};
+  return ok_status();
+}
 
 Transaction::~Transaction() {
   if (began_ && !done_) db_.exec("ROLLBACK");
 }
 
 Status Transaction::commit() {
-  if (!began_) return Error{kDbTransaction, "transaction did not begin: " + db_.last_error()};
+  if (auto s = began(); !s) return s;
   done_ = true;
   return db_.exec("COMMIT");
 }

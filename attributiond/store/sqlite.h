@@ -72,18 +72,22 @@ class Database {
   sqlite3* db_ = nullptr;
 };
 
-// Begins a transaction and rolls it back unless commit() succeeded.
+// Begins a transaction and rolls it back unless commit() succeeded. Check began() before
+// the first statement: when BEGIN fails (the file locked by another process past the busy
+// wait) the statements would run one by one in autocommit, and a retry would then find
+// half a write.
 class Transaction {
  public:
   explicit Transaction(Database& db);
   ~Transaction();
+  Status began() const;
   Status commit();
-  bool ok() const { return began_; }
 
  private:
   Database& db_;
   bool began_ = false;
   bool done_ = false;
+  std::string begin_error_;
 };
 
 }  // namespace attrib::store

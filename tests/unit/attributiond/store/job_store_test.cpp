@@ -393,3 +393,35 @@ TEST_F(JobStoreTest, ASecondReportOfTheSameHookAtAnotherTimeIsTheNextAttempt) {
   EXPECT_EQ((*newest)->key.run, 1);
   EXPECT_EQ(*store->pending_count(), 2);
 }
+
+// The archive file locked by another process (a sqlite3 shell left in a write transaction)
+// past the busy wait: the archive write fails as a whole, naming the file. It used to go
+// on statement by statement in autocommit once BEGIN had failed, and wrote the verdict
+// without its events when the lock went away in the middle.
+TEST_F(JobStoreTest, AnArchiveLockedByAnotherProcessFailsWholeNamingTheFile) {
+  auto store = Open();
+  ASSERT_TRUE(*store->enqueue(Job("21"), "lab", 100));
+  auto other = attrib::store::Database::open(path_.string());
+  ASSERT_TRUE(other) << other.error().message;
+  ASSERT_TRUE(other->exec("BEGIN EXCLUSIVE"));
+  attrib::Verdict verdict;
+  verdict.job_id = "21";
+  attrib::Event event;
+  event.id = "e1";
+  event.kind = "xid";
+  auto archived = std::async(std::launch::async, [&] { return store->archive({"lab", "21", 0}, verdict, {event}, 200); });
+  // BEGIN gives up after the 5 s busy wait; the lock goes away a second later.
+  const bool done_while_locked = archived.wait_for(std::chrono::milliseconds(6000)) == std::future_status::ready;
+  ASSERT_TRUE(other->exec("ROLLBACK"));
+  auto status = archived.get();
+  EXPECT_TRUE(done_while_locked) << "the archive write went on after BEGIN failed";
+  ASSERT_FALSE(status);
+  EXPECT_NE(status.error().message.find(path_.string()), std::string::npos) << status.error().message;
+  EXPECT_NE(status.error().message.find("locked"), std::string::npos) << status.error().message;
+  auto record = store->lookup("lab", "21");
+  ASSERT_TRUE(record && record->has_value());
+  EXPECT_FALSE((*record)->verdict_json) << "half an archive written";
+  // Unlocked, the retry archives it whole.
+  EXPECT_TRUE(store->archive({"lab", "21", 0}, verdict, {event}, 300));
+  EXPECT_TRUE((*store->lookup("lab", "21"))->verdict_json);
+}
