@@ -217,7 +217,11 @@ void HeadDaemon::worker_loop() {
     std::optional<store::QueuedJob> job;
     {
       std::unique_lock lock(mutex_);
-      auto next = store_->next_due(wall_clock_us(), busy_);
+      const TimeUs now = wall_clock_us();
+      std::erase_if(held_, [&](const auto& entry) { return entry.second <= now; });
+      std::set<store::JobKey> skipped = busy_;
+      for (const auto& [key, until] : held_) skipped.insert(key);
+      auto next = store_->next_due(now, skipped);
       if (!next) spdlog::error("queue: {}", next.error().message);
       if (next && next->has_value()) {
         job = std::move(**next);
@@ -230,19 +234,22 @@ void HeadDaemon::worker_loop() {
     }
     // One job never takes the worker (and the daemon) down: whatever it throws is that
     // attempt's failure, retried with backoff and given up after head.max_failures.
+    pipeline::Outcome outcome = pipeline::Outcome::Done;
     try {
-      pipeline::attribute_once(context, *accounting, *job, wall_clock_us());
+      outcome = pipeline::attribute_once(context, *accounting, *job, wall_clock_us());
     } catch (const std::exception& e) {
       spdlog::error("job {}: attempt failed with an exception: {}", job->key.job_id, e.what());
-      pipeline::retry_after_failure(context, *job, wall_clock_us(), "exception", e.what());
+      outcome = pipeline::retry_after_failure(context, *job, wall_clock_us(), "exception", e.what());
       accounting = accounting_factory_();  // its connection may be mid-request
     } catch (...) {
       spdlog::error("job {}: attempt failed with an unknown exception", job->key.job_id);
-      pipeline::retry_after_failure(context, *job, wall_clock_us(), "exception", "unknown exception");
+      outcome = pipeline::retry_after_failure(context, *job, wall_clock_us(), "exception", "unknown exception");
       accounting = accounting_factory_();
     }
     std::lock_guard lock(mutex_);
     busy_.erase(job->key);
+    if (outcome == pipeline::Outcome::Held)
+      held_[job->key] = wall_clock_us() + static_cast<TimeUs>(config_.head.retry_backoff_s) * kSecond;
   }
 }
 

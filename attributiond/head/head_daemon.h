@@ -4,6 +4,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -71,6 +72,8 @@ class HeadDaemon {
   std::mutex mutex_;
   std::condition_variable wakeup_;
   std::set<store::JobKey> busy_;
+  // Jobs whose next step the queue could not record (Outcome::Held), until when.
+  std::map<store::JobKey, TimeUs> held_;
   std::atomic<bool> stopping_{false};
   std::vector<std::thread> threads_;
 };

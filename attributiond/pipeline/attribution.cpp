@@ -22,8 +22,10 @@ constexpr TimeUs kSecond = 1000000;
 
 Outcome reschedule(store::JobStore& store, const store::QueuedJob& job, TimeUs next, const std::string& why,
                    const store::AccountingOutage& mark = {}) {
-  if (auto s = store.reschedule(job.key, next, why, mark); !s)
+  if (auto s = store.reschedule(job.key, next, why, mark); !s) {
     spdlog::error("job {}: cannot reschedule: {}", job.key.job_id, s.error().message);
+    return Outcome::Held;
+  }
   return Outcome::Rescheduled;
 }
 
@@ -102,7 +104,7 @@ Outcome retry_after_failure(const AttributionContext& context, const store::Queu
   auto dead = context.store.record_failure(job.key, now, std::string(step) + ": " + why, retry_policy(context.config));
   if (!dead) {
     spdlog::error("job {}: cannot record the failure ({}): {}", job.key.job_id, why, dead.error().message);
-    return Outcome::Rescheduled;
+    return Outcome::Held;
   }
   if (*dead) {
     spdlog::error("job {}: given up after {} failed attempts, last at {}: {}", job.key.job_id,
@@ -389,7 +391,7 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
       context.metrics->attribution_failures.labels({"done"}).inc();
       context.metrics->attribution_retries.labels({"failure"}).inc();
     }
-    return Outcome::Rescheduled;
+    return Outcome::Held;
   }
   return Outcome::Done;
 }

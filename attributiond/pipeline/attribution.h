@@ -32,7 +32,10 @@ struct AttributionContext {
   fleet::Remediator* remediator = nullptr;  // remediation.mode other than off (remediation.h)
 };
 
-enum class Outcome { Done, Rescheduled };
+// Held: the queue could not record what comes next (its file locked or full), so the job
+// is still due in it; the worker holds it back for head.retry_backoff_s rather than taking
+// it again at once (which spun, logging an error every few ms, while the disk was full).
+enum class Outcome { Done, Rescheduled, Held };
 
 // What scoping does with one accounting read (exposed for the tests, which drive it over
 // simulated hours). slurmdbd's answers and its absence are told apart:
