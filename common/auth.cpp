@@ -7,7 +7,10 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <future>
+#include <memory>
 #include <optional>
+#include <thread>
 #include <vector>
 
 #include <google/protobuf/io/coded_stream.h>
@@ -224,10 +227,31 @@ Result<std::string> encode_dashboard_login(const std::string& socket, int ttl_s)
   return encode_payload(socket, std::string(kDashboardLoginPayload), ttl_s);
 }
 
+namespace {
+
+// The encode runs on a thread of its own; past `by` the caller goes on without it (it
+// ends when libmunge gives up, or with the process).
+Result<std::string> encode_credential_by(const std::string& socket, std::string_view method,
+                                         const google::protobuf::Message& request,
+                                         std::chrono::steady_clock::time_point by) {
+  auto promise = std::make_shared<std::promise<Result<std::string>>>();
+  auto answer = promise->get_future();
+  std::thread([promise, socket, payload = credential_payload(method, request)] {
+    promise->set_value(encode_payload(socket, payload, 0));
+  }).detach();
+  if (answer.wait_until(by) != std::future_status::ready)
+    return Error{kAuthMunged, "no MUNGE credential from " + socket_name(socket) + " in time (munged down or overloaded)"};
+  return answer.get();
+}
+
+}  // namespace
+
 Status attach_credential(grpc::ClientContext& context, const common::AuthConfig& config, std::string_view method,
-                         const google::protobuf::Message& request) {
+                         const google::protobuf::Message& request,
+                         std::optional<std::chrono::steady_clock::time_point> by) {
   if (!config.enabled()) return ok_status();
-  auto cred = encode_credential(config.munge_socket, method, request);
+  auto cred = by ? encode_credential_by(config.munge_socket, method, request, *by)
+                 : encode_credential(config.munge_socket, method, request);
   if (!cred) return cred.error();
   context.AddMetadata(std::string(kMetadataKey), *cred);
   return ok_status();

@@ -23,6 +23,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -82,9 +83,12 @@ inline constexpr std::string_view kDashboardLoginPayload = "attrib.v1 dashboard-
 Result<std::string> encode_dashboard_login(const std::string& socket, int ttl_s = 0);
 
 // Adds a fresh credential to context when auth.mode is munge; nothing otherwise. Call it
-// once per call: munged rejects a credential decoded twice.
+// once per call: munged rejects a credential decoded twice. With `by`, gives up at that
+// time: libmunge retries a refused or missing socket for about 2.25 s (munged down or
+// restarting), longer than a hook may take.
 Status attach_credential(grpc::ClientContext& context, const common::AuthConfig& config, std::string_view method,
-                         const google::protobuf::Message& request);
+                         const google::protobuf::Message& request,
+                         std::optional<std::chrono::steady_clock::time_point> by = std::nullopt);
 
 // ---- server side -------------------------------------------------------------------
 

@@ -31,10 +31,13 @@ Sent submit(const attrib::common::EpilogConfig& config, const attrib::common::Au
   auto channel = attrib::common::make_channel(config.server);
   auto stub = attrib::v1::Attribution::NewStub(channel);
   grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(config.deadline_ms));
+  const auto deadline = std::chrono::milliseconds(config.deadline_ms);
+  context.set_deadline(std::chrono::system_clock::now() + deadline);
   // The daemon accepts JobEnded only from root or the SlurmUser, proven by MUNGE. Without
-  // a credential (munged down) the job is spooled: the daemon drains the spool itself.
-  if (auto signed_ = attrib::common::attach_credential(context, auth, attrib::common::kSubmitJobEnded, message);
+  // a credential (munged down: libmunge alone would retry for 2.25 s) the job is spooled
+  // within the deadline: the daemon drains the spool itself.
+  if (auto signed_ = attrib::common::attach_credential(context, auth, attrib::common::kSubmitJobEnded, message,
+                                                       std::chrono::steady_clock::now() + deadline);
       !signed_) {
     why = signed_.error().message;
     return Sent::failed;

@@ -7,11 +7,14 @@
 #include <fcntl.h>
 #include <pwd.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -518,3 +521,40 @@ TEST_F(AuthTest, NodeHistoryIsForAdminsAndVerdictListsAreFilteredForOthers) {
   context.AddMetadata(std::string(common::kMetadataKey), Credential(0, common::kGetVerdict, request));
   EXPECT_EQ(stub_->GetNodeHistory(&context, request, &report).error_code(), grpc::StatusCode::UNAUTHENTICATED);
 }
+
+namespace {
+
+// munged dead, its socket file left behind (SIGKILL): libmunge retries the refused socket
+// for about 2.25 s. A caller with a deadline (the epilog hook) gets its error at the
+// deadline instead, and the credential is not attached. Found by e2e_fault_munged_down:
+// the hook spooled 2.27 s after the job ended, past its 1 s deadline.
+TEST(AttachCredential, ADeadMungedFailsAtTheCallersDeadline) {
+  const std::string dir = "/tmp/attrib-dead-munged-" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  const std::string socket_path = dir + "/munge.socket";
+  {  // a unix socket bound and closed: the file stays, connect() is refused
+    int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::snprintf(address.sun_path, sizeof address.sun_path, "%s", socket_path.c_str());
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    ::close(fd);
+  }
+  attrib::common::AuthConfig config;
+  config.mode = "munge";
+  config.munge_socket = socket_path;
+  attrib::v1::JobEnded request;
+  request.set_job_id("1");
+  grpc::ClientContext context;
+  const auto start = std::chrono::steady_clock::now();
+  auto attached = attrib::common::attach_credential(context, config, attrib::common::kSubmitJobEnded, request,
+                                                    start + std::chrono::milliseconds(300));
+  const auto waited = std::chrono::steady_clock::now() - start;
+  ASSERT_FALSE(attached);
+  EXPECT_NE(attached.error().message.find(socket_path), std::string::npos) << attached.error().message;
+  EXPECT_LT(waited, std::chrono::milliseconds(1500)) << "libmunge's own retries were waited out";
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
