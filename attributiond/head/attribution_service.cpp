@@ -9,6 +9,7 @@
 #include "common/grpc_status.h"
 #include "common/proto_text.h"
 #include "core/clock.h"
+#include "core/failpoint.h"
 #include "slurm/slurmdbd_client.h"
 
 namespace attrib::head {
@@ -56,6 +57,7 @@ grpc::Status AttributionService::SubmitJobEnded(grpc::ServerContext* context, co
     spdlog::error("job {}: cannot queue: {}", request->job_id(), queued.error().message);
     return common::to_grpc_status(Error{queued.error().code, "cannot queue job: " + queued.error().message});
   }
+  failpoint("queue.committed");  // queued, the hook not answered: it spools the job too
   response->set_accepted(true);
   response->set_duplicate(!*queued);
   if (metrics_ != nullptr)

@@ -11,6 +11,7 @@
 #include "attributiond/ops/log_context.h"
 #include "core/clock.h"
 #include "core/comment.h"
+#include "core/failpoint.h"
 #include "core/json_text.h"
 #include "rules/bundle_export.h"
 #include "slurm/slurmdbd_client.h"
@@ -136,6 +137,7 @@ Status write_and_verify_comment(slurm::Accounting& accounting, const store::JobK
   std::string merged = merge_comment(before->comment, segment);
   if (merged == before->comment) return ok_status();  // written by an earlier attempt
   if (auto s = accounting.write_comment(key.cluster, key.job_id, merged); !s) return s;
+  failpoint("comment.written");  // in slurmdbd, not yet read back, the run not marked done
   auto after = accounting.read_job(key.cluster, key.job_id);
   if (!after) return after.error();
   if (after->comment != merged)
@@ -337,6 +339,7 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
         record = step.record;
         break;
     }
+    failpoint("attempt.scoped");  // the accounting record read, nothing judged
     // A second report of an attempt another run was judged on (a second hook after the
     // first was attributed, a spool sent again after the first copy arrived): folded into
     // that run, never attributed twice.
@@ -355,6 +358,7 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
         merge_facts(job.request, record, slurm::expand_hostlist(job.request.node_list()), context.default_cluster);
     Verdict verdict = attribute_window(context, facts, job.request.hook_time_us() ? job.request.hook_time_us() : now,
                                        output_paths_of(job.request, facts.nodes.empty() ? "" : facts.nodes.front()));
+    failpoint("attempt.judged");  // the verdict made, not archived
     if (auto s = context.store.archive(job.key, verdict, rules::events_of_verdict(verdict), now,
                                        record ? record->submit : std::nullopt);
         !s && s.error().code == kQueueSameAttempt) {
@@ -364,6 +368,7 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
     } else if (!s) {
       return retry_after_failure(context, job, now, "archive", s.error().message);
     }
+    failpoint("attempt.archived");  // archived, the Comment not written
     if (record) attempt_submit = record->submit;
     spdlog::info("job {}: {} ({})", job_id, verdict.domain, verdict.comment);
     if (context.metrics != nullptr) {

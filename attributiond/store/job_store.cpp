@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "common/auth.h"
+#include "core/failpoint.h"
 #include "core/json_text.h"
 
 namespace attrib::store {
@@ -645,6 +646,7 @@ Status JobStore::archive(const JobKey& key, const Verdict& verdict, const std::v
         .bind(14, static_cast<int64_t>(e.count));
     if (auto s = ins.run(); !s) return s;
   }
+  failpoint("archive.mid_transaction");  // verdict, history and events written, not committed
   for (const Coverage& c : verdict.coverage) {
     auto ins = db_.prepare(
         "INSERT OR REPLACE INTO coverage (cluster, job_id, run, node, source, status, lines, events, detail) "
