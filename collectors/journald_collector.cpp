@@ -178,6 +178,7 @@ std::vector<Coverage> JournaldCollector::collect(const CollectRequest& request, 
   if (r < 0) return report(CoverageStatus::Failed, "seeking " + where + ": " + errno_text(r));
 
   std::set<std::string> boot_ids;
+  uint64_t not_kernel = 0;
   while (true) {
     r = sd_journal_next(journal.get());
     if (r < 0) {
@@ -205,6 +206,14 @@ std::vector<Coverage> JournaldCollector::collect(const CollectRequest& request, 
     const bool root = uid.has_value() && *uid == "0";
     Classified classified;
     if (transport == "kernel") {
+      // journald imports every /dev/kmsg record as _TRANSPORT=kernel, also those user
+      // space wrote there (root's `echo ... > /dev/kmsg`, early-boot daemons): those carry
+      // another facility than kern (SYSLOG_FACILITY != 0) and are not kernel evidence,
+      // as in the kmsg collector.
+      if (const auto facility = field_value(journal.get(), "SYSLOG_FACILITY"); facility && *facility != "0") {
+        ++not_kernel;
+        continue;
+      }
       classified = {"kernel", true};
     } else if (identifier && contains(options_.app_identifiers, *identifier)) {
       classified = {"app", false};
@@ -233,8 +242,11 @@ std::vector<Coverage> JournaldCollector::collect(const CollectRequest& request, 
     if (!partial_reason.empty()) partial_reason += "; ";
     partial_reason += "the node rebooted inside the window (boot ids " + ids + ")";
   }
-  if (!partial_reason.empty()) return report(CoverageStatus::Partial, partial_reason);
-  return report(std::nullopt, "");
+  const std::string skipped =
+      not_kernel > 0 ? std::to_string(not_kernel) + " user-space records of the kernel transport (facility != kern) skipped"
+                     : "";
+  if (!partial_reason.empty()) return report(CoverageStatus::Partial, join_notes({partial_reason, skipped}));
+  return report(std::nullopt, skipped);
 }
 
 }  // namespace attrib::collectors

@@ -90,6 +90,11 @@ struct Entry {
     boot_id = std::move(value);
     return *this;
   }
+  std::vector<std::string> fields;  // extra KEY=VALUE fields
+  Entry& field(std::string value) {
+    fields.push_back(std::move(value));
+    return *this;
+  }
 };
 
 // Writes `messages` (1 µs apart from entry.time) as one new journal file in `dir`.
@@ -99,6 +104,7 @@ int inject_rc(const fs::path& dir, const Entry& entry, const std::vector<std::st
                         " --uid " + std::to_string(entry.uid) + " --time-us " + std::to_string(entry.time);
   if (!entry.identifier.empty()) command += " --identifier " + shell_quote(entry.identifier);
   if (!entry.boot_id.empty()) command += " --boot-id " + shell_quote(entry.boot_id);
+  for (const std::string& field : entry.fields) command += " --field " + shell_quote(field);
   command += " --";
   for (const std::string& message : messages) command += " " + shell_quote(message);
   command += " >/dev/null 2>&1";
@@ -265,6 +271,25 @@ TEST(JournaldCollector, KernelTransportIsTrustedApplicationOutputIsNot) {
   EXPECT_EQ(got.coverage_of("app").status, CoverageStatus::Ok);
   EXPECT_EQ(got.coverage_of("syslog").lines, 2u);
   EXPECT_EQ(got.coverage_of("fabricmanager").status, CoverageStatus::Empty);
+}
+
+// journald stores every /dev/kmsg record with _TRANSPORT=kernel, and its facility in
+// SYSLOG_FACILITY: 0 for the kernel's own, 1 (user) or more for what user space wrote
+// there (`echo ... > /dev/kmsg`). Only the kernel's are kernel evidence.
+TEST(JournaldCollector, KernelTransportRecordsUserSpaceWroteAreNotKernelEvidence) {
+  TempDir dir;
+  inject_history(dir.path());
+  inject(dir.path(), Entry().field("SYSLOG_FACILITY=0").at(kWindowStart + 1 * kSecond),
+         {"NVRM: Xid (PCI:0000:3b:00): 79"});
+  inject(dir.path(), Entry().field("SYSLOG_FACILITY=1").at(kWindowStart + 2 * kSecond),
+         {"NVRM: Xid (PCI:0000:18:00): 79"});
+  const Collected got = collect(options_for(dir.path()));
+  ASSERT_EQ(got.lines.size(), 1u) << testing::PrintToString(got.texts());
+  EXPECT_EQ(got.lines[0].text, "NVRM: Xid (PCI:0000:3b:00): 79");
+  EXPECT_TRUE(got.lines[0].trusted);
+  EXPECT_EQ(got.coverage_of("kernel").lines, 1u);
+  EXPECT_NE(got.coverage_of("kernel").detail.find("1 user-space records of the kernel transport"), std::string::npos)
+      << got.coverage_of("kernel").detail;
 }
 
 TEST(JournaldCollector, FabricManagerIdentifierMapsToFabricmanager) {
