@@ -64,3 +64,18 @@ run_verdict() {
 
 expect_eq() { [ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"; }
 expect_contains() { case "$1" in *"$2"*) ;; *) fail "$3: '$1' does not contain '$2'" ;; esac; }
+
+# expect_no_node_drained [WHEN]: no node drained or down (a hook must never cause it).
+expect_no_node_drained() {
+  local drained
+  drained=$(sinfo -h -N -o '%N %t %E' | grep -E ' (drain|drng|drained|down)' || true)
+  [ -z "$drained" ] || fail "nodes drained or down${1:+ $1}: $drained"
+}
+
+# expect_judged_once JOB DB: one run of the job in the archive DB, done, and one attrib
+# segment in its Comment: nothing lost, nothing doubled.
+expect_judged_once() {
+  expect_eq "$(sqlite3 "$2" "select count(*) from jobs where job_id='$1'")" 1 "runs archived for job $1"
+  expect_eq "$(sqlite3 "$2" "select count(*) from jobs where job_id='$1' and status='done'")" 1 "job $1 judged"
+  expect_eq "$(grep -o 'attrib:' <<<"$(sacct_field "$1" Comment)" | wc -l)" 1 "attrib segments in job $1's Comment"
+}

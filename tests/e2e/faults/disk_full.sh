@@ -24,17 +24,6 @@ start_daemon
 
 fill() { dd if=/dev/zero of="$disk/filler" bs=64k 2>/dev/null || true; note "disk full: $(df -h --output=avail "$disk" | tail -n 1)"; }
 free_space() { rm -f "$disk/filler"; note "disk freed"; }
-no_node_drained() {
-  local drained
-  drained=$(sinfo -h -N -o '%N %t' | grep -E ' (drain|drng|drained|down)' || true)
-  [ -z "$drained" ] || fail "nodes drained or down: $drained"
-}
-once() {
-  local job=$1
-  expect_eq "$(sqlite3 "$db" "select count(*) from jobs where job_id='$job'")" 1 "runs archived for job $job"
-  expect_eq "$(sqlite3 "$db" "select count(*) from jobs where job_id='$job' and status='done'")" 1 "job $job judged"
-  expect_eq "$(grep -o 'attrib:' <<<"$(sacct_field "$job" Comment)" | wc -l)" 1 "attrib segments in job $job's Comment"
-}
 disk_errors() { grep -c -E "database or disk is full|No space left on device" "$run_dir/attributiond.log" || true; }
 
 # 1. Full while the job ends.
@@ -46,12 +35,12 @@ sleep 3 # sweeps run on the full disk too
 kill -0 "$daemon_pid" || fail "attributiond exited on a full disk"
 note "job $job ended on the full disk: $(disk_errors) disk errors in the head's log, $(sqlite3 "$db" "select count(*) from jobs where job_id='$job'") rows, $(ls "$disk/spool" | wc -l) spool files"
 [ "$(disk_errors)" -ge 1 ] || fail "the head met no full disk: the scenario did not fill it"
-no_node_drained
+expect_no_node_drained
 free_space
 await_verdict "$job"
 sleep 2
 expect_eq "$(verdict "$job" .domain)" UNATTRIBUTED "domain of job $job"
-once "$job"
+expect_judged_once "$job" "$db"
 
 # 2. Full while the queued job is judged (it waits for slurmdbd's final record).
 job2=$(submit -N1 --wrap 'exit 3')
@@ -74,6 +63,6 @@ free_space
 await_verdict "$job2"
 sleep 2
 expect_eq "$(verdict "$job2" .domain)" UNATTRIBUTED "domain of job $job2"
-once "$job2"
-no_node_drained
+expect_judged_once "$job2" "$db"
+expect_no_node_drained
 echo PASS

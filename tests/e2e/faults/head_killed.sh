@@ -39,6 +39,5 @@ for step in "${steps[@]}"; do
   expect_eq "$(grep -o 'attrib:' <<<"$(sacct_field "$job" Comment)" | wc -l)" 1 "attrib segments in job $job's Comment after $step"
   stop_daemon
 done
-drained=$(sinfo -h -N -o '%N %t' | grep -E ' (drain|drng|drained|down)' || true)
-[ -z "$drained" ] || fail "nodes drained or down: $drained"
+expect_no_node_drained
 echo PASS

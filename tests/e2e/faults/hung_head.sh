@@ -81,6 +81,5 @@ expect_contains "$comment" "attrib: NONE" "sacct comment"
 for _ in $(seq 50); do [ -z "$(ls "$run_dir/spool"/*.jobended 2>/dev/null)" ] && break; sleep 0.1; done
 [ -z "$(ls "$run_dir/spool"/*.jobended 2>/dev/null)" ] || fail "spool not drained: $(ls "$run_dir/spool")"
 expect_eq "$("$ATTRIB_SHOW" --server "$DAEMON_ADDR" --all --json "$job" | jq -s length)" 1 "runs archived for job $job"
-drained=$(sinfo -h -N -o '%N %t' | grep -E ' (drain|drng|drained|down)' || true)
-[ -z "$drained" ] || fail "nodes drained or down: $drained"
+expect_no_node_drained
 echo PASS

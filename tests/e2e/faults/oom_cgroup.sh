@@ -33,6 +33,5 @@ expect_eq "$(verdict "$job" .root_cause.event.node)" "$(sacct_field "$job" NodeL
 comment=$(sacct_field "$job" Comment)
 expect_eq "$(grep -o 'attrib:' <<<"$comment" | wc -l)" 1 "attrib segments in the Comment ($comment)"
 expect_contains "$comment" "attrib: APPLICATION" "sacct comment"
-drained=$(sinfo -h -N -o '%N %t' | grep -E ' (drain|drng|drained|down)' || true)
-[ -z "$drained" ] || fail "nodes drained or down: $drained"
+expect_no_node_drained
 echo PASS

@@ -18,11 +18,6 @@ epilog_set() { local config; config=$(scontrol show config); grep -q "^Epilog  *
 for _ in $(seq 50); do epilog_set && break; sleep 0.1; done
 epilog_set || fail "slurmctld did not take Epilog="
 
-no_node_drained() {
-  local drained
-  drained=$(sinfo -h -N -o '%N %t %E' | grep -E ' (drain|drng|drained|down)' || true)
-  [ -z "$drained" ] || fail "nodes drained or down $1: $drained"
-}
 # runs_of JOB: the archived runs (attempts) of the job.
 runs_of() { sqlite3 "$run_dir/attrib.db" "select count(*) from jobs where job_id='$1'"; }
 # slurmd_reports JOB: how many reports of the job came from a slurmd Epilog (hook kind 3).
@@ -41,7 +36,7 @@ expect_eq "$(verdict "$job" .domain)" UNATTRIBUTED "domain"
 expect_eq "$(verdict "$job" '.nodes | join(",")')" "n1,n2" "nodes the verdict covers"
 comment=$(sacct_field "$job" Comment)
 expect_eq "$(grep -o 'attrib:' <<<"$comment" | wc -l)" 1 "attrib segments in the Comment ($comment)"
-no_node_drained "after job $job"
+expect_no_node_drained "after job $job"
 
 # 2. Head down: every hook spools and exits 0 without waiting; the head drains the spool.
 stop_daemon
@@ -55,7 +50,7 @@ note "job $job2: $spooled spool files with the head down"
 [ "$spooled" -ge 4 ] || fail "job $job2: expected 4 reports spooled (2 slurmd Epilogs, EpilogSlurmctld, jobcomp), got $spooled"
 for _ in $(seq 50); do [ -z "$(squeue -h -j "$job2" 2>/dev/null)" ] && break; sleep 0.1; done
 [ -z "$(squeue -h -j "$job2" 2>/dev/null)" ] || fail "job $job2 still in the queue: $(squeue -h -j "$job2" -o %T)"
-no_node_drained "with the head down"
+expect_no_node_drained "with the head down"
 start_daemon
 await_verdict "$job2"
 for _ in $(seq 50); do [ -z "$(ls "$run_dir/spool"/*.jobended 2>/dev/null)" ] && break; sleep 0.1; done
@@ -73,5 +68,5 @@ for _ in $(seq 100); do [ -z "$(squeue -h -j "$job3" 2>/dev/null)" ] && break; s
 [ -z "$(squeue -h -j "$job3" 2>/dev/null)" ] || fail "job $job3 still in the queue without the hook's config"
 mv "$run_dir/attrib.yaml.away" "$run_dir/attrib.yaml"
 expect_eq "$(sacct_field "$job3" State)" COMPLETED "state of job $job3"
-no_node_drained "after Epilogs without a config"
+expect_no_node_drained "after Epilogs without a config"
 echo PASS

@@ -55,6 +55,5 @@ expect_contains "$comment" "attrib: UNATTRIBUTED node=n1" "sacct comment"
 [ -z "$(ls "$run_dir/spool"/*.jobended 2>/dev/null)" ] || fail "spool not drained: $(ls "$run_dir/spool")"
 failed=$("$ATTRIB_SHOW" --server "$DAEMON_ADDR" --failed 2>&1 || true)
 [[ "$failed" != *"$job"* ]] || fail "job $job given up: $failed"
-drained=$(sinfo -h -N -o '%N %t' | grep -E ' (drain|drng|drained|down)' || true)
-[ -z "$drained" ] || fail "nodes drained or down: $drained"
+expect_no_node_drained
 echo PASS

@@ -31,18 +31,6 @@ PY
 unlock_wait() { wait "$lock_pid" || fail "the locking process failed: $(cat "$run_dir/lock.log")"; lock_pid=; }
 trap '[ -n "$lock_pid" ] && kill "$lock_pid" 2>/dev/null; stop_attributiond' EXIT
 
-no_node_drained() {
-  local drained
-  drained=$(sinfo -h -N -o '%N %t' | grep -E ' (drain|drng|drained|down)' || true)
-  [ -z "$drained" ] || fail "nodes drained or down: $drained"
-}
-once() {
-  local job=$1
-  expect_eq "$(sqlite3 "$db" "select count(*) from jobs where job_id='$job'")" 1 "runs archived for job $job"
-  expect_eq "$(sqlite3 "$db" "select count(*) from jobs where job_id='$job' and status='done'")" 1 "job $job judged"
-  expect_eq "$(grep -o 'attrib:' <<<"$(sacct_field "$job" Comment)" | wc -l)" 1 "attrib segments in job $job's Comment"
-}
-
 # 1. Locked while the job ends.
 lock 12
 job=$(submit -N1 --wrap 'exit 3')
@@ -59,7 +47,7 @@ await_verdict "$job"
 for _ in $(seq 50); do [ -z "$(ls "$run_dir/spool"/*.jobended 2>/dev/null)" ] && break; sleep 0.1; done
 [ -z "$(ls "$run_dir/spool"/*.jobended 2>/dev/null)" ] || fail "spool not drained: $(ls "$run_dir/spool")"
 expect_eq "$(verdict "$job" .domain)" UNATTRIBUTED "domain of job $job"
-once "$job"
+expect_judged_once "$job" "$db"
 
 # 2. Locked while the queued job is judged (it waits for slurmdbd's final record).
 job2=$(submit -N1 --wrap 'exit 3')
@@ -74,7 +62,7 @@ kill -0 "$daemon_pid" || fail "attributiond exited with its archive locked"
 await_verdict "$job2"
 sleep 1
 expect_eq "$(verdict "$job2" .domain)" UNATTRIBUTED "domain of job $job2"
-once "$job2"
+expect_judged_once "$job2" "$db"
 expect_contains "$(cat "$run_dir/attributiond.log")" "locked" "the head's log naming the lock"
-no_node_drained
+expect_no_node_drained
 echo PASS

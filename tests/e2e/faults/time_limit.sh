@@ -35,6 +35,5 @@ expect_eq "$(verdict "$job" '[.symptoms[] | select(.event.kind == "slurm.time_li
 comment=$(sacct_field "$job" Comment)
 expect_eq "$(grep -o 'attrib:' <<<"$comment" | wc -l)" 1 "attrib segments in the Comment ($comment)"
 expect_contains "$comment" "attrib: SCHEDULER rule=slurm.timeout action=RESUBMIT" "sacct comment"
-drained=$(sinfo -h -N -o '%N %t' | grep -E ' (drain|drng|drained|down)' || true)
-[ -z "$drained" ] || fail "nodes drained or down: $drained"
+expect_no_node_drained
 echo PASS
