@@ -21,6 +21,8 @@ find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 # cpp-httplib serves attributiond's /metrics. Debian builds it as a small shared library
 # (libcpp-httplib.so) from the header; the .pc carries its defines.
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib>=0.11)
+# zstd compresses the raw evidence the archive keeps for every attempt.
+pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
 
 # libslurm ships no pkg-config file: headers <slurm/*.h>, library -lslurm.
 find_path(SLURM_INCLUDE_DIR slurm/slurmdb.h REQUIRED)

@@ -118,6 +118,14 @@ const OptionTable<Config>& table() {
           "head.window_grace_s", [](Config& c) -> int& { return c.head.window_grace_s; }, "60",
           "Evidence window ends this many seconds after the job end.", at_least(0)),
       option<Config>(
+          "head.raw_evidence_max_kib", [](Config& c) -> int& { return c.head.raw_evidence_max_kib; }, "8192",
+          "Raw evidence kept in the archive per attempt, in KiB of log text: every line the head's collectors "
+          "and the node agents read in the window (the agents share what the head's collectors leave), "
+          "zstd-compressed, exported by attrib-show --export-bundle and replayed by attrib-replay to the same "
+          "verdict. Lines past the cap are dropped (counted; the evidence is then marked incomplete); 0 keeps "
+          "none.",
+          at_least(0)),
+      option<Config>(
           "head.write_comment", [](Config& c) -> bool& { return c.head.write_comment; }, "true",
           "Write the verdict into the job's Comment through slurmdbd (the user's own text is kept)."),
       option<Config>(

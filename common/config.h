@@ -49,6 +49,7 @@ struct HeadConfig {
   int max_failures = 10;
   int window_lead_s = 300;
   int window_grace_s = 60;
+  int raw_evidence_max_kib = 8192;  // raw lines kept per attempt (pipeline/attribution.cpp)
   bool write_comment = true;
   bool allow_opt_out = false;
   bool sweep = true;               // the reconciliation sweep of slurmdbd (head_daemon.cpp)

@@ -64,6 +64,7 @@ enum class ErrorKind {
   X(kDrainNoNode, "DRAIN_E_NO_NODE", NotFound, "slurmctld knows no such node")                                   \
   X(kDrainSlurmctld, "DRAIN_E_SLURMCTLD", Unavailable, "slurmctld refused or failed a node read or update")      \
   X(kEpilogEnv, "EPILOG_E_ENV", InvalidArgument, "the hook was not run by Slurm (no job id in the environment)") \
+  X(kEvidenceUnpack, "EVIDENCE_E_UNPACK", Internal, "an archived evidence blob is damaged")                      \
   X(kGoldenExpected, "GOLDEN_E_EXPECTED", InvalidArgument, "a golden fixture's expected.json is wrong")          \
   X(kHttpTimeout, "HTTP_E_TIMEOUT", Unavailable, "an HTTP request to a central store timed out")                 \
   X(kHttpTransport, "HTTP_E_TRANSPORT", Unavailable, "an HTTP request to a central store failed")                \

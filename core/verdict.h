@@ -91,5 +91,7 @@ Result<Verdict> verdict_from_json(const nlohmann::json& json);
 // names the path (under `path`) of what was wrong.
 nlohmann::json components_to_json(const std::vector<JobComponent>& components);
 Result<std::vector<JobComponent>> components_from_json(const nlohmann::json& json, const std::string& path);
+// One coverage row as to_json(Coverage) writes it (a bundle's coverage.json holds these).
+Result<Coverage> coverage_from_json(const nlohmann::json& json, const std::string& path);
 
 }  // namespace attrib

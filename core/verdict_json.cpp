@@ -162,6 +162,14 @@ Result<std::vector<JobComponent>> components_from_json(const json& j, const std:
   }
 }
 
+Result<Coverage> coverage_from_json(const json& j, const std::string& path) {
+  try {
+    return coverage_from(j, path);
+  } catch (const Reader::Failure& failure) {
+    return Error{kVerdictField, failure.message};
+  }
+}
+
 json to_json(const Event& event) {
   json j = json::object();
   j["id"] = event.id;

@@ -27,8 +27,14 @@ struct BundleFile {
   bool journal_json = false;  // .jsonl: journalctl -o json lines
 };
 
+// The optional file of a bundle holding the coverage rows as the collection reported them
+// (to_json(Coverage) each: status, lines, detail, window), written with the raw evidence
+// the daemon archives: replay reports them instead of what the files alone can tell.
+inline constexpr const char* kCoverageFile = "coverage.json";
+
 struct Bundle {
   std::filesystem::path dir;
+  std::optional<std::vector<Coverage>> recorded_coverage;  // coverage.json, when present
   JobFacts job;
   // The evidence window: job.json "window", else [start - lead, end + grace] when both
   // times are known; none disables window filtering.
@@ -57,8 +63,9 @@ std::vector<std::filesystem::path> list_bundles_with(const std::filesystem::path
 Result<Bundle> open_bundle(const std::filesystem::path& dir, const BundleOptions& options = {});
 
 // Streams every line of every file (in bundle.files order) to sink as LogLines and
-// returns the coverage report: one row per stream, plus `unavailable` rows for job nodes
-// with no directory in the bundle (one per source family the other nodes have). Events are not counted here
+// returns the coverage report: the recorded rows when the bundle has coverage.json, else
+// one row per stream, plus `unavailable` rows for job nodes with no directory in the
+// bundle (one per source family the other nodes have). Events are not counted here
 // (count_events fills Coverage::events after extraction, as the daemon does).
 // Errors: BUNDLE_E_IO, BUNDLE_E_JSON (a bad .jsonl line, with file:line).
 Result<std::vector<Coverage>> read_bundle_lines(const Bundle& bundle, const std::function<void(const LogLine&)>& sink);

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "rules/bundle.h"
 #include "rules/rule_definitions.h"
 
 namespace attrib::rules {
@@ -55,42 +56,11 @@ json journal_entry(const std::string& node, const std::string& source, const Lin
 
 }  // namespace
 
-Status write_bundle(const fs::path& dir, const JobFacts& facts, const std::vector<Event>& events,
-                    const std::vector<Coverage>& coverage) {
-  std::error_code ec;
-  if (fs::exists(dir, ec) && !fs::is_empty(dir, ec)) return export_error(dir.string() + ": exists and is not empty");
-  fs::create_directories(dir, ec);
-  if (ec) return export_error(dir.string() + ": " + ec.message());
+namespace {
 
-  // (node, source) -> line -> count
-  std::map<std::pair<std::string, std::string>, std::map<LineKey, uint64_t>> streams;
-  std::optional<TimeUs> earliest, latest;
-  const auto span = [&](std::optional<TimeUs> t) {
-    if (!t) return;
-    if (!earliest || *t < *earliest) earliest = t;
-    if (!latest || *t > *latest) latest = t;
-  };
-  for (const Event& e : events) {
-    if (e.node.empty() && e.kind == kJobStateKind) continue;  // the accounting record, not a log line
-    if (!safe_component(e.node)) return export_error("event " + e.id + ": node '" + e.node + "' is not a host name");
-    if (!detail::is_known_source(e.source))
-      return export_error("event " + e.id + ": source '" + e.source + "' has no bundle file name");
-    // Several rules may extract from one line: it is written once, as often as it occurred.
-    uint64_t& count = streams[{e.node, e.source}][LineKey{e.seq, e.time, e.line, e.trusted}];
-    count = std::max(count, e.count);
-    span(e.time);
-  }
-  for (const Coverage& c : coverage) {
-    const bool read =
-        c.status == CoverageStatus::Ok || c.status == CoverageStatus::Empty || c.status == CoverageStatus::Partial;
-    if (!read || !safe_component(c.node) || !detail::is_known_source(c.source)) continue;
-    streams[{c.node, c.source}];  // an empty stream: the source was read and said nothing
-    span(c.window_start);
-    span(c.window_end);
-  }
-  span(facts.start);
-  span(facts.end);
+using Streams = std::map<std::pair<std::string, std::string>, std::map<LineKey, uint64_t>>;
 
+json job_json(const JobFacts& facts, std::optional<TimeUs> window_start, std::optional<TimeUs> window_end) {
   json job = json::object();
   job["job_id"] = facts.job_id;
   job["cluster"] = facts.cluster;
@@ -108,26 +78,102 @@ Status write_bundle(const fs::path& dir, const JobFacts& facts, const std::vecto
     for (const auto& [rank, node] : facts.ranks) ranks[std::to_string(rank)] = node;
     job["ranks"] = ranks;
   }
-  // The window the evidence was collected in, widened to every exported line, so that
-  // replay filters nothing out whatever lead/grace the daemon was configured with.
-  if (earliest && latest) job["window"] = {format_time(*earliest), format_time(*latest)};
-  {
-    std::ofstream out(dir / "job.json", std::ios::binary);
-    out << job.dump(2) << "\n";
-    if (!out) return export_error((dir / "job.json").string() + ": cannot write");
-  }
+  if (window_start && window_end) job["window"] = {format_time(*window_start), format_time(*window_end)};
+  return job;
+}
 
+// job.json and one <node>/<source>.jsonl per stream (an empty stream: read, said nothing).
+Result<BundleFiles> files_of(const json& job, const Streams& streams) {
+  BundleFiles files;
+  files["job.json"] = job.dump(2) + "\n";
   for (const auto& [stream, lines] : streams) {
     const auto& [node, source] = stream;
-    fs::create_directories(dir / node, ec);
-    if (ec) return export_error((dir / node).string() + ": " + ec.message());
-    const fs::path path = dir / node / (source + ".jsonl");
-    std::ofstream out(path, std::ios::binary);
+    if (!safe_component(node)) return export_error("node '" + node + "' is not a host name");
+    if (!detail::is_known_source(source)) return export_error("source '" + source + "' has no bundle file name");
+    std::string& out = files[node + "/" + source + ".jsonl"];
     for (const auto& [key, count] : lines)
-      out << journal_entry(node, source, key, count).dump(-1, ' ', false, json::error_handler_t::replace) << "\n";
+      out += journal_entry(node, source, key, count).dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+  }
+  return files;
+}
+
+// Coverage rows that were read (ok, empty, partial) get a stream even without a line, so
+// the node does not look unavailable on replay.
+void add_read_streams(Streams& streams, const std::vector<Coverage>& coverage) {
+  for (const Coverage& c : coverage) {
+    const bool read =
+        c.status == CoverageStatus::Ok || c.status == CoverageStatus::Empty || c.status == CoverageStatus::Partial;
+    if (read && safe_component(c.node) && detail::is_known_source(c.source)) streams[{c.node, c.source}];
+  }
+}
+
+}  // namespace
+
+Status write_bundle_files(const fs::path& dir, const BundleFiles& files) {
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_empty(dir, ec)) return export_error(dir.string() + ": exists and is not empty");
+  fs::create_directories(dir, ec);
+  if (ec) return export_error(dir.string() + ": " + ec.message());
+  for (const auto& [name, content] : files) {
+    const fs::path relative(name);
+    for (const auto& part : relative)
+      if (!safe_component(part.string())) return export_error("bundle file '" + name + "' leaves the bundle");
+    const fs::path path = dir / relative;
+    fs::create_directories(path.parent_path(), ec);
+    if (ec) return export_error(path.parent_path().string() + ": " + ec.message());
+    std::ofstream out(path, std::ios::binary);
+    out << content;
     if (!out) return export_error(path.string() + ": cannot write");
   }
   return ok_status();
+}
+
+Status write_bundle(const fs::path& dir, const JobFacts& facts, const std::vector<Event>& events,
+                    const std::vector<Coverage>& coverage) {
+  Streams streams;
+  std::optional<TimeUs> earliest, latest;
+  const auto span = [&](std::optional<TimeUs> t) {
+    if (!t) return;
+    if (!earliest || *t < *earliest) earliest = t;
+    if (!latest || *t > *latest) latest = t;
+  };
+  for (const Event& e : events) {
+    if (e.node.empty() && e.kind == kJobStateKind) continue;  // the accounting record, not a log line
+    if (!safe_component(e.node)) return export_error("event " + e.id + ": node '" + e.node + "' is not a host name");
+    if (!detail::is_known_source(e.source))
+      return export_error("event " + e.id + ": source '" + e.source + "' has no bundle file name");
+    // Several rules may extract from one line: it is written once, as often as it occurred.
+    uint64_t& count = streams[{e.node, e.source}][LineKey{e.seq, e.time, e.line, e.trusted}];
+    count = std::max(count, e.count);
+    span(e.time);
+  }
+  add_read_streams(streams, coverage);
+  for (const Coverage& c : coverage) {
+    if (c.status != CoverageStatus::Ok && c.status != CoverageStatus::Empty && c.status != CoverageStatus::Partial)
+      continue;
+    span(c.window_start);
+    span(c.window_end);
+  }
+  span(facts.start);
+  span(facts.end);
+  // The window the evidence was collected in, widened to every exported line, so that
+  // replay filters nothing out whatever lead/grace the daemon was configured with.
+  auto files = files_of(job_json(facts, earliest, latest), streams);
+  if (!files) return files.error();
+  return write_bundle_files(dir, *files);
+}
+
+Result<BundleFiles> raw_bundle_files(const JobFacts& facts, const RawEvidence& evidence) {
+  Streams streams;
+  for (const LogLine& line : evidence.lines)
+    ++streams[{line.node, line.source}][LineKey{line.seq, line.time, line.text, line.trusted}];
+  add_read_streams(streams, evidence.coverage);
+  auto files = files_of(job_json(facts, evidence.window_start, evidence.window_end), streams);
+  if (!files) return files.error();
+  json coverage = json::array();
+  for (const Coverage& c : evidence.coverage) coverage.push_back(to_json(c));
+  (*files)[kCoverageFile] = coverage.dump(2) + "\n";
+  return files;
 }
 
 std::vector<Event> events_of_verdict(const Verdict& verdict) {

@@ -8,6 +8,9 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "core/result.h"
@@ -15,6 +18,26 @@
 #include "core/verdict.h"
 
 namespace attrib::rules {
+
+// A bundle in memory: path relative to the bundle directory -> content.
+using BundleFiles = std::map<std::string, std::string>;
+
+// The evidence as collected for one attempt: every line each source returned, and the
+// coverage rows as the collectors reported them.
+struct RawEvidence {
+  std::vector<LogLine> lines;
+  std::vector<Coverage> coverage;
+  std::optional<TimeUs> window_start;  // the window the collectors read
+  std::optional<TimeUs> window_end;
+};
+
+// Raw evidence -> bundle v1 files: job.json with the collection's window, one
+// <node>/<source>.jsonl per stream read (each line with its time, stream position and
+// trust), and coverage.json: replaying them gives the verdict the daemon gave.
+Result<BundleFiles> raw_bundle_files(const JobFacts& facts, const RawEvidence& evidence);
+// Writes the files into dir (created; must not exist or be empty); a name that would
+// leave dir is refused. Error code BUNDLE_E_EXPORT.
+Status write_bundle_files(const std::filesystem::path& dir, const BundleFiles& files);
 
 // Writes a bundle into dir (created; must not exist or be empty). Events without a node
 // (the synthetic accounting event) are not written: replay derives it from job.json.

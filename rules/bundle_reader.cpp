@@ -265,12 +265,37 @@ std::string plural(uint64_t n, const char* what) { return std::to_string(n) + " 
 
 bool bundle_source_trusted(const std::string& source) { return source_family(source) != "app"; }
 
+// coverage.json: an array of coverage rows (to_json(Coverage)).
+static Result<std::vector<Coverage>> read_coverage_json(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return Error{kBundleIo, file.string() + ": cannot read"};
+  json rows;
+  try {
+    rows = json::parse(in);
+  } catch (const json::exception& e) {
+    return Error{kBundleJob, std::string(kCoverageFile) + ": not JSON: " + e.what()};
+  }
+  if (!rows.is_array()) return Error{kBundleJob, std::string(kCoverageFile) + ": expected an array of coverage rows"};
+  std::vector<Coverage> coverage;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    auto row = coverage_from_json(rows[i], std::string(kCoverageFile) + "[" + std::to_string(i) + "]");
+    if (!row) return Error{kBundleJob, row.error().message};
+    coverage.push_back(std::move(*row));
+  }
+  return coverage;
+}
+
 Result<Bundle> open_bundle(const fs::path& dir, const BundleOptions& options) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return Error{kBundleIo, dir.string() + ": not a directory"};
   Bundle bundle;
   bundle.dir = dir;
   if (Status s = read_job_json(dir / "job.json", bundle); !s) return s.error();
+  if (fs::exists(dir / kCoverageFile, ec)) {
+    auto recorded = read_coverage_json(dir / kCoverageFile);
+    if (!recorded) return recorded.error();
+    bundle.recorded_coverage = std::move(*recorded);
+  }
   if (!bundle.explicit_window && bundle.job.start && bundle.job.end) {
     bundle.window_start = *bundle.job.start - options.window_lead_s * kSecondUs;
     bundle.window_end = *bundle.job.end + options.window_grace_s * kSecondUs;
@@ -398,6 +423,10 @@ Result<std::vector<Coverage>> read_bundle_lines(const Bundle& bundle, const std:
     for (const auto& n : notes) c.detail += (c.detail.empty() ? "" : "; ") + n;
     coverage.push_back(std::move(c));
   }
+
+  // The rows as the collection reported them (why a source was partial, failed or timed
+  // out) say more than the files: they are the report.
+  if (bundle.recorded_coverage) return *bundle.recorded_coverage;
 
   // Job nodes with no directory: the evidence that could decide may be exactly what is
   // missing, so the verdict says so, for every source family the other nodes have. (A node

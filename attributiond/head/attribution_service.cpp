@@ -126,6 +126,20 @@ grpc::Status AttributionService::GetVerdict(grpc::ServerContext* context, const 
   response->set_run(job.key.run);
   response->set_runs(job.runs);
   if (job.verdict_json) response->set_verdict_json(*job.verdict_json);
+  if (request->include_evidence() && !auth_->is_admin(*caller)) {
+    // Every line read on the job's nodes in its window, other users' jobs included.
+    response->set_evidence_note("the raw evidence is for admins (root, the SlurmUser, auth.admin_group)");
+  } else if (request->include_evidence()) {
+    auto evidence = store_.evidence(job.key);
+    if (!evidence) return common::to_grpc_status(evidence.error());
+    if (evidence->has_value()) {
+      response->set_evidence_bundle((*evidence)->blob);
+      response->set_evidence_complete((*evidence)->complete);
+      response->set_evidence_note((*evidence)->note);
+    } else {
+      response->set_evidence_note("the archive kept no raw evidence for this run");
+    }
+  }
   return grpc::Status::OK;
 }
 

@@ -1,10 +1,13 @@
 #include "attributiond/node/node_collect_service.h"
 
+#include <algorithm>
+
 #include <chrono>
 
 #include <spdlog/spdlog.h>
 
 #include "attributiond/ops/log_context.h"
+#include "common/grpc_limits.h"
 #include "common/grpc_status.h"
 
 namespace attrib::node {
@@ -72,8 +75,12 @@ grpc::Status NodeCollectService::serve(const v1::CollectRequest& request, v1::Co
                                      .window_start = request.window_start_us(),
                                      .window_end = request.window_end_us(),
                                      .cluster = request.cluster()};
+  // The lines read go back too when the head keeps raw evidence, within the gRPC message
+  // limit (half of it: the events and coverage travel in the same answer).
+  uint64_t raw_budget = std::min<uint64_t>(request.raw_max_bytes(), common::kMaxGrpcMessageBytes / 2);
   pipeline::NodeEvidence evidence =
-      pipeline::collect_node(pack_, collectors_, collect, {request.sources().begin(), request.sources().end()});
+      pipeline::collect_node(pack_, collectors_, collect, {request.sources().begin(), request.sources().end()},
+                             request.raw_max_bytes() > 0 ? &raw_budget : nullptr);
   spdlog::info("job {}: collected {} events on {}", request.job_id(), evidence.events.size(), node_name_);
   response = pipeline::to_proto(evidence, rules::pack_hash(*pack_));
   return grpc::Status::OK;

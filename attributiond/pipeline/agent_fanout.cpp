@@ -34,7 +34,7 @@ std::shared_ptr<grpc::Channel> AgentFanout::channel(const std::string& address) 
 }
 
 NodeEvidence AgentFanout::collect_one(const JobFacts& job, const std::string& node, const std::string& address,
-                                      TimeUs window_start, TimeUs window_end) {
+                                      TimeUs window_start, TimeUs window_end, uint64_t raw_max_bytes) {
   const std::string& job_id = job.job_id;
   ops::LogScope log_scope(job_id, node);  // runs on a fan-out thread
   auto stub = v1::NodeCollector::NewStub(channel(address));
@@ -46,6 +46,7 @@ NodeEvidence AgentFanout::collect_one(const JobFacts& job, const std::string& no
   request.set_node(node);
   request.set_window_start_us(window_start);
   request.set_window_end_us(window_end);
+  request.set_raw_max_bytes(raw_max_bytes);
   request.set_nonce(common::random_nonce());  // the signed answer is bound to this call alone
   if (auto signed_ = auth_->sign_request(context, common::kCollect, request); !signed_)
     return missing(node, CoverageStatus::Failed, window_start, window_end,
@@ -70,10 +71,12 @@ NodeEvidence AgentFanout::collect_one(const JobFacts& job, const std::string& no
   // An agent speaks only for its own node.
   std::erase_if(evidence.events, [&](const Event& e) { return e.node != node; });
   std::erase_if(evidence.coverage, [&](const Coverage& c) { return c.node != node; });
+  for (LogLine& line : evidence.raw_lines) line.node = node;
   return evidence;
 }
 
-std::vector<NodeEvidence> AgentFanout::collect(const JobFacts& job, TimeUs window_start, TimeUs window_end) {
+std::vector<NodeEvidence> AgentFanout::collect(const JobFacts& job, TimeUs window_start, TimeUs window_end,
+                                               uint64_t raw_max_bytes) {
   std::vector<std::pair<std::string, std::string>> targets;  // (node, address)
   for (const auto& node : job.nodes)
     if (auto address = config_.address_for(node); !address.empty()) targets.emplace_back(node, address);
@@ -82,7 +85,7 @@ std::vector<NodeEvidence> AgentFanout::collect(const JobFacts& job, TimeUs windo
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i = next++; i < targets.size(); i = next++)
-      results[i] = collect_one(job, targets[i].first, targets[i].second, window_start, window_end);
+      results[i] = collect_one(job, targets[i].first, targets[i].second, window_start, window_end, raw_max_bytes);
   };
   size_t thread_count = std::min<size_t>(static_cast<size_t>(config_.concurrency), targets.size());
   std::vector<std::jthread> threads;

@@ -28,11 +28,13 @@ class AgentFanout {
 
   // One NodeEvidence per node that has an agent address; nodes without one are skipped
   // (the head's own collectors cover them).
-  std::vector<NodeEvidence> collect(const JobFacts& job, TimeUs window_start, TimeUs window_end);
+  // raw_max_bytes: each agent also returns the lines it read, up to this much text.
+  std::vector<NodeEvidence> collect(const JobFacts& job, TimeUs window_start, TimeUs window_end,
+                                    uint64_t raw_max_bytes = 0);
 
  private:
   NodeEvidence collect_one(const JobFacts& job, const std::string& node, const std::string& address,
-                           TimeUs window_start, TimeUs window_end);
+                           TimeUs window_start, TimeUs window_end, uint64_t raw_max_bytes);
   std::shared_ptr<grpc::Channel> channel(const std::string& address);
 
   common::AgentsConfig config_;

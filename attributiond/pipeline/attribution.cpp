@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "attributiond/ops/log_context.h"
+#include "common/evidence_archive.h"
 #include "core/clock.h"
 #include "core/comment.h"
 #include "core/failpoint.h"
@@ -248,7 +249,7 @@ static std::vector<std::string> output_paths_of(const v1::JobEnded& hook, const 
 }
 
 Verdict attribute_window(const AttributionContext& context, const JobFacts& facts, TimeUs fallback_time,
-                         const std::vector<std::string>& output_paths) {
+                         const std::vector<std::string>& output_paths, AttemptEvidence* evidence) {
   TimeUs end = facts.end.value_or(fallback_time);
   TimeUs start = facts.start.value_or(end);
   TimeUs window_start = start - context.config.window_lead_s * kSecond;
@@ -256,9 +257,14 @@ Verdict attribute_window(const AttributionContext& context, const JobFacts& fact
 
   std::vector<Event> events;
   std::vector<Coverage> coverage;
-  auto add = [&](NodeEvidence&& evidence) {
-    std::move(evidence.events.begin(), evidence.events.end(), std::back_inserter(events));
-    std::move(evidence.coverage.begin(), evidence.coverage.end(), std::back_inserter(coverage));
+  uint64_t raw_budget = evidence != nullptr ? static_cast<uint64_t>(context.config.raw_evidence_max_kib) * 1024 : 0;
+  auto add = [&](NodeEvidence&& node) {
+    std::move(node.events.begin(), node.events.end(), std::back_inserter(events));
+    std::move(node.coverage.begin(), node.coverage.end(), std::back_inserter(coverage));
+    if (evidence != nullptr) {
+      std::move(node.raw_lines.begin(), node.raw_lines.end(), std::back_inserter(evidence->raw.lines));
+      evidence->dropped_lines += node.raw_dropped;
+    }
   };
   std::vector<std::string> all_but_job_output;
   for (const auto& collector : context.collectors)
@@ -279,12 +285,61 @@ Verdict attribute_window(const AttributionContext& context, const JobFacts& fact
     }
     if (!batch_host && all_but_job_output.empty()) continue;  // only app_output is configured
     add(collect_node(context.pack, context.collectors, request,
-                     batch_host ? std::vector<std::string>{} : all_but_job_output));
+                     batch_host ? std::vector<std::string>{} : all_but_job_output,
+                     evidence != nullptr ? &raw_budget : nullptr));
   }
-  if (context.agents != nullptr)
-    for (auto& evidence : context.agents->collect(facts, window_start, window_end)) add(std::move(evidence));
+  if (context.agents != nullptr) {
+    // What is left of the budget, shared out evenly among the job's nodes.
+    const uint64_t per_agent =
+        evidence != nullptr ? std::max<uint64_t>(1, raw_budget / std::max<size_t>(1, facts.nodes.size())) : 0;
+    for (auto& node : context.agents->collect(facts, window_start, window_end, per_agent)) {
+      if (evidence != nullptr && node.raw_lines.empty() && node.raw_dropped == 0) {
+        uint64_t read = 0;
+        for (const Coverage& c : node.coverage) read += c.lines;
+        if (read > 0 && !node.coverage.empty()) evidence->nodes_without_lines.push_back(node.coverage.front().node);
+      }
+      add(std::move(node));
+    }
+  }
   // The head's own collectors and a node's agent can both read one (node, source).
-  return rules::correlate(*context.pack, facts, std::move(events), merge_coverage_rows(std::move(coverage)));
+  std::vector<Coverage> merged = merge_coverage_rows(std::move(coverage));
+  if (evidence != nullptr) {
+    evidence->raw.coverage = merged;
+    evidence->raw.window_start = window_start;
+    evidence->raw.window_end = window_end;
+  }
+  return rules::correlate(*context.pack, facts, std::move(events), std::move(merged));
+}
+
+// The attempt's raw evidence packed for the archive; none (logged) when it cannot be
+// written as a bundle (a node name that is no host name) or packed.
+static std::optional<store::ArchivedEvidence> pack_attempt_evidence(const JobFacts& facts,
+                                                                    const AttemptEvidence& evidence) {
+  auto files = rules::raw_bundle_files(facts, evidence.raw);
+  if (!files) {
+    spdlog::warn("job {}: raw evidence not kept: {}", facts.job_id, files.error().message);
+    return std::nullopt;
+  }
+  store::ArchivedEvidence out;
+  for (const auto& [path, content] : *files) out.raw_bytes += content.size();
+  out.blob = common::pack_evidence(*files);
+  if (out.blob.empty()) {
+    spdlog::warn("job {}: raw evidence not kept: zstd could not compress it", facts.job_id);
+    return std::nullopt;
+  }
+  out.lines = evidence.raw.lines.size();
+  out.dropped_lines = evidence.dropped_lines;
+  out.complete = evidence.complete();
+  std::vector<std::string> notes;
+  if (evidence.dropped_lines > 0)
+    notes.push_back(std::to_string(evidence.dropped_lines) + " lines past head.raw_evidence_max_kib not kept");
+  if (!evidence.nodes_without_lines.empty()) {
+    std::string nodes;
+    for (const std::string& node : evidence.nodes_without_lines) nodes += (nodes.empty() ? "" : ",") + node;
+    notes.push_back("the agents of " + nodes + " sent their events but not their lines (an older agent)");
+  }
+  for (const std::string& note : notes) out.note += (out.note.empty() ? "" : "; ") + note;
+  return out;
 }
 
 // The SPANK plugin's `--attrib=off`, as EpilogSlurmctld forwards it (plugin "attrib",
@@ -356,11 +411,17 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
     }
     JobFacts facts =
         merge_facts(job.request, record, slurm::expand_hostlist(job.request.node_list()), context.default_cluster);
+    AttemptEvidence evidence;
+    const bool keep_raw = context.config.raw_evidence_max_kib > 0;
     Verdict verdict = attribute_window(context, facts, job.request.hook_time_us() ? job.request.hook_time_us() : now,
-                                       output_paths_of(job.request, facts.nodes.empty() ? "" : facts.nodes.front()));
+                                       output_paths_of(job.request, facts.nodes.empty() ? "" : facts.nodes.front()),
+                                       keep_raw ? &evidence : nullptr);
+    const std::optional<store::ArchivedEvidence> archived_evidence =
+        keep_raw ? pack_attempt_evidence(facts, evidence) : std::nullopt;
     failpoint("attempt.judged");  // the verdict made, not archived
     if (auto s = context.store.archive(job.key, verdict, rules::events_of_verdict(verdict), now,
-                                       record ? record->submit : std::nullopt);
+                                       record ? record->submit : std::nullopt,
+                                       archived_evidence ? &*archived_evidence : nullptr);
         !s && s.error().code == kQueueSameAttempt) {
       spdlog::info("job {}: {}, not attributed again", job_id, s.error().message);
       if (context.metrics != nullptr) context.metrics->jobs_not_attributed.labels({"same_attempt"}).inc();

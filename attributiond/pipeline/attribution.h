@@ -16,6 +16,7 @@
 #include "attributiond/store/job_store.h"
 #include "collectors/collector.h"
 #include "common/config.h"
+#include "rules/bundle_export.h"
 #include "rules/engine.h"
 #include "slurm/accounting.h"
 
@@ -75,8 +76,21 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
 // the state, exit code, signal and end come from the hook then.
 JobFacts merge_facts(const v1::JobEnded& hook, const std::optional<slurm::JobRecordFacts>& record,
                      const std::vector<std::string>& hook_nodes, const std::string& default_cluster);
-// output_paths: the job's stdout/stderr files as the hook reported them.
+// The raw evidence of an attempt, as the archive keeps it: every line the head's
+// collectors and the node agents read (up to head.raw_evidence_max_kib, shared out among
+// the agents), the coverage rows and the window the verdict was made from. Complete when
+// it replays to the verdict: no line over the cap, and every agent that read lines sent
+// them (an agent older than raw evidence sends its events only).
+struct AttemptEvidence {
+  rules::RawEvidence raw;
+  uint64_t dropped_lines = 0;
+  std::vector<std::string> nodes_without_lines;  // agents that read lines and sent none
+  bool complete() const { return dropped_lines == 0 && nodes_without_lines.empty(); }
+};
+
+// output_paths: the job's stdout/stderr files as the hook reported them. `evidence`,
+// when given, receives the attempt's raw evidence.
 Verdict attribute_window(const AttributionContext& context, const JobFacts& facts, TimeUs fallback_time,
-                         const std::vector<std::string>& output_paths = {});
+                         const std::vector<std::string>& output_paths = {}, AttemptEvidence* evidence = nullptr);
 
 }  // namespace attrib::pipeline

@@ -81,7 +81,8 @@ std::vector<Coverage> merge_coverage_rows(std::vector<Coverage> rows) {
 
 NodeEvidence collect_node(const std::shared_ptr<const rules::RulePack>& pack,
                           const std::vector<std::unique_ptr<collectors::Collector>>& collectors,
-                          const collectors::CollectRequest& request, const std::vector<std::string>& only) {
+                          const collectors::CollectRequest& request, const std::vector<std::string>& only,
+                          uint64_t* raw_budget_bytes) {
   NodeEvidence evidence;
   rules::Extractor extractor(pack);
   // The job's own output last: were the node's event cap reached, what is lost is the
@@ -95,7 +96,17 @@ NodeEvidence collect_node(const std::shared_ptr<const rules::RulePack>& pack,
   });
   for (collectors::Collector* collector : ordered) {
     ops::LogScope log_scope(request.job_id, request.node, collector->name());
-    auto reported = collector->collect(request, [&](const LogLine& line) { extractor.feed(line); });
+    auto reported = collector->collect(request, [&](const LogLine& line) {
+      if (raw_budget_bytes != nullptr) {
+        if (line.text.size() <= *raw_budget_bytes) {
+          *raw_budget_bytes -= line.text.size();
+          evidence.raw_lines.push_back(line);
+        } else {
+          ++evidence.raw_dropped;
+        }
+      }
+      extractor.feed(line);
+    });
     evidence.coverage.insert(evidence.coverage.end(), reported.begin(), reported.end());
   }
   evidence.events = extractor.finish();
@@ -138,6 +149,16 @@ v1::CollectResponse to_proto(const NodeEvidence& evidence, const std::string& ru
     out->set_fields_json(json_text(e.fields));
     out->set_count(e.count);
   }
+  for (const LogLine& line : evidence.raw_lines) {
+    v1::RawLine* out = response.add_raw_lines();
+    out->set_source(line.source);
+    out->set_has_time(line.time.has_value());
+    out->set_time_us(line.time.value_or(0));
+    out->set_seq(line.seq);
+    out->set_trusted(line.trusted);
+    out->set_text(line.text);
+  }
+  response.set_raw_dropped(evidence.raw_dropped);
   for (const Coverage& c : evidence.coverage) {
     v1::Coverage* out = response.add_coverage();
     out->set_node(c.node);
@@ -181,6 +202,16 @@ NodeEvidence from_proto(const v1::CollectResponse& response) {
     c.detail = in.detail();
     evidence.coverage.push_back(std::move(c));
   }
+  for (const v1::RawLine& in : response.raw_lines()) {
+    LogLine line;  // its node is the answering agent's (the caller sets it)
+    line.source = in.source();
+    if (in.has_time()) line.time = in.time_us();
+    line.seq = in.seq();
+    line.trusted = in.trusted();
+    line.text = in.text();
+    evidence.raw_lines.push_back(std::move(line));
+  }
+  evidence.raw_dropped = response.raw_dropped();
   return evidence;
 }
 

@@ -16,14 +16,19 @@ namespace attrib::pipeline {
 struct NodeEvidence {
   std::vector<Event> events;  // folded, ids not yet assigned
   std::vector<Coverage> coverage;
+  std::vector<LogLine> raw_lines;  // as read, for the archive's raw evidence (collect_node)
+  uint64_t raw_dropped = 0;        // lines read past the raw evidence budget
 };
 
 // Runs every collector for request.node over the window and extracts events right
 // there, so only events (not raw lines) leave the node.
 // `only`: collector names to run; empty runs them all.
+// `raw_budget_bytes`: when given, the lines read are also kept in raw_lines while their
+// text fits in it (it is used up; the rest is counted in raw_dropped).
 NodeEvidence collect_node(const std::shared_ptr<const rules::RulePack>& pack,
                           const std::vector<std::unique_ptr<collectors::Collector>>& collectors,
-                          const collectors::CollectRequest& request, const std::vector<std::string>& only = {});
+                          const collectors::CollectRequest& request, const std::vector<std::string>& only = {},
+                          uint64_t* raw_budget_bytes = nullptr);
 
 // One row per (node, source): two collectors can read the same source of a node (the
 // journal's application identifiers and the job's output files are both `app`), and
@@ -35,6 +40,7 @@ NodeEvidence collect_node(const std::shared_ptr<const rules::RulePack>& pack,
 std::vector<Coverage> merge_coverage_rows(std::vector<Coverage> rows);
 
 v1::CollectResponse to_proto(const NodeEvidence& evidence, const std::string& ruleset_hash);
+// Raw lines come back without a node: the caller knows which agent answered.
 NodeEvidence from_proto(const v1::CollectResponse& response);
 
 }  // namespace attrib::pipeline

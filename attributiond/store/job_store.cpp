@@ -233,6 +233,26 @@ CREATE INDEX history_domain ON history (domain, time_us, cluster, job_id);
 ALTER TABLE jobs ADD COLUMN accounting_down_us INTEGER;
 ALTER TABLE jobs ADD COLUMN accounting_back_us INTEGER;
 )sql",
+    // 7: the raw evidence of each archived run (common/evidence_archive.h: bundle v1 files,
+    // packed and zstd-compressed), so that a job can be exported as collected and judged
+    // again. complete: it replays to the archived verdict (nothing over the cap, no node
+    // judged from its agent's events alone).
+    R"sql(
+CREATE TABLE evidence (
+  cluster       TEXT NOT NULL,
+  job_id        TEXT NOT NULL,
+  run           INTEGER NOT NULL,
+  raw_bytes     INTEGER NOT NULL,
+  stored_bytes  INTEGER NOT NULL,
+  lines         INTEGER NOT NULL,
+  dropped_lines INTEGER NOT NULL,
+  complete      INTEGER NOT NULL,
+  note          TEXT NOT NULL,
+  blob          BLOB NOT NULL,
+  PRIMARY KEY (cluster, job_id, run),
+  FOREIGN KEY (cluster, job_id, run) REFERENCES jobs (cluster, job_id, run) ON DELETE CASCADE
+);
+)sql",
 };
 
 Error db_error(const store::Statement& stmt) { return Error{kDbStep, stmt.error()}; }
@@ -575,7 +595,7 @@ Status JobStore::reschedule(const JobKey& key, TimeUs next_attempt, const std::s
 }
 
 Status JobStore::archive(const JobKey& key, const Verdict& verdict, const std::vector<Event>& events, TimeUs now,
-                         std::optional<TimeUs> attempt_submit) {
+                         std::optional<TimeUs> attempt_submit, const ArchivedEvidence* evidence) {
   std::lock_guard lock(mutex_);
   store::Transaction tx(db_);
   if (auto s = tx.began(); !s) return s;
@@ -646,7 +666,23 @@ Status JobStore::archive(const JobKey& key, const Verdict& verdict, const std::v
         .bind(14, static_cast<int64_t>(e.count));
     if (auto s = ins.run(); !s) return s;
   }
-  failpoint("archive.mid_transaction");  // verdict, history and events written, not committed
+  if (evidence != nullptr) {
+    auto ins = db_.prepare(
+        "INSERT OR REPLACE INTO evidence (cluster, job_id, run, raw_bytes, stored_bytes, lines, dropped_lines, "
+        "complete, note, blob) VALUES (?,?,?,?,?,?,?,?,?,?)");
+    ins.bind(1, key.cluster)
+        .bind(2, key.job_id)
+        .bind(3, key.run)
+        .bind(4, static_cast<int64_t>(evidence->raw_bytes))
+        .bind(5, static_cast<int64_t>(evidence->blob.size()))
+        .bind(6, static_cast<int64_t>(evidence->lines))
+        .bind(7, static_cast<int64_t>(evidence->dropped_lines))
+        .bind(8, int64_t{evidence->complete})
+        .bind(9, evidence->note)
+        .bind_blob(10, evidence->blob);
+    if (auto s = ins.run(); !s) return s;
+  }
+  failpoint("archive.mid_transaction");  // verdict, history, events and evidence written, not committed
   for (const Coverage& c : verdict.coverage) {
     auto ins = db_.prepare(
         "INSERT OR REPLACE INTO coverage (cluster, job_id, run, node, source, status, lines, events, detail) "
@@ -742,6 +778,26 @@ Result<std::optional<JobRecord>> JobStore::lookup(const std::string& cluster, co
     record.user = request.user();
   }
   return std::optional<JobRecord>(std::move(record));
+}
+
+Result<std::optional<ArchivedEvidence>> JobStore::evidence(const JobKey& key) {
+  std::lock_guard lock(read_mutex_);
+  auto stmt = read_db_.prepare(
+      "SELECT blob, raw_bytes, lines, dropped_lines, complete, note FROM evidence "
+      "WHERE cluster = ? AND job_id = ? AND run = ?");
+  stmt.bind(1, key.cluster).bind(2, key.job_id).bind(3, key.run);
+  if (!stmt.step()) {
+    if (!stmt.error().empty()) return db_error(stmt);
+    return std::optional<ArchivedEvidence>();
+  }
+  ArchivedEvidence evidence;
+  evidence.blob = stmt.text_at(0);
+  evidence.raw_bytes = static_cast<uint64_t>(stmt.int_at(1));
+  evidence.lines = static_cast<uint64_t>(stmt.int_at(2));
+  evidence.dropped_lines = static_cast<uint64_t>(stmt.int_at(3));
+  evidence.complete = stmt.int_at(4) != 0;
+  evidence.note = stmt.text_at(5);
+  return std::optional<ArchivedEvidence>(std::move(evidence));
 }
 
 Result<int64_t> JobStore::pending_count() {

@@ -69,6 +69,16 @@ struct FailedJob {
   std::string user;
 };
 
+// An attempt's raw evidence as archived (table evidence, migration 7).
+struct ArchivedEvidence {
+  std::string blob;  // common::pack_evidence of the bundle v1 files
+  uint64_t raw_bytes = 0;
+  uint64_t lines = 0;
+  uint64_t dropped_lines = 0;
+  bool complete = false;  // replays to the archived verdict
+  std::string note;       // why it is not complete
+};
+
 class JobStore {
  public:
   static Result<std::unique_ptr<JobStore>> open(const std::string& path);
@@ -95,7 +105,10 @@ class JobStore {
   // it was judged on (unknown when judged from the hook's facts alone); a run archived
   // once keeps its first verdict.
   Status archive(const JobKey& key, const Verdict& verdict, const std::vector<Event>& events, TimeUs now,
-                 std::optional<TimeUs> attempt_submit = std::nullopt);
+                 std::optional<TimeUs> attempt_submit = std::nullopt, const ArchivedEvidence* evidence = nullptr);
+  // The raw evidence archived with a run (read on the read-only connection); none when
+  // the run kept none (archived before it was kept, or head.raw_evidence_max_kib 0).
+  Result<std::optional<ArchivedEvidence>> evidence(const JobKey& key);
   // Another run of key's job id that was judged on the same attempt (the accounting row
   // submitted at attempt_submit): key's run is then that attempt reported twice.
   Result<std::optional<int64_t>> same_attempt(const JobKey& key, TimeUs attempt_submit);

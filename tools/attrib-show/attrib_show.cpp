@@ -1,5 +1,6 @@
 // attrib-show <jobid>: a job's verdict from attributiond, readable or as verdict v1 JSON.
-// --export-bundle DIR writes the archived evidence as a bundle (attrib-replay DIR).
+// --export-bundle DIR writes the archived evidence as a bundle (attrib-replay DIR): for
+// admins the raw evidence as collected, else (or when none was kept) the verdict's events.
 // --run N / --all: the runs of a job id (each attempt of a requeued job); --attribute JOB
 // and --backfill --since T (admins): queue from slurmdbd what no hook reported.
 // attrib-show --node NAME: the node's blame history, offender status and remediation
@@ -24,6 +25,7 @@
 #include "attrib/v1/attrib.grpc.pb.h"
 #include "common/auth.h"
 #include "common/config.h"
+#include "common/evidence_archive.h"
 #include "common/grpc_limits.h"
 #include "common/time_spec.h"
 #include "core/clock.h"
@@ -223,6 +225,7 @@ int show_verdict(attrib::v1::Attribution::Stub& stub, const attrib::common::Auth
   request.set_job_id(job_id);
   request.set_cluster(cluster);
   if (run) request.set_run(*run);
+  request.set_include_evidence(!export_dir.empty());
   if (auto signed_ = attrib::common::attach_credential(context, auth, attrib::common::kGetVerdict, request); !signed_) {
     std::fprintf(stderr, "attrib-show: %s\n", signed_.error().message.c_str());
     return 2;
@@ -288,7 +291,27 @@ int show_verdict(attrib::v1::Attribution::Stub& stub, const attrib::common::Auth
     std::fprintf(stderr, "attrib-show: archived verdict unreadable: %s\n", verdict.error().message.c_str());
     return 2;
   }
+  if (!export_dir.empty() && !response.evidence_bundle().empty()) {
+    // The raw evidence as collected: replaying it gives this verdict, byte for byte.
+    auto files = attrib::common::unpack_evidence(response.evidence_bundle());
+    if (!files) {
+      std::fprintf(stderr, "attrib-show: %s %s\n", files.error().code.c_str(), files.error().message.c_str());
+      return 2;
+    }
+    if (auto written = attrib::rules::write_bundle_files(export_dir, *files); !written) {
+      std::fprintf(stderr, "attrib-show: %s %s\n", written.error().code.c_str(), written.error().message.c_str());
+      return 2;
+    }
+    if (!response.evidence_complete())
+      std::fprintf(stderr, "attrib-show: warning: the raw evidence is incomplete (%s): its replay may differ\n",
+                   response.evidence_note().c_str());
+    std::printf("attrib-show: job %s exported to %s with its raw evidence (attrib-replay %s)\n", job_id.c_str(),
+                export_dir.c_str(), export_dir.c_str());
+    return 0;
+  }
   if (!export_dir.empty()) {
+    std::fprintf(stderr, "attrib-show: no raw evidence (%s): exporting the verdict's events\n",
+                 response.evidence_note().c_str());
     // The verdict carries every event it weighed; replaying the bundle gives the same decision.
     // Events beyond its listing cap are only counted, so such a bundle is incomplete.
     if (verdict->symptoms_omitted + verdict->unexplained_omitted > 0)
@@ -362,7 +385,8 @@ int main(int argc, char** argv) {
   std::string export_dir;
   app.add_option(
       "--export-bundle", export_dir,
-      "write the job's archived evidence as an evidence bundle into this (new) directory, for attrib-replay");
+      "write the job's archived evidence as an evidence bundle into this (new) directory, for attrib-replay: "
+      "the raw evidence as collected (admins), else the verdict's events");
   CLI11_PARSE(app, argc, argv);
   if (attribute && job_id.empty()) {
     std::fprintf(stderr, "attrib-show: --attribute needs a job id\n");

@@ -100,6 +100,50 @@ TEST(BundleExport, ReplayingAnExportGivesTheSameVerdict) {
   }
 }
 
+// The daemon's raw evidence (every line each source returned, the coverage rows as
+// collected, the window read) written as a bundle replays to the very verdict, byte for
+// byte, also where a source was partial or failed, which the files alone cannot say.
+TEST(RawBundle, ReplayingTheRawEvidenceGivesTheSameVerdictByteForByte) {
+  for (const auto& dir : fixtures()) {
+    auto bundle = open_bundle(dir);
+    ASSERT_TRUE(bundle.ok()) << dir << ": " << bundle.error().message;
+    // What a live collection hands the engine: the lines and the coverage report.
+    RawEvidence raw;
+    Extractor extractor(test::shipped_pack());
+    auto coverage = read_bundle_lines(*bundle, [&](const LogLine& line) {
+      raw.lines.push_back(line);
+      extractor.feed(line);
+    });
+    ASSERT_TRUE(coverage.ok()) << dir;
+    if (!coverage->empty()) {  // a source that failed on one node, as a collector reports it
+      coverage->front().status = CoverageStatus::Partial;
+      coverage->front().detail = "journal directory /var/log/journal/remote begins after the window start";
+    }
+    raw.coverage = *coverage;
+    raw.window_start = bundle->window_start;
+    raw.window_end = bundle->window_end;
+    std::vector<Event> events = extractor.finish();
+    count_events(*coverage, events);
+    const Verdict live = correlate(*test::shipped_pack(), bundle->job, std::move(events), std::move(*coverage));
+
+    auto files = raw_bundle_files(bundle->job, raw);
+    ASSERT_TRUE(files.ok()) << dir << ": " << files.error().message;
+    TempDir out;
+    ASSERT_TRUE(write_bundle_files(out.path() / "raw", *files).ok());
+    auto replayed = replay_bundle(out.path() / "raw", test::shipped_pack());
+    ASSERT_TRUE(replayed.ok()) << dir << ": " << replayed.error().message;
+    EXPECT_EQ(to_json(*replayed).dump(2), to_json(live).dump(2)) << dir;
+  }
+}
+
+TEST(RawBundle, FilesThatWouldLeaveTheBundleAreRefused) {
+  TempDir out;
+  EXPECT_EQ(write_bundle_files(out.path() / "b", {{"../escape.jsonl", "x"}}).error().code, "BUNDLE_E_EXPORT");
+  RawEvidence raw;
+  raw.lines.push_back(LogLine{"../etc", "kernel", std::nullopt, 0, true, "x"});
+  EXPECT_EQ(raw_bundle_files(JobFacts{}, raw).error().code, "BUNDLE_E_EXPORT");
+}
+
 TEST(BundleExport, AHetJobsComponentsSurviveExportAndReplay) {
   auto original = replay_bundle(fixtures().front(), test::shipped_pack());
   ASSERT_TRUE(original.ok());

@@ -17,9 +17,14 @@
 #include "attrib/v1/attrib.grpc.pb.h"
 #include "attributiond/node/node_collect_service.h"
 #include "collectors/registry.h"
+#include "common/evidence_archive.h"
 #include "common/spool.h"
 #include "core/clock.h"
+#include "core/json_text.h"
+#include "rules/bundle.h"
+#include "rules/bundle_export.h"
 #include "tests/support/head_test_config.h"
+#include "tests/support/rule_test_support.h"
 
 namespace fs = std::filesystem;
 using namespace attrib;
@@ -139,6 +144,33 @@ class HeadDaemonTest : public ::testing::Test {
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + 5s);
     return stub_->SubmitJobEnded(&context, job, response);
+  }
+
+  // The job's archived raw evidence, asked for over GetVerdict, replays offline to its
+  // archived verdict byte for byte; returns the bundle's files.
+  common::PackedFiles ExpectRawEvidenceReplaysToTheVerdict(const std::string& job_id) {
+    grpc::ClientContext context;
+    v1::GetVerdictRequest request;
+    request.set_job_id(job_id);
+    request.set_include_evidence(true);
+    v1::GetVerdictResponse answer;
+    EXPECT_TRUE(stub_->GetVerdict(&context, request, &answer).ok());
+    EXPECT_FALSE(answer.evidence_bundle().empty()) << answer.evidence_note();
+    EXPECT_TRUE(answer.evidence_complete()) << answer.evidence_note();
+    auto files = common::unpack_evidence(answer.evidence_bundle());
+    if (!files) {
+      ADD_FAILURE() << files.error().message;
+      return {};
+    }
+    const fs::path bundle = dir_ / ("exported-" + job_id);
+    EXPECT_TRUE(rules::write_bundle_files(bundle, *files).ok());
+    auto replayed = rules::replay_bundle(bundle, test::shipped_pack());
+    if (!replayed) {
+      ADD_FAILURE() << replayed.error().message;
+      return *files;
+    }
+    EXPECT_EQ(json_text(to_json(*replayed)), answer.verdict_json());
+    return *files;
   }
 
   // Polls GetVerdict until the job is done; returns the verdict JSON.
@@ -314,6 +346,29 @@ TEST_F(HeadDaemonTest, XidOnOneNodeBecomesTheVerdictAndTheComment) {
   EXPECT_EQ(comment.rfind("exp 42 | attrib: GPU_HARDWARE node=n2", 0), 0u) << comment;
   EXPECT_EQ(comment.substr(comment.find("attrib:")), verdict["comment"].get<std::string>());
   EXPECT_GE(state_->reads["100"], 3) << "scoping waited for the final record";
+}
+
+// The raw evidence the head archives with a verdict (real journal files read by the
+// journald collector, real SQLite, GetVerdict over gRPC) replays to that verdict, byte for
+// byte; the lines outside the window are not in it.
+TEST_F(HeadDaemonTest, TheArchivedRawEvidenceReplaysToTheVerdictByteForByte) {
+  TimeUs start = wall_clock_us() - 60 * kSecond;
+  TimeUs end = wall_clock_us() - 10 * kSecond;
+  Inject("n2", start + 20 * kSecond, {"--transport", "kernel", "--uid", "0"},
+         "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.");
+  Inject("n1", start + 25 * kSecond, {"--transport", "kernel", "--uid", "0"}, "a kernel line no rule knows");
+  Inject("n1", end + 30 * kSecond, {"--transport", "kernel", "--uid", "0"}, "after the window");
+  AddRecord("101", "FAILED", 1, start, end, "");
+  Start();
+  v1::SubmitResponse submitted;
+  ASSERT_TRUE(Submit("101", &submitted).ok());
+  const nlohmann::json verdict = WaitDone("101");
+  ASSERT_EQ(verdict["domain"], "GPU_HARDWARE");
+
+  const common::PackedFiles files = ExpectRawEvidenceReplaysToTheVerdict("101");
+  ASSERT_TRUE(files.count("n1/kernel.jsonl"));
+  EXPECT_NE(files.at("n1/kernel.jsonl").find("a kernel line no rule knows"), std::string::npos);
+  EXPECT_EQ(files.at("n1/kernel.jsonl").find("after the window"), std::string::npos);
 }
 
 // Several workers under load with real gRPC and SQLite (a test, not a benchmark): 500 job
@@ -578,6 +633,9 @@ TEST_F(NodeAgentTest, HeadFansOutToEveryNodesAgent) {
   EXPECT_EQ(CoverageByNode(verdict, "kernel"),
             (std::map<std::string, std::string>{{"n1", "empty"}, {"n2", "empty"}, {"n3", "ok"}}));
   EXPECT_NE(verdict["comment"].get<std::string>().find("coverage=3/3"), std::string::npos) << verdict["comment"];
+  // The agents sent the lines they read too: the archived raw evidence replays.
+  const common::PackedFiles files = ExpectRawEvidenceReplaysToTheVerdict("200");
+  EXPECT_TRUE(files.count("n3/kernel.jsonl"));
 }
 
 TEST_F(NodeAgentTest, UnreachableAgentIsFailedCoverageAndNoCauseIsInvented) {

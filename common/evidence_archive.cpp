@@ -1,0 +1,69 @@
+#include "common/evidence_archive.h"
+
+#include <zstd.h>
+
+#include <charconv>
+#include <memory>
+
+namespace attrib::common {
+namespace {
+
+constexpr int kLevel = 3;
+
+Error unpack_error(const std::string& why) { return Error{kEvidenceUnpack, "evidence blob: " + why}; }
+
+}  // namespace
+
+std::string pack_evidence(const PackedFiles& files) {
+  std::string packed;
+  for (const auto& [path, content] : files) {
+    packed += path;
+    packed += '\n';
+    packed += std::to_string(content.size());
+    packed += '\n';
+    packed += content;
+  }
+  // With a checksum, so a damaged blob is an error on unpacking, never other evidence.
+  std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> context(ZSTD_createCCtx(), ZSTD_freeCCtx);
+  if (!context || ZSTD_isError(ZSTD_CCtx_setParameter(context.get(), ZSTD_c_compressionLevel, kLevel)) ||
+      ZSTD_isError(ZSTD_CCtx_setParameter(context.get(), ZSTD_c_checksumFlag, 1)))
+    return {};
+  std::string blob(ZSTD_compressBound(packed.size()), '\0');
+  const size_t size = ZSTD_compress2(context.get(), blob.data(), blob.size(), packed.data(), packed.size());
+  if (ZSTD_isError(size)) return {};
+  blob.resize(size);
+  return blob;
+}
+
+Result<PackedFiles> unpack_evidence(std::string_view blob) {
+  const unsigned long long size = ZSTD_getFrameContentSize(blob.data(), blob.size());
+  if (size == ZSTD_CONTENTSIZE_ERROR) return unpack_error("not a zstd frame");
+  if (size == ZSTD_CONTENTSIZE_UNKNOWN) return unpack_error("no content size in the zstd frame");
+  // The archive writes at most head.raw_evidence_max_bytes plus the file headers.
+  if (size > (1ULL << 32)) return unpack_error("claims " + std::to_string(size) + " bytes");
+  std::string packed(static_cast<size_t>(size), '\0');
+  const size_t got = ZSTD_decompress(packed.data(), packed.size(), blob.data(), blob.size());
+  if (ZSTD_isError(got)) return unpack_error(ZSTD_getErrorName(got));
+  if (got != packed.size()) return unpack_error("shorter than its header says");
+
+  PackedFiles files;
+  std::string_view rest = packed;
+  while (!rest.empty()) {
+    const size_t path_end = rest.find('\n');
+    if (path_end == std::string_view::npos || path_end == 0) return unpack_error("an entry without a path");
+    const std::string path(rest.substr(0, path_end));
+    rest.remove_prefix(path_end + 1);
+    const size_t size_end = rest.find('\n');
+    size_t length = 0;
+    if (size_end == std::string_view::npos ||
+        std::from_chars(rest.data(), rest.data() + size_end, length).ptr != rest.data() + size_end)
+      return unpack_error(path + ": no size");
+    rest.remove_prefix(size_end + 1);
+    if (length > rest.size()) return unpack_error(path + ": cut short");
+    files[path] = std::string(rest.substr(0, length));
+    rest.remove_prefix(length);
+  }
+  return files;
+}
+
+}  // namespace attrib::common

@@ -1,0 +1,23 @@
+// A bundle's files packed into one zstd-compressed blob: how the archive keeps the raw
+// evidence of an attempt (table `evidence`) and how GetVerdict hands it to
+// `attrib-show --export-bundle`. The packed form is a sequence of entries
+// "<path>\n<size>\n<content>" (paths relative to the bundle directory, no newline in them).
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+
+#include "core/result.h"
+
+namespace attrib::common {
+
+using PackedFiles = std::map<std::string, std::string>;  // relative path -> content
+
+// zstd level 3: a few hundred MB/s on one core, about 10x on log text. Empty only when
+// zstd cannot allocate its context (the caller then keeps no evidence, and says so).
+std::string pack_evidence(const PackedFiles& files);
+// Error code EVIDENCE_E_UNPACK: not zstd, a truncated or damaged blob, a bad entry.
+Result<PackedFiles> unpack_evidence(std::string_view blob);
+
+}  // namespace attrib::common
