@@ -51,12 +51,18 @@ CommandResult run(const std::string& command) {
   return result;
 }
 
+// The jobs this test submitted: a test that fails half way must not leave one running,
+// or the next test that needs the whole cluster waits for it and fails too.
+std::vector<std::string> submitted_jobs;
+
 // sbatch ARGS; returns the job id ("" on failure, with the reason in the test log).
 std::string submit(const std::string& args) {
   CommandResult r = run("sbatch --parsable --output=/dev/null " + args);
   EXPECT_EQ(r.status, 0) << "sbatch " << args << ": " << r.output;
   if (r.status != 0) return "";
-  return r.output.substr(0, r.output.find(';'));  // "<id>;<cluster>" on federated setups
+  std::string id = r.output.substr(0, r.output.find(';'));  // "<id>;<cluster>" on federated setups
+  submitted_jobs.push_back(id);
+  return id;
 }
 
 class SlurmdbdClientTest : public ::testing::Test {
@@ -69,6 +75,10 @@ class SlurmdbdClientTest : public ::testing::Test {
   static void TearDownTestSuite() { connection_.reset(); }
 
   void SetUp() override { ASSERT_NE(connection_, nullptr) << "no slurmdbd connection"; }
+  void TearDown() override {
+    for (const std::string& id : submitted_jobs) run("scancel " + id);
+    submitted_jobs.clear();
+  }
 
   // Polls until the record is final (the accounting record lags the job's end).
   static AccountingRecord wait_final(const std::string& job_id, std::chrono::seconds timeout = 60s) {
@@ -300,16 +310,22 @@ TEST_F(SlurmdbdClientTest, RequeuedJobIsReadPerAttempt) {
       "'if [ \"${SLURM_RESTART_COUNT:-0}\" = 0 ]; then sleep 300; else exit 7; fi'");
   ASSERT_FALSE(id.empty());
   ASSERT_TRUE(wait_running(id)) << "job " << id << " never ran";
+  // slurmctld tells slurmdbd of the start through its agent queue, which lags on a busy
+  // machine: squeue may say RUNNING before the accounting row has its start time.
   auto running = connection_->read_job(cluster_name(), id);
+  for (int i = 0; i < 300 && !(running.ok() && running->start); ++i) {
+    std::this_thread::sleep_for(100ms);
+    running = connection_->read_job(cluster_name(), id);
+  }
   ASSERT_TRUE(running.ok() && running->start) << "no start time while running";
   const TimeUs start0 = *running->start;  // what attempt 0's jobcomp/script reports as START
   std::this_thread::sleep_for(1s);
   ASSERT_EQ(run("scontrol requeue " + id).status, 0);
-  // Slurm may hold a requeued job for two minutes (BeginTime); let attempt 1 start now.
-  run("scontrol update jobid=" + id + " StartTime=now");
-
   std::optional<AccountingRecord> first, second;
   for (int i = 0; i < 600 && !(first && second); ++i) {
+    // Slurm holds a requeued job for two minutes (BeginTime); let attempt 1 start now.
+    // The update is refused while the job is still completing, so it is repeated.
+    if (!second && i % 10 == 0) run("scontrol update jobid=" + id + " StartTime=now");
     if (!first)
       if (auto read = connection_->read_job(cluster_name(), id, false, start0); read.ok() && read->is_final())
         first = *read;
