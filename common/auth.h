@@ -50,6 +50,7 @@ inline constexpr std::string_view kGetNodeHistory = "/attrib.v1.Attribution/GetN
 inline constexpr std::string_view kListVerdicts = "/attrib.v1.Attribution/ListVerdicts";      // own jobs unless admin
 inline constexpr std::string_view kListFailed = "/attrib.v1.Attribution/ListFailed";          // own jobs unless admin
 inline constexpr std::string_view kBackfill = "/attrib.v1.Attribution/Backfill";              // admins only
+inline constexpr std::string_view kGetArchiveStats = "/attrib.v1.Attribution/GetArchiveStats";  // admins only
 inline constexpr std::string_view kCollect = "/attrib.v1.NodeCollector/Collect";
 
 // Errors: the AUTH_E_* codes of core/error_codes.h (common/grpc_status.h maps them:

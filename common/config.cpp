@@ -126,6 +126,32 @@ const OptionTable<Config>& table() {
           "none.",
           at_least(0)),
       option<Config>(
+          "archive.evidence_retention_days",
+          [](Config& c) -> int& { return c.archive.evidence_retention_days; }, "30",
+          "Raw evidence (head.raw_evidence_max_kib) of runs finished more than this many days ago is dropped; "
+          "their verdicts, events and coverage stay, and attrib-reattribute reports them as pruned instead of "
+          "judging them again. 0: kept until archive.retention_days or archive.max_bytes removes it.",
+          at_least(0)),
+      option<Config>(
+          "archive.retention_days", [](Config& c) -> int& { return c.archive.retention_days; }, "0",
+          "Runs finished more than this many days ago are deleted whole (job row, events, coverage, history, "
+          "raw evidence, and the remediation log of that age). Never a run still queued or being attributed, and "
+          "never one that finished inside head.sweep_lookback_s (the sweep would attribute it again). Keep it "
+          "longer than fleet.offender_window_s. 0: kept forever.",
+          at_least(0)),
+      option<Config>(
+          "archive.max_bytes", [](Config& c) -> int64_t& { return c.archive.max_bytes; }, "0",
+          "Cap of the archive's size (its SQLite pages in use, as attrib-show --stats shows): while over it, the "
+          "oldest finished runs' raw evidence goes first, then the oldest finished runs whole (with the same "
+          "protections as archive.retention_days). The file itself does not shrink: freed pages are reused. "
+          "0: no cap.",
+          at_least(0)),
+      option<Config>(
+          "archive.prune_interval_s", [](Config& c) -> int& { return c.archive.prune_interval_s; }, "3600",
+          "How often the head applies the archive's retention (and once at start), in the background; each pass "
+          "is counted in attrib_archive_pruned_total.",
+          at_least(1)),
+      option<Config>(
           "head.write_comment", [](Config& c) -> bool& { return c.head.write_comment; }, "true",
           "Write the verdict into the job's Comment through slurmdbd (the user's own text is kept)."),
       option<Config>(

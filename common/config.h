@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -100,6 +101,14 @@ struct RemediationConfig {
   bool on_repeat_offender = true;  // drain a node that became a repeat offender
 };
 
+// How long the head's archive keeps what (attributiond/store/retention.h).
+struct ArchiveConfig {
+  int retention_days = 0;            // runs finished longer ago are deleted whole; 0: kept
+  int evidence_retention_days = 30;  // raw evidence of runs finished longer ago is dropped; 0: kept
+  int64_t max_bytes = 0;             // cap of the archive's pages in use; 0: none
+  int prune_interval_s = 3600;
+};
+
 struct Config {
   std::string path;
   std::string cluster;
@@ -109,6 +118,7 @@ struct Config {
   AuthConfig auth;
   FleetConfig fleet;
   RemediationConfig remediation;
+  ArchiveConfig archive;
   std::string rules_pack_dir;
   std::vector<std::string> rules_site_dirs;
   std::vector<CollectorConfig> collectors;

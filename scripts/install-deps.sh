@@ -19,7 +19,7 @@ cluster_packages=(
 )
 # Real log sources and tools used by tests and the demo.
 tool_packages=(
-  systemd-journal-remote sqlite3 prometheus python3 curl ca-certificates jq
+  systemd systemd-journal-remote sqlite3 prometheus python3 curl ca-certificates jq
   rpm                     # rpmbuild, rpm -qlp/-qRp: scripts/build-rpms.sh
   chromium nodejs         # the dashboard in headless Chromium via playwright-core (tests/browser)
   ripgrep linux-perf      # bench/: the extraction reference and its profile (docs/benchmarks.md)

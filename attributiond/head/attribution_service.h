@@ -10,6 +10,7 @@
 #include "attributiond/ops/daemon_metrics.h"
 #include "attributiond/store/job_store.h"
 #include "common/auth.h"
+#include "common/config.h"
 
 namespace attrib::head {
 
@@ -37,12 +38,17 @@ class AttributionService final : public v1::Attribution::Service {
   // Admins only (fleet_rpcs.cpp); answered by the backfill function (set_backfill).
   grpc::Status Backfill(grpc::ServerContext* context, const v1::BackfillRequest* request,
                         v1::BackfillResponse* response) override;
+  // Admins only (fleet_rpcs.cpp): store::archive_stats with the retention settings.
+  grpc::Status GetArchiveStats(grpc::ServerContext* context, const v1::ArchiveStatsRequest* request,
+                               v1::FleetReport* response) override;
 
   // Queues from slurmdbd the attempts the archive lacks: one job's (job_id), or those that
   // ended since `since` (job_id empty). Set by the head daemon, which owns accounting.
   using BackfillFn =
       std::function<Result<SweepCount>(const std::string& cluster, const std::string& job_id, TimeUs since)>;
   void set_backfill(BackfillFn backfill) { backfill_ = std::move(backfill); }
+  // The retention GetArchiveStats reports next to the figures.
+  void set_retention(common::ArchiveConfig retention) { retention_ = retention; }
 
  private:
   store::JobStore& store_;
@@ -52,6 +58,7 @@ class AttributionService final : public v1::Attribution::Service {
   ops::HeadMetrics* metrics_;
   fleet::FleetPolicy fleet_;
   BackfillFn backfill_;
+  common::ArchiveConfig retention_;
 };
 
 // Shared by the RPC, the spool drain and the sweep: queue one job; returns whether it was

@@ -7,6 +7,7 @@
 
 #include "attributiond/fleet/fleet_report.h"
 #include "attributiond/head/attribution_service.h"
+#include "attributiond/store/retention.h"
 #include "common/grpc_status.h"
 #include "core/clock.h"
 #include "core/json_text.h"
@@ -118,6 +119,47 @@ grpc::Status AttributionService::Backfill(grpc::ServerContext* context, const v1
   response->set_queued(count->queued);
   response->set_known(count->known);
   if (count->queued > 0) on_enqueued_();
+  return grpc::Status::OK;
+}
+
+grpc::Status AttributionService::GetArchiveStats(grpc::ServerContext* context, const v1::ArchiveStatsRequest* request,
+                                                 v1::FleetReport* response) {
+  auto caller = auth_->authenticate(context, common::kGetArchiveStats, *request);
+  if (!caller) {
+    spdlog::warn("GetArchiveStats from {} rejected: {}", peer(context), caller.error().message);
+    return common::to_grpc_status(caller.error());
+  }
+  if (!auth_->is_admin(*caller)) {
+    return common::to_grpc_status(Error{kAuthDenied, "the archive's figures are for admins (root, the SlurmUser, "
+                                                     "auth.admin_group); uid " +
+                                                         std::to_string(caller->uid) + " is not one"});
+  }
+  auto stats = store::archive_stats(store_);
+  if (!stats) return common::to_grpc_status(stats.error());
+  const auto time_or_null = [](const std::optional<TimeUs>& t) -> nlohmann::json {
+    return t ? nlohmann::json(format_time(*t)) : nlohmann::json(nullptr);
+  };
+  nlohmann::json out = {
+      {"file_bytes", stats->file_bytes},
+      {"used_bytes", stats->used_bytes},
+      {"runs", stats->runs},
+      {"queued", stats->queued},
+      {"dead_lettered", stats->dead_lettered},
+      {"oldest_run", time_or_null(stats->oldest_run)},
+      {"newest_run", time_or_null(stats->newest_run)},
+      {"evidence",
+       {{"runs", stats->evidence_runs},
+        {"stored_bytes", stats->evidence_stored_bytes},
+        {"raw_bytes", stats->evidence_raw_bytes},
+        {"pruned_runs", stats->evidence_pruned},
+        {"oldest", time_or_null(stats->oldest_evidence)}}},
+      {"retention",
+       {{"retention_days", retention_.retention_days},
+        {"evidence_retention_days", retention_.evidence_retention_days},
+        {"max_bytes", retention_.max_bytes},
+        {"prune_interval_s", retention_.prune_interval_s}}},
+  };
+  response->set_json(json_text(out));
   return grpc::Status::OK;
 }
 

@@ -7,6 +7,7 @@
 
 #include "attributiond/head/sweep.h"
 #include "attributiond/ops/grpc_server.h"
+#include "attributiond/store/retention.h"
 #include "common/grpc_limits.h"
 #include "common/spool.h"
 #include "core/clock.h"
@@ -70,6 +71,7 @@ Status HeadDaemon::start() {
   if (remediator_ && remediator_->enabled())
     spdlog::warn("remediation.mode {}: nodes blamed by trusted verdicts are {} (docs/fleet.md)",
                  config_.remediation.mode, config_.remediation.mode == "drain" ? "drained" : "reported, not drained");
+  service_->set_retention(config_.archive);
   // An admin's attrib-show --attribute / --backfill: a slurmdbd connection per call.
   service_->set_backfill(
       [this](const std::string& cluster, const std::string& job_id, TimeUs since) -> Result<SweepCount> {
@@ -112,6 +114,7 @@ Status HeadDaemon::start() {
   drain_spool();  // jobs that ended while we were down come first
   threads_.emplace_back([this] { spool_loop(); });
   if (config_.head.sweep) threads_.emplace_back([this] { sweep_loop(); });
+  threads_.emplace_back([this] { prune_loop(); });
   for (int i = 0; i < config_.head.workers; ++i) threads_.emplace_back([this] { worker_loop(); });
   return ok_status();
 }
@@ -203,6 +206,45 @@ void HeadDaemon::sweep_loop() {
           wake();
         }
       }
+    }
+    lock.lock();
+  }
+}
+
+void HeadDaemon::prune_loop() {
+  // Once at start, then every archive.prune_interval_s. Runs the sweep may still look
+  // for (its lookback and the wait for a final record) are never deleted.
+  auto next = std::chrono::steady_clock::now();
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    wakeup_.wait_until(lock, next, [&] { return stopping_.load() || std::chrono::steady_clock::now() >= next; });
+    if (stopping_) break;
+    next = std::chrono::steady_clock::now() + std::chrono::seconds(config_.archive.prune_interval_s);
+    lock.unlock();
+    const TimeUs now = wall_clock_us();
+    const auto days_ago = [&](int days) -> std::optional<TimeUs> {
+      if (days <= 0) return std::nullopt;
+      return now - static_cast<TimeUs>(days) * 86400 * kSecond;
+    };
+    store::RetentionPolicy policy;
+    policy.evidence_before = days_ago(config_.archive.evidence_retention_days);
+    policy.runs_before = days_ago(config_.archive.retention_days);
+    policy.max_bytes = static_cast<uint64_t>(config_.archive.max_bytes);
+    policy.keep_runs_after =
+        now - static_cast<TimeUs>(config_.head.sweep_lookback_s + config_.head.scope_max_wait_s) * kSecond;
+    auto pruned = store::prune_archive(*store_, policy, now);
+    if (!pruned) {
+      spdlog::warn("archive retention failed, tried again next time: {}", pruned.error().message);
+    } else {
+      metrics_.archive_pruned.labels({"evidence"}).inc(static_cast<double>(pruned->evidence_pruned));
+      metrics_.archive_pruned.labels({"runs"}).inc(static_cast<double>(pruned->runs_pruned));
+      metrics_.archive_used_bytes.get().set(static_cast<double>(pruned->bytes_after));
+      if (pruned->evidence_pruned + pruned->runs_pruned > 0)
+        spdlog::info("archive retention: raw evidence of {} runs and {} whole runs pruned; {} -> {} bytes in use",
+                     pruned->evidence_pruned, pruned->runs_pruned, pruned->bytes_before, pruned->bytes_after);
+      if (pruned->over_cap)
+        spdlog::warn("archive retention: {} bytes in use, over archive.max_bytes {}, and nothing more may go",
+                     pruned->bytes_after, config_.archive.max_bytes);
     }
     lock.lock();
   }

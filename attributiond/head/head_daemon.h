@@ -52,6 +52,7 @@ class HeadDaemon {
   void spool_loop();
   void drain_spool();
   void sweep_loop();
+  void prune_loop();
   void wake();
 
   common::Config config_;

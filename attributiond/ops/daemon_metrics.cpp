@@ -66,7 +66,14 @@ HeadMetrics::HeadMetrics(ops::MetricsRegistry& registry)
                                           "Jobs given up after head.max_failures failed attempts (or whose queued "
                                           "request could not be decoded), by the step that failed last; listed by "
                                           "attrib-show --failed.",
-                                          {"step"})) {}
+                                          {"step"})),
+      archive_pruned(registry.counter("attrib_archive_pruned_total",
+                                      "Archived runs the archive's retention pruned (archive.*), by what went: "
+                                      "evidence (the run's raw evidence only) or runs (the whole run).",
+                                      {"what"})),
+      archive_used_bytes(registry.gauge("attrib_archive_used_bytes",
+                                        "Bytes of the archive's SQLite pages in use (what archive.max_bytes "
+                                        "bounds), as of the last retention pass.")) {}
 
 void HeadMetrics::record_verdict(const Verdict& verdict, TimeUs job_ended, TimeUs archived_at) {
   jobs_attributed.get().inc();

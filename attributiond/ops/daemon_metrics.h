@@ -33,6 +33,8 @@ struct HeadMetrics {
   ops::Family<ops::Histogram>& attribution_latency;
   ops::Family<ops::Counter>& spool_quarantined;
   ops::Family<ops::Counter>& jobs_dead_lettered;  // step
+  ops::Family<ops::Counter>& archive_pruned;      // what: evidence | runs
+  ops::Family<ops::Gauge>& archive_used_bytes;
 
   // Counts one archived verdict: the job, its domain/rule, its coverage rows, and the
   // latency from `job_ended` (the job's end, else the hook's time) to `archived_at`.

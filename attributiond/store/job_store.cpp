@@ -253,6 +253,13 @@ CREATE TABLE evidence (
   FOREIGN KEY (cluster, job_id, run) REFERENCES jobs (cluster, job_id, run) ON DELETE CASCADE
 );
 )sql",
+    // 8: when retention dropped a run's raw evidence (store/retention.h): such a run is
+    // reported, not judged again, by attrib-reattribute. jobs_finished serves pruning's
+    // oldest-first scans.
+    R"sql(
+ALTER TABLE jobs ADD COLUMN evidence_pruned_us INTEGER;
+CREATE INDEX jobs_finished ON jobs (COALESCE(done_us, failed_us, archived_us, received_us));
+)sql",
 };
 
 Error db_error(const store::Statement& stmt) { return Error{kDbStep, stmt.error()}; }

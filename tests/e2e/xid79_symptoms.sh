@@ -44,4 +44,10 @@ expect_contains "$(cat "$run_dir/export.txt")" "with its raw evidence" "attrib-s
 "$ATTRIB_SHOW" --server "$DAEMON_ADDR" --json "$job" > "$run_dir/archived.json"
 cmp -s "$run_dir/replayed.json" "$run_dir/archived.json" ||
   fail "the replayed raw evidence gives another verdict: $(diff "$run_dir/archived.json" "$run_dir/replayed.json" | head -c 600)"
+# The archive's figures as an admin reads them: this job's raw evidence is counted.
+"$ATTRIB_SHOW" --server "$DAEMON_ADDR" --stats --json >"$run_dir/stats.json" 2>&1 || fail "stats: $(cat "$run_dir/stats.json")"
+[ "$(jq '.evidence.runs >= 1 and .evidence.stored_bytes > 0 and .used_bytes > 0' "$run_dir/stats.json")" = true ] ||
+  fail "attrib-show --stats: $(cat "$run_dir/stats.json")"
+stats_text=$("$ATTRIB_SHOW" --server "$DAEMON_ADDR" --stats)
+expect_contains "$stats_text" "Retention: raw evidence 30 days" "attrib-show --stats"
 echo PASS

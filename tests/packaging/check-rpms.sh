@@ -29,7 +29,8 @@ release=$(rpm -qp --qf '%{RELEASE}' "$(rpm_of spank)")
 [[ "$release" == 1.slurm$slurm* ]] || fail "spank Release '$release' does not name Slurm $slurm"
 
 spank=$(files spank)
-[ "$spank" = "$(printf '%s\n' /usr/lib64/slurm/spank_attrib.so /etc/slurm/plugstack.conf.d/attrib.conf /var/spool/attrib/tasks | sort)" ] ||
+[ "$spank" = "$(printf '%s\n' /usr/lib64/slurm/spank_attrib.so /etc/slurm/plugstack.conf.d/attrib.conf /var/spool/attrib/tasks \
+  /usr/lib/tmpfiles.d/attrib-spank.conf | sort)" ] ||
   fail "attrib-spank files:"$'\n'"$spank"
 has_line "$(flags spank)" "cn root -rw-r--r-- /etc/slurm/plugstack.conf.d/attrib.conf" "plugstack snippet is %config(noreplace)"
 spank_requires=$(requires spank)
@@ -37,7 +38,7 @@ has_line "$spank_requires" "(slurm >= $slurm with slurm < $slurm.99)" "spank req
 lacks "$spank_requires" "libgrpc" "the plugin has no gRPC"
 lacks "$spank_requires" "libslurm" "the plugin gets slurm symbols from its host process"
 
-[ "$(files epilog)" = "$(printf '%s\n' /usr/libexec/attrib/attrib-epilog /var/spool/attrib | sort)" ] ||
+[ "$(files epilog)" = "$(printf '%s\n' /usr/libexec/attrib/attrib-epilog /var/spool/attrib /usr/lib/tmpfiles.d/attrib-epilog.conf | sort)" ] ||
   fail "attrib-epilog files:"$'\n'"$(files epilog)"
 has_line "$(flags epilog)" " slurm drwxr-x--- /var/spool/attrib" "the hook's spool belongs to SlurmUser"
 grep -q "libgrpc++" <<<"$(requires epilog)" || fail "attrib-epilog does not require libgrpc++"

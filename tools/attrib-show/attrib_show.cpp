@@ -122,16 +122,24 @@ grpc::Status list_verdicts(attrib::v1::Attribution::Stub& stub, const attrib::co
   return grpc::Status::OK;
 }
 
-// --node, --since and --failed: one RPC (--since: one per page), its JSON printed as is or
-// rendered as text.
+// --node, --since, --failed and --stats: one RPC (--since: one per page), its JSON printed
+// as is or rendered as text.
 int show_fleet_report(attrib::v1::Attribution::Stub& stub, const attrib::common::AuthConfig& auth,
                       const std::string& server, const std::string& cluster, const std::string& node, int64_t since_us,
-                      const std::string& domain, bool failed, bool json) {
+                      const std::string& domain, bool failed, bool stats, bool json) {
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
   attrib::v1::FleetReport response;
   grpc::Status status;
-  if (failed) {
+  if (stats) {
+    attrib::v1::ArchiveStatsRequest request;
+    if (auto signed_ = attrib::common::attach_credential(context, auth, attrib::common::kGetArchiveStats, request);
+        !signed_) {
+      std::fprintf(stderr, "attrib-show: %s\n", signed_.error().message.c_str());
+      return 2;
+    }
+    status = stub.GetArchiveStats(&context, request, &response);
+  } else if (failed) {
     attrib::v1::FailedListRequest request;
     request.set_cluster(cluster);
     if (auto signed_ = attrib::common::attach_credential(context, auth, attrib::common::kListFailed, request);
@@ -177,7 +185,8 @@ int show_fleet_report(attrib::v1::Attribution::Stub& stub, const attrib::common:
     return 2;
   }
   // Reports quote job names and log lines: shown with their control characters escaped.
-  std::cout << attrib::terminal_safe(failed         ? attrib::show::render_failed_list_text(report)
+  std::cout << attrib::terminal_safe(stats          ? attrib::show::render_archive_stats_text(report)
+                                     : failed       ? attrib::show::render_failed_list_text(report)
                                      : node.empty() ? attrib::show::render_verdict_list_text(report)
                                                     : attrib::show::render_node_history_text(report));
   return 0;
@@ -353,6 +362,9 @@ int main(int argc, char** argv) {
   app.add_flag("--failed", failed,
                "list the jobs given up after head.max_failures failed attempts, with their last error (your own "
                "unless you are an admin)");
+  bool stats = false;
+  app.add_flag("--stats", stats,
+               "admins: the archive's size and age, its raw evidence, and the retention that prunes it");
   bool dashboard = false;
   std::string dashboard_url;
   app.add_flag("--dashboard", dashboard, "print a one-time login link for the web dashboard instead of a verdict");
@@ -396,9 +408,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "attrib-show: --backfill goes with --since alone\n");
     return 2;
   }
-  const bool fleet_query = (!node.empty() || !since.empty() || failed) && !backfill;
+  const bool fleet_query = (!node.empty() || !since.empty() || failed || stats) && !backfill;
   if (job_id.empty() && !dashboard && !fleet_query && !backfill) {
-    std::fprintf(stderr, "attrib-show: a job id is required (or --node, --since, --backfill, --dashboard)\n%s",
+    std::fprintf(stderr, "attrib-show: a job id is required (or --node, --since, --failed, --stats, --backfill, "
+                         "--dashboard)\n%s",
                  app.help().c_str());
     return 2;
   }
@@ -455,7 +468,7 @@ int main(int argc, char** argv) {
       }
       since_us = *parsed;
     }
-    return show_fleet_report(*stub, auth, server, cluster, node, since_us, domain, failed, json);
+    return show_fleet_report(*stub, auth, server, cluster, node, since_us, domain, failed, stats, json);
   }
   if (all_runs) {
     // The newest run says how many there are (a run folded into another leaves a gap,

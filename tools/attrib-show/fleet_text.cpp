@@ -1,6 +1,7 @@
 #include "tools/attrib-show/fleet_text.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <vector>
 
 namespace attrib::show {
@@ -186,6 +187,38 @@ std::string render_array_rollup_text(const nlohmann::json& report) {
   if (const int64_t omitted = report.value("failed_tasks_omitted", int64_t{0}); omitted > 0)
     out += "  ... and " + std::to_string(omitted) + " more (attrib-show --since ... lists them)\n";
   return out + "One task: attrib-show " + text(report["array_job_id"]) + "_<task>\n";
+}
+
+std::string render_archive_stats_text(const nlohmann::json& report) {
+  const auto mib = [](const nlohmann::json& bytes) {
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "%.1f MiB", bytes.is_number() ? bytes.get<double>() / (1024 * 1024) : 0.0);
+    return std::string(buffer);
+  };
+  const auto number = [](const nlohmann::json& value) { return value.is_number() ? value.dump() : "-"; };
+  const auto days = [&](const nlohmann::json& value, const char* none) {
+    return value.is_number() && value.get<int64_t>() > 0 ? value.dump() + " days" : std::string(none);
+  };
+  // A member the daemon did not send reads as null (an older daemon), never as a throw.
+  const auto at = [](const nlohmann::json& object, const char* key) {
+    return object.is_object() && object.contains(key) ? object[key] : nlohmann::json();
+  };
+  const nlohmann::json evidence = at(report, "evidence");
+  const nlohmann::json retention = at(report, "retention");
+  std::string out;
+  out += "Archive:   " + mib(at(report, "used_bytes")) + " in use, file " + mib(at(report, "file_bytes")) + "\n";
+  out += "Runs:      " + number(at(report, "runs")) + " (" + number(at(report, "queued")) + " not done, " +
+         number(at(report, "dead_lettered")) + " given up), oldest " + short_time(at(report, "oldest_run")) + ", newest " +
+         short_time(at(report, "newest_run")) + "\n";
+  out += "Evidence:  raw evidence of " + number(at(evidence, "runs")) + " runs, " + mib(at(evidence, "stored_bytes")) +
+         " stored (" + mib(at(evidence, "raw_bytes")) + " raw), oldest " + short_time(at(evidence, "oldest")) + "; pruned from " +
+         number(at(evidence, "pruned_runs")) + " runs\n";
+  const nlohmann::json cap = at(retention, "max_bytes");
+  const bool capped = cap.is_number() && cap.get<double>() > 0;
+  out += "Retention: raw evidence " + days(at(retention, "evidence_retention_days"), "kept") + ", runs " +
+         days(at(retention, "retention_days"), "kept") + ", cap " + (capped ? mib(cap) : "none") +
+         ", applied every " + number(at(retention, "prune_interval_s")) + " s\n";
+  return out;
 }
 
 }  // namespace attrib::show

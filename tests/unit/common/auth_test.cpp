@@ -522,6 +522,23 @@ TEST_F(AuthTest, NodeHistoryIsForAdminsAndVerdictListsAreFilteredForOthers) {
   EXPECT_EQ(stub_->GetNodeHistory(&context, request, &report).error_code(), grpc::StatusCode::UNAUTHENTICATED);
 }
 
+// The archive's figures (attrib-show --stats) are for admins.
+TEST_F(AuthTest, ArchiveStatsAreForAdmins) {
+  StartHead();
+  auto stats_as = [&](uid_t uid, v1::FleetReport* response) {
+    v1::ArchiveStatsRequest request;
+    grpc::ClientContext context;
+    context.AddMetadata(std::string(common::kMetadataKey), Credential(uid, common::kGetArchiveStats, request));
+    return stub_->GetArchiveStats(&context, request, response);
+  };
+  v1::FleetReport report;
+  grpc::Status denied = stats_as(kNobody, &report);
+  EXPECT_EQ(denied.error_code(), grpc::StatusCode::PERMISSION_DENIED) << denied.error_message();
+  grpc::Status allowed = stats_as(0, &report);
+  ASSERT_TRUE(allowed.ok()) << allowed.error_message();
+  EXPECT_TRUE(nlohmann::json::parse(report.json()).contains("used_bytes")) << report.json();
+}
+
 namespace {
 
 // munged dead, its socket file left behind (SIGKILL): libmunge retries the refused socket

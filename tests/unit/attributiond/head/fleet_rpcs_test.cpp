@@ -108,3 +108,26 @@ TEST_F(FleetRpcsTest, SubmitJobEndedAnswersWhileAReadIsOpen) {
   ASSERT_TRUE(record && record->has_value());
   EXPECT_EQ((*record)->status, "queued");
 }
+
+// attrib-show --stats: the store's figures with the retention the daemon applies.
+TEST_F(FleetRpcsTest, ArchiveStatsReportSizeAgeAndRetention) {
+  v1::JobEnded request;
+  request.set_job_id("1");
+  request.set_node_list("n1");
+  ASSERT_TRUE(store_->enqueue(request, "lab", kStart));
+  common::ArchiveConfig retention;
+  retention.evidence_retention_days = 7;
+  retention.max_bytes = 1 << 30;
+  service_->set_retention(retention);
+  v1::ArchiveStatsRequest stats_request;
+  v1::FleetReport report;
+  ASSERT_TRUE(service_->GetArchiveStats(nullptr, &stats_request, &report).ok());
+  auto json = nlohmann::json::parse(report.json());
+  EXPECT_EQ(json["runs"], 1);
+  EXPECT_EQ(json["queued"], 1);
+  EXPECT_EQ(json["oldest_run"], format_time(kStart));
+  EXPECT_GT(json["used_bytes"].get<int64_t>(), 0);
+  EXPECT_EQ(json["evidence"]["runs"], 0);
+  EXPECT_EQ(json["retention"]["evidence_retention_days"], 7);
+  EXPECT_EQ(json["retention"]["max_bytes"], 1 << 30);
+}

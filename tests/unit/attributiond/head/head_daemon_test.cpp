@@ -371,6 +371,49 @@ TEST_F(HeadDaemonTest, TheArchivedRawEvidenceReplaysToTheVerdictByteForByte) {
   EXPECT_EQ(files.at("n1/kernel.jsonl").find("after the window"), std::string::npos);
 }
 
+// The daemon applies the archive's retention at start: over archive.max_bytes, a finished
+// run's raw evidence goes (counted), its verdict stays, and the run itself, inside the
+// sweep's lookback, is kept.
+TEST_F(HeadDaemonTest, RetentionAtStartDropsRawEvidenceOverTheCapAndKeepsTheVerdict) {
+  const TimeUs start = wall_clock_us() - 60 * kSecond;
+  const TimeUs end = wall_clock_us() - 10 * kSecond;
+  Inject("n1", start + 25 * kSecond, {"--transport", "kernel", "--uid", "0"}, "a kernel line no rule knows");
+  AddRecord("102", "FAILED", 1, start, end, "");
+  Start();
+  v1::SubmitResponse submitted;
+  ASSERT_TRUE(Submit("102", &submitted).ok());
+  WaitDone("102");
+  daemon_.reset();
+  {
+    auto store = store::JobStore::open(config_.head.database);
+    ASSERT_TRUE(store);
+    auto kept = (*store)->evidence({"lab", "102"});
+    ASSERT_TRUE(kept.ok() && kept->has_value()) << "no raw evidence archived to prune";
+  }
+
+  config_.archive.max_bytes = 1;
+  Start();
+  bool pruned = false;
+  for (int i = 0; i < 500 && !pruned; ++i) {
+    pruned = daemon_->metrics_registry().render().find("attrib_archive_pruned_total{what=\"evidence\"} 1") !=
+             std::string::npos;
+    if (!pruned) std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_TRUE(pruned) << daemon_->metrics_registry().render();
+  EXPECT_NE(daemon_->metrics_registry().render().find("attrib_archive_pruned_total{what=\"runs\"} 0"),
+            std::string::npos);
+  daemon_.reset();
+  auto store = store::JobStore::open(config_.head.database);
+  ASSERT_TRUE(store);
+  auto evidence = (*store)->evidence({"lab", "102"});
+  ASSERT_TRUE(evidence.ok());
+  EXPECT_FALSE(evidence->has_value());
+  auto record = (*store)->lookup("lab", "102");
+  ASSERT_TRUE(record.ok() && record->has_value());
+  EXPECT_EQ((*record)->status, "done");
+  EXPECT_TRUE((*record)->verdict_json.has_value());
+}
+
 // Several workers under load with real gRPC and SQLite (a test, not a benchmark): 500 job
 // ends, each reported by both hooks from four client threads at once, attributed by four
 // workers. Every job gets exactly one archived verdict (one run) and one comment write:
@@ -421,7 +464,9 @@ TEST_F(HeadDaemonTest, FourWorkersAndFiveHundredJobsGiveEachJobOneVerdictAndOneC
     v1::GetVerdictResponse response;
     ASSERT_TRUE(stub_->GetVerdict(&context, request, &response).ok()) << id;
     EXPECT_EQ(response.status(), "done") << id;
-    if (response.status() == "done") EXPECT_EQ(nlohmann::json::parse(response.verdict_json())["domain"], "GPU_HARDWARE");
+    if (response.status() == "done") {
+      EXPECT_EQ(nlohmann::json::parse(response.verdict_json())["domain"], "GPU_HARDWARE");
+    }
   }
   {
     std::lock_guard lock(state_->mutex);
