@@ -6,11 +6,13 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include <grpcpp/grpcpp.h>
 #include <spdlog/spdlog.h>
@@ -125,6 +127,26 @@ inline std::string verdict_status(v1::Attribution::Stub& stub, const std::string
   }
   if (json) *json = response.verdict_json();
   return response.status();
+}
+
+// Submits the job and waits (GetVerdict every 2 ms) until its verdict is archived (status
+// archived or done: the comment write may still be pending). Returns the seconds from the
+// submit; the verdict JSON in *json. Throws when not accepted or not archived in time.
+inline double submit_until_archived(v1::Attribution::Stub& stub, const v1::JobEnded& job, std::string* json,
+                                    double timeout_s = 600) {
+  const double t0 = now_s();
+  {
+    grpc::ClientContext context;
+    v1::SubmitResponse response;
+    if (!stub.SubmitJobEnded(&context, job, &response).ok() || !response.accepted())
+      throw std::runtime_error("JobEnded of job " + job.job_id() + " not accepted");
+  }
+  std::string status;
+  auto archived = [](const std::string& st) { return st == "archived" || st == "done"; };
+  while (!archived(status = verdict_status(stub, job.job_id(), json)) && now_s() - t0 < timeout_s)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  if (!archived(status)) throw std::runtime_error("job " + job.job_id() + " not archived in time");
+  return now_s() - t0;
 }
 
 // Reads a recorded bundle's job.json (the real bundle reader) for the accounting template.

@@ -85,6 +85,7 @@ step 4-burst "$bin/attrib-bench-burst" --jobs "$jobs" --lines "$lines"
 step 5-fanout "$bin/attrib-bench-fanout" --nodes "$nodes" --entries "$entries"
 step 7-list "$bin/attrib-bench-list" --rows "$rows"
 step 8-bounded "$bin/attrib-bench-bounded" --ranks "$prefixes" --lines "$prefixes"
+step 9-archive "$bin/attrib-bench-archive" --nodes "$nodes" --storm "$storm"
 if ((e2e)); then
   step 6-e2e "$here/e2e_sacct_latency.sh" --build "$build"
 fi

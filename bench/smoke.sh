@@ -45,4 +45,6 @@ run bounded "$bin/attrib-bench-bounded" --ranks 500 --lines 500
 check bounded bounded.seconds bounded.xid_is_root_cause
 run fanout "$bin/attrib-bench-fanout" --nodes 4 --entries 500 --repeat 1
 check fanout fanout.median_s
+run archive "$bin/attrib-bench-archive" --quiet 50 --nodes 3 --entries 200 --storm 2000 --jobs 5
+check archive archive.quiet.bytes_per_job archive.failing.bytes_per_job archive.storm.evidence_stored
 exit $fail
