@@ -441,8 +441,9 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
 
   // Only here, in the head's worker after the archive, may a node be drained (never from
   // a hook). Idempotent per job, so a retried attempt does not act twice; its failure is
-  // recorded and logged and does not hold the comment back.
-  if (context.remediator != nullptr && context.remediator->enabled()) {
+  // recorded and logged and does not hold the comment back. A re-attributed run never
+  // acts: its node may have been repaired since the job ran.
+  if (context.remediator != nullptr && context.remediator->enabled() && !job.revised) {
     if (auto acted = context.remediator->after_verdict(context.store, job.key, now); !acted)
       spdlog::error("job {}: remediation: {}", job_id, acted.error().message);
   }

@@ -260,6 +260,29 @@ CREATE TABLE evidence (
 ALTER TABLE jobs ADD COLUMN evidence_pruned_us INTEGER;
 CREATE INDEX jobs_finished ON jobs (COALESCE(done_us, failed_us, archived_us, received_us));
 )sql",
+    // 9: re-attribution (attrib-reattribute --apply) keeps every verdict a run has had:
+    // version 0 is the one the run was first judged with, each later one a re-judging of
+    // its raw evidence under another pack, with that pack's hash. revised_us: when the run
+    // was last revised (its comment is then rewritten, and nothing acts on the verdict).
+    R"sql(
+CREATE TABLE verdict_versions (
+  cluster         TEXT NOT NULL,
+  job_id          TEXT NOT NULL,
+  run             INTEGER NOT NULL,
+  version         INTEGER NOT NULL,
+  time_us         INTEGER NOT NULL,
+  ruleset_version TEXT NOT NULL,
+  ruleset_hash    TEXT NOT NULL,
+  domain          TEXT NOT NULL,
+  rule            TEXT NOT NULL,
+  confidence      TEXT NOT NULL,
+  why             TEXT NOT NULL,
+  verdict_json    TEXT NOT NULL,
+  PRIMARY KEY (cluster, job_id, run, version),
+  FOREIGN KEY (cluster, job_id, run) REFERENCES jobs (cluster, job_id, run) ON DELETE CASCADE
+);
+ALTER TABLE jobs ADD COLUMN revised_us INTEGER;
+)sql",
 };
 
 Error db_error(const store::Statement& stmt) { return Error{kDbStep, stmt.error()}; }
@@ -345,6 +368,53 @@ Status insert_history(store::Database& db, const JobKey& key, const Verdict& ver
       .bind(14, int64_t{trusted});
   bind_owner(ins, 15, request);
   return ins.run();
+}
+
+// A verdict's events and coverage rows (archive, revise).
+Status insert_events(store::Database& db, const JobKey& key, const std::vector<Event>& events) {
+  for (const Event& e : events) {
+    auto ins = db.prepare(
+        "INSERT INTO events (cluster, job_id, run, event_id, kind, rule, node, source, time_us, seq, trusted, "
+        "line, fields, count) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+    ins.bind(1, key.cluster)
+        .bind(2, key.job_id)
+        .bind(3, key.run)
+        .bind(4, e.id)
+        .bind(5, e.kind)
+        .bind(6, e.rule)
+        .bind(7, e.node)
+        .bind(8, e.source);
+    if (e.time)
+      ins.bind(9, *e.time);
+    else
+      ins.bind_null(9);
+    ins.bind(10, static_cast<int64_t>(e.seq))
+        .bind(11, int64_t{e.trusted})
+        .bind(12, e.line)
+        .bind(13, json_text(e.fields))
+        .bind(14, static_cast<int64_t>(e.count));
+    if (auto s = ins.run(); !s) return s;
+  }
+  return ok_status();
+}
+
+Status insert_coverage(store::Database& db, const JobKey& key, const std::vector<Coverage>& coverage) {
+  for (const Coverage& c : coverage) {
+    auto ins = db.prepare(
+        "INSERT OR REPLACE INTO coverage (cluster, job_id, run, node, source, status, lines, events, detail) "
+        "VALUES (?,?,?,?,?,?,?,?,?)");
+    ins.bind(1, key.cluster)
+        .bind(2, key.job_id)
+        .bind(3, key.run)
+        .bind(4, c.node)
+        .bind(5, c.source)
+        .bind(6, to_string(c.status))
+        .bind(7, static_cast<int64_t>(c.lines))
+        .bind(8, static_cast<int64_t>(c.events))
+        .bind(9, c.detail);
+    if (auto s = ins.run(); !s) return s;
+  }
+  return ok_status();
 }
 
 // Verdicts archived before the history table existed get their rows once, at open.
@@ -499,7 +569,7 @@ Result<std::optional<QueuedJob>> JobStore::next_due(TimeUs now, const std::set<J
   {
     auto stmt = db_.prepare(
         "SELECT cluster, job_id, run, request, attempts, received_us, verdict_json, attempt_submit_us, "
-        "accounting_down_us, accounting_back_us FROM jobs "
+        "accounting_down_us, accounting_back_us, revised_us FROM jobs "
         "WHERE status IN ('queued', 'archived') AND failed_us IS NULL AND next_attempt_us <= ? "
         "ORDER BY next_attempt_us, received_us, job_id, run");
     stmt.bind(1, now);
@@ -519,6 +589,7 @@ Result<std::optional<QueuedJob>> JobStore::next_due(TimeUs now, const std::set<J
       if (!stmt.is_null(7)) job.attempt_submit = stmt.int_at(7);
       if (!stmt.is_null(8)) job.outage.down = stmt.int_at(8);
       if (!stmt.is_null(9)) job.outage.back = stmt.int_at(9);
+      job.revised = !stmt.is_null(10);
       due = std::move(job);
     }
     if (!due && !stmt.error().empty()) return db_error(stmt);
@@ -650,29 +721,7 @@ Status JobStore::archive(const JobKey& key, const Verdict& verdict, const std::v
   if (auto s = owner.run(); !s) return s;
   if (auto s = insert_history(db_, key, verdict, request, now); !s) return s;
 
-  for (const Event& e : events) {
-    auto ins = db_.prepare(
-        "INSERT INTO events (cluster, job_id, run, event_id, kind, rule, node, source, time_us, seq, trusted, "
-        "line, fields, count) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-    ins.bind(1, key.cluster)
-        .bind(2, key.job_id)
-        .bind(3, key.run)
-        .bind(4, e.id)
-        .bind(5, e.kind)
-        .bind(6, e.rule)
-        .bind(7, e.node)
-        .bind(8, e.source);
-    if (e.time)
-      ins.bind(9, *e.time);
-    else
-      ins.bind_null(9);
-    ins.bind(10, static_cast<int64_t>(e.seq))
-        .bind(11, int64_t{e.trusted})
-        .bind(12, e.line)
-        .bind(13, json_text(e.fields))
-        .bind(14, static_cast<int64_t>(e.count));
-    if (auto s = ins.run(); !s) return s;
-  }
+  if (auto s = insert_events(db_, key, events); !s) return s;
   if (evidence != nullptr) {
     auto ins = db_.prepare(
         "INSERT OR REPLACE INTO evidence (cluster, job_id, run, raw_bytes, stored_bytes, lines, dropped_lines, "
@@ -690,22 +739,98 @@ Status JobStore::archive(const JobKey& key, const Verdict& verdict, const std::v
     if (auto s = ins.run(); !s) return s;
   }
   failpoint("archive.mid_transaction");  // verdict, history, events and evidence written, not committed
-  for (const Coverage& c : verdict.coverage) {
-    auto ins = db_.prepare(
-        "INSERT OR REPLACE INTO coverage (cluster, job_id, run, node, source, status, lines, events, detail) "
-        "VALUES (?,?,?,?,?,?,?,?,?)");
-    ins.bind(1, key.cluster)
-        .bind(2, key.job_id)
-        .bind(3, key.run)
-        .bind(4, c.node)
-        .bind(5, c.source)
-        .bind(6, to_string(c.status))
-        .bind(7, static_cast<int64_t>(c.lines))
-        .bind(8, static_cast<int64_t>(c.events))
-        .bind(9, c.detail);
-    if (auto s = ins.run(); !s) return s;
-  }
+  if (auto s = insert_coverage(db_, key, verdict.coverage); !s) return s;
   return tx.commit();
+}
+
+namespace {
+
+Status insert_version(store::Database& db, const JobKey& key, int64_t version, TimeUs time, const Verdict& verdict,
+                      const std::string& why, const std::string& verdict_json) {
+  auto ins = db.prepare(
+      "INSERT INTO verdict_versions (cluster, job_id, run, version, time_us, ruleset_version, ruleset_hash, domain, "
+      "rule, confidence, why, verdict_json) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+  ins.bind(1, key.cluster)
+      .bind(2, key.job_id)
+      .bind(3, key.run)
+      .bind(4, version)
+      .bind(5, time)
+      .bind(6, verdict.ruleset_version)
+      .bind(7, verdict.ruleset_hash)
+      .bind(8, verdict.domain)
+      .bind(9, verdict.root_cause ? verdict.root_cause->rule : "")
+      .bind(10, verdict.confidence)
+      .bind(11, why)
+      .bind(12, verdict_json);
+  return ins.run();
+}
+
+}  // namespace
+
+Result<bool> JobStore::revise(const JobKey& key, const Verdict& verdict, const std::vector<Event>& events,
+                              const std::string& why, TimeUs now) {
+  std::lock_guard lock(mutex_);
+  store::Transaction tx(db_);
+  if (auto s = tx.began(); !s) return s.error();
+  auto current = db_.prepare(
+      "SELECT verdict_json, COALESCE(archived_us, received_us), request FROM jobs "
+      "WHERE cluster = ? AND job_id = ? AND run = ? AND status = 'done' AND verdict_json IS NOT NULL");
+  current.bind(1, key.cluster).bind(2, key.job_id).bind(3, key.run);
+  if (!current.step()) {
+    if (!current.error().empty()) return db_error(current);
+    return false;
+  }
+  const std::string old_json = current.text_at(0);
+  const TimeUs archived = current.int_at(1);
+  v1::JobEnded request;
+  request.ParseFromString(current.text_at(2));
+
+  auto last = db_.prepare("SELECT max(version) FROM verdict_versions WHERE cluster = ? AND job_id = ? AND run = ?");
+  last.bind(1, key.cluster).bind(2, key.job_id).bind(3, key.run);
+  if (!last.step()) return db_error(last);
+  int64_t version = 0;
+  if (last.is_null(0)) {
+    // The first revision: the verdict the run was judged with becomes version 0.
+    auto parsed = verdict_from_json(nlohmann::json::parse(old_json, nullptr, false));
+    if (!parsed) return Error{kDbStep, "job " + key.job_id + ": the archived verdict does not parse: " +
+                                           parsed.error().message};
+    if (auto s = insert_version(db_, key, 0, archived, *parsed, "attributed", old_json); !s) return s.error();
+  } else {
+    version = last.int_at(0);
+  }
+  const std::string new_json = json_text(to_json(verdict));
+  if (auto s = insert_version(db_, key, version + 1, now, verdict, why, new_json); !s) return s.error();
+
+  // The run's verdict rows replaced; archived again so that a worker rewrites its comment.
+  for (const char* table : {"events", "coverage", "history"}) {
+    auto del = db_.prepare(std::string("DELETE FROM ") + table + " WHERE cluster = ? AND job_id = ? AND run = ?");
+    del.bind(1, key.cluster).bind(2, key.job_id).bind(3, key.run);
+    if (auto s = del.run(); !s) return s.error();
+  }
+  auto update = db_.prepare(
+      "UPDATE jobs SET status = 'archived', verdict_json = ?, domain = ?, revised_us = ?, next_attempt_us = 0, "
+      "last_error = '' WHERE cluster = ? AND job_id = ? AND run = ?");
+  update.bind(1, new_json).bind(2, verdict.domain).bind(3, now).bind(4, key.cluster).bind(5, key.job_id).bind(6, key.run);
+  if (auto s = update.run(); !s) return s.error();
+  if (auto s = insert_history(db_, key, verdict, request, archived); !s) return s.error();
+  if (auto s = insert_events(db_, key, events); !s) return s.error();
+  if (auto s = insert_coverage(db_, key, verdict.coverage); !s) return s.error();
+  if (auto s = tx.commit(); !s) return s.error();
+  return true;
+}
+
+Result<std::vector<VerdictVersion>> JobStore::versions(const JobKey& key) {
+  std::lock_guard lock(read_mutex_);
+  auto stmt = read_db_.prepare(
+      "SELECT version, time_us, ruleset_version, ruleset_hash, domain, rule, confidence, why, verdict_json "
+      "FROM verdict_versions WHERE cluster = ? AND job_id = ? AND run = ? ORDER BY version");
+  stmt.bind(1, key.cluster).bind(2, key.job_id).bind(3, key.run);
+  std::vector<VerdictVersion> out;
+  while (stmt.step())
+    out.push_back({stmt.int_at(0), stmt.int_at(1), stmt.text_at(2), stmt.text_at(3), stmt.text_at(4), stmt.text_at(5),
+                   stmt.text_at(6), stmt.text_at(7), stmt.text_at(8)});
+  if (!stmt.error().empty()) return db_error(stmt);
+  return out;
 }
 
 Status JobStore::mark_done(const JobKey& key, TimeUs now) {

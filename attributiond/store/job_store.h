@@ -39,6 +39,7 @@ struct QueuedJob {
   std::optional<std::string> verdict_json;  // set once archived; the comment may still be pending
   std::optional<TimeUs> attempt_submit;     // the judged attempt's row (set with verdict_json)
   AccountingOutage outage;
+  bool revised = false;  // re-attributed (revise): only its comment is rewritten, nothing acts
 };
 
 struct JobRecord {
@@ -77,6 +78,19 @@ struct ArchivedEvidence {
   uint64_t dropped_lines = 0;
   bool complete = false;  // replays to the archived verdict
   std::string note;       // why it is not complete
+};
+
+// One verdict a run has had (table verdict_versions): 0 the first, then each revision.
+struct VerdictVersion {
+  int64_t version = 0;
+  TimeUs time = 0;
+  std::string ruleset_version;
+  std::string ruleset_hash;
+  std::string domain;
+  std::string rule;  // the root cause's; "" without one
+  std::string confidence;
+  std::string why;  // "attributed", or what revised it
+  std::string verdict_json;
 };
 
 class JobStore {
@@ -121,6 +135,15 @@ class JobStore {
   // Removes a run that same_attempt found to be a second report of an attributed attempt:
   // the attempt keeps its one run, and the job id its newest verdict.
   Status drop_second_report(const JobKey& key);
+  // Re-attribution: replaces a finished run's verdict (events, coverage, history) with
+  // `verdict`, keeping the one it replaces as a version (the first revision also keeps the
+  // original as version 0), and queues the run for its comment to be rewritten. Returns
+  // false, changing nothing, when the run is not finished (queued, or its comment not yet
+  // written): its first verdict is still on its way.
+  Result<bool> revise(const JobKey& key, const Verdict& verdict, const std::vector<Event>& events,
+                      const std::string& why, TimeUs now);
+  // Every verdict the run has had, oldest first; empty for a run never revised.
+  Result<std::vector<VerdictVersion>> versions(const JobKey& key);
   Status mark_done(const JobKey& key, TimeUs now);
   // Finishes a job without a verdict, keeping why (e.g. the user opted out).
   Status mark_not_attributed(const JobKey& key, const std::string& why, TimeUs now);

@@ -99,7 +99,7 @@ Status drop_runs(JobStore& store, const std::vector<Candidate>& keys) {
   return store.with_db([&](Database& db) -> Status {
     Transaction tx(db);
     if (auto s = tx.began(); !s) return s;
-    for (const char* table : {"events", "coverage", "history", "evidence", "jobs"}) {
+    for (const char* table : {"events", "coverage", "history", "evidence", "verdict_versions", "jobs"}) {
       if (auto s = for_each_key(db, std::string("DELETE FROM ") + table + " WHERE cluster = ? AND job_id = ? AND run = ?",
                                 keys);
           !s)

@@ -39,9 +39,11 @@ ALLOWED = {
     "tools/attrib-show": ["core", "common", "rules", "proto"],
     "tools/attrib-replay": ["core", "rules"],
     "tools/attrib-rules": ["core", "rules"],
+    # Reads and revises the head's archive directly (an admin on the head host).
+    "tools/attrib-reattribute": ["core", "common", "rules", "proto", "attributiond/store"],
 }
 
-NAMESPACE = {"core": "attrib", "tools/attrib-show": "attrib::show"}
+NAMESPACE = {"core": "attrib", "tools/attrib-show": "attrib::show", "tools/attrib-reattribute": "attrib::reattribute"}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 NAMESPACE_DECL = re.compile(r"^namespace (attrib(?:::\w+)*) \{", re.M)
