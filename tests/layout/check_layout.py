@@ -38,12 +38,14 @@ ALLOWED = {
                      "attributiond/ops"],
     "tools/attrib-show": ["core", "common", "rules", "proto"],
     "tools/attrib-replay": ["core", "rules"],
-    "tools/attrib-rules": ["core", "rules"],
+    # mine reads the head's archive.
+    "tools/attrib-rules": ["core", "common", "rules", "proto", "attributiond/store"],
     # Reads and revises the head's archive directly (an admin on the head host).
     "tools/attrib-reattribute": ["core", "common", "rules", "proto", "attributiond/store"],
 }
 
-NAMESPACE = {"core": "attrib", "tools/attrib-show": "attrib::show", "tools/attrib-reattribute": "attrib::reattribute"}
+NAMESPACE = {"core": "attrib", "tools/attrib-show": "attrib::show", "tools/attrib-reattribute": "attrib::reattribute",
+             "tools/attrib-rules": "attrib::rules_tool"}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 NAMESPACE_DECL = re.compile(r"^namespace (attrib(?:::\w+)*) \{", re.M)

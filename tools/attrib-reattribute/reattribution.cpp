@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "attributiond/store/archive_queries.h"
 #include "common/evidence_archive.h"
 #include "core/json_text.h"
 #include "rules/bundle.h"
@@ -12,31 +13,16 @@
 namespace attrib::reattribute {
 namespace {
 
-struct Candidate {
-  store::JobKey key;
-  std::string status;
-  std::string verdict_json;
-  bool pruned = false;
-};
-
-Result<std::vector<Candidate>> candidates(store::JobStore& store, const Selection& selection) {
-  return store.with_read_db([&](store::Database& db) -> Result<std::vector<Candidate>> {
-    auto stmt = db.prepare(
-        "SELECT cluster, job_id, run, status, verdict_json, evidence_pruned_us IS NOT NULL FROM jobs "
-        "WHERE verdict_json IS NOT NULL AND (? = '' OR cluster = ?) AND (? = '' OR domain = ?) "
-        "AND COALESCE(archived_us, received_us) >= ? ORDER BY COALESCE(archived_us, received_us), job_id, run");
-    stmt.bind(1, selection.cluster).bind(2, selection.cluster).bind(3, selection.domain).bind(4, selection.domain);
-    stmt.bind(5, selection.since.value_or(0));
-    const std::set<std::string> jobs(selection.jobs.begin(), selection.jobs.end());
-    std::vector<Candidate> out;
-    while (stmt.step()) {
-      Candidate c{{stmt.text_at(0), stmt.text_at(1), stmt.int_at(2)}, stmt.text_at(3), stmt.text_at(4),
-                  stmt.int_at(5) != 0};
-      if (jobs.empty() || jobs.count(c.key.job_id) != 0) out.push_back(std::move(c));
-    }
-    if (!stmt.error().empty()) return Error{kDbStep, stmt.error()};
-    return out;
-  });
+Result<std::vector<store::ArchivedRun>> candidates(store::JobStore& store, const Selection& selection) {
+  store::RunFilter filter;
+  filter.since = selection.since;
+  if (!selection.domain.empty()) filter.domains = {selection.domain};
+  filter.cluster = selection.cluster;
+  auto runs = store.with_read_db([&](store::Database& db) { return store::archived_runs(db, filter); });
+  if (!runs || selection.jobs.empty()) return runs;
+  const std::set<std::string> jobs(selection.jobs.begin(), selection.jobs.end());
+  std::erase_if(*runs, [&](const store::ArchivedRun& run) { return jobs.count(run.key.job_id) == 0; });
+  return runs;
 }
 
 std::string rule_of(const Verdict& v) { return v.root_cause ? v.root_cause->rule : ""; }
@@ -62,7 +48,7 @@ Result<Verdict> replay(const store::ArchivedEvidence& evidence, const std::share
   return verdict;
 }
 
-void judge(store::JobStore& store, const Candidate& c, const std::shared_ptr<const rules::RulePack>& pack,
+void judge(store::JobStore& store, const store::ArchivedRun& c, const std::shared_ptr<const rules::RulePack>& pack,
            const std::filesystem::path& scratch, Rejudged& out) {
   auto old = verdict_from_json(nlohmann::json::parse(c.verdict_json, nullptr, false));
   if (!old) {
@@ -85,8 +71,8 @@ void judge(store::JobStore& store, const Candidate& c, const std::shared_ptr<con
     return;
   }
   if (!evidence->has_value()) {
-    out.outcome = c.pruned ? Outcome::Pruned : Outcome::NoEvidence;
-    out.detail = c.pruned ? "its raw evidence was pruned (archive retention)"
+    out.outcome = c.evidence_pruned ? Outcome::Pruned : Outcome::NoEvidence;
+    out.detail = c.evidence_pruned ? "its raw evidence was pruned (archive retention)"
                           : "archived without raw evidence (before it was kept, or head.raw_evidence_max_kib 0)";
     return;
   }
@@ -130,7 +116,7 @@ Result<Report> rejudge(store::JobStore& store, const Selection& selection,
   Report report;
   report.pack_version = rules::pack_version(*pack);
   report.pack_hash = rules::pack_hash(*pack);
-  for (const Candidate& c : *selected) {
+  for (const store::ArchivedRun& c : *selected) {
     Rejudged out;
     out.key = c.key;
     judge(store, c, pack, scratch, out);

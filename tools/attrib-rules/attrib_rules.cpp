@@ -4,6 +4,7 @@
 //   export-patterns  one extraction regex per line (RE2 syntax; ripgrep reads it with -f)
 //   eval             accuracy on a corpus of real incidents, next to a grep baseline
 //   kinds            every event kind with its role: root cause, symptom, benign
+//   mine             templates of what no rule explains in the archive, with rule skeletons
 // Exit codes: 0 ok, 1 a check failed, 2 usage.
 #include <cstdio>
 #include <iostream>
@@ -17,6 +18,10 @@
 #include "rules/golden.h"
 #include "rules/pack_location.h"
 #include "rules/pack_patterns.h"
+#include "common/config.h"
+#include "common/time_spec.h"
+#include "core/clock.h"
+#include "tools/attrib-rules/mine.h"
 
 namespace {
 
@@ -258,6 +263,22 @@ int main(int argc, char** argv) {
   eval->add_flag("-v,--verbose", verbose, "list every incident, not only the misses");
   CLI::App* kinds = app.add_subcommand("kinds", "every event kind with its role: root cause, symptom, benign");
   pack_options(kinds);
+  attrib::rules_tool::MineOptions mine_options;
+  std::string mine_config = "/etc/attrib/attrib.yaml", mine_since;
+  CLI::App* mine = app.add_subcommand(
+      "mine", "templates of the lines no rule explains in the archive's UNATTRIBUTED and low-confidence attempts");
+  pack_options(mine);
+  mine->add_option("-c,--config", mine_config, "configuration file (for head.database)")->capture_default_str();
+  mine->add_option("--database", mine_options.database, "the head's archive (overrides head.database)");
+  mine->add_option("--since", mine_since, "only attempts archived since an age (7d, 24h) or an ISO 8601 date/time");
+  mine->add_option("--top", mine_options.top, "templates listed")->capture_default_str();
+  mine->add_option("--propose", mine_options.propose, "rule skeletons proposed, for the best templates")
+      ->capture_default_str();
+  mine->add_option("--baseline", mine_options.baseline,
+                   "successful attempts (newest) whose lines rank background noise down; 0: none")
+      ->capture_default_str();
+  mine->add_option("--out", mine_options.out_dir, "write the skeletons there as mined-<n>.yaml (a --site directory)");
+  mine->add_flag("--json", mine_options.json, "print the templates as JSON (schema attrib.mined_templates.v1)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -278,6 +299,25 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (eval->parsed()) return run_eval(*pack, corpus, floor_file, markdown, verbose);
+  if (mine->parsed()) {
+    if (mine_options.database.empty()) {
+      auto config = attrib::common::load_config(mine_config);
+      if (!config) {
+        std::fprintf(stderr, "attrib-rules mine: %s (or pass --database)\n", config.error().message.c_str());
+        return 2;
+      }
+      mine_options.database = config->head.database;
+    }
+    if (!mine_since.empty()) {
+      auto parsed = attrib::common::parse_time_spec(mine_since, attrib::wall_clock_us());
+      if (!parsed) {
+        std::fprintf(stderr, "attrib-rules mine: --since: %s\n", parsed.error().message.c_str());
+        return 2;
+      }
+      mine_options.since = *parsed;
+    }
+    return attrib::rules_tool::run_mine(*pack, mine_options);
+  }
   if (kinds->parsed()) {
     int orphans = 0;
     for (const auto& role : attrib::rules::kind_roles(**pack)) {

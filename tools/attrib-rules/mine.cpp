@@ -1,0 +1,203 @@
+#include "tools/attrib-rules/mine.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "attributiond/store/archive_queries.h"
+#include "attributiond/store/job_store.h"
+#include "common/evidence_archive.h"
+#include "core/json_text.h"
+#include "core/terminal_text.h"
+#include "rules/bundle.h"
+#include "rules/bundle_export.h"
+#include "rules/engine.h"
+#include "rules/template_miner.h"
+
+namespace attrib::rules_tool {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Mined {
+  size_t runs = 0;
+  size_t runs_without_evidence = 0;
+  size_t baseline_runs = 0;
+};
+
+// Feeds the run's lines that the pack does not explain to the miner: lines no extraction
+// rule matched, and the lines of the verdict's unexplained events. A baseline run feeds
+// its unmatched lines as baseline.
+Status mine_run(store::JobStore& store, const store::ArchivedRun& run, const std::shared_ptr<const rules::RulePack>& pack,
+                const fs::path& scratch, bool baseline, rules::TemplateMiner& miner, bool* had_evidence) {
+  *had_evidence = false;
+  auto evidence = store.evidence(run.key);
+  if (!evidence) return evidence.error();
+  if (!evidence->has_value()) return ok_status();
+  auto files = common::unpack_evidence((*evidence)->blob);
+  if (!files) return files.error();
+  std::error_code ignored;
+  fs::remove_all(scratch, ignored);
+  if (auto s = rules::write_bundle_files(scratch, *files); !s) return s;
+  auto bundle = rules::open_bundle(scratch);
+  if (!bundle) return bundle.error();
+  std::vector<LogLine> lines;
+  rules::Extractor extractor(pack);
+  auto read = rules::read_bundle_lines(*bundle, [&](const LogLine& line) {
+    extractor.feed(line);
+    lines.push_back(line);
+  });
+  if (!read) return read.error();
+  std::set<std::string> matched;
+  for (const Event& e : extractor.finish()) matched.insert(e.line);
+  std::set<std::string> unexplained;
+  const auto verdict = nlohmann::json::parse(run.verdict_json, nullptr, false);
+  if (verdict.is_object() && verdict.contains("unexplained") && verdict["unexplained"].is_array())
+    for (const auto& e : verdict["unexplained"]) unexplained.insert(json_string_or(e, "line"));
+  const std::set<std::string> hosts(bundle->job.nodes.begin(), bundle->job.nodes.end());
+  const std::string attempt = run.key.job_id + " run " + std::to_string(run.key.run);
+  for (const LogLine& line : lines) {
+    if (matched.count(line.text) && !unexplained.count(line.text)) continue;
+    const bool before_end = !bundle->job.end || !line.time || *line.time <= *bundle->job.end;
+    const rules::MinedLine mined{line.text, line.node, line.source, attempt, before_end};
+    if (baseline)
+      miner.add_baseline(mined, hosts);
+    else
+      miner.add(mined, hosts);
+  }
+  fs::remove_all(scratch, ignored);
+  *had_evidence = true;
+  return ok_status();
+}
+
+std::string percent(uint64_t part, uint64_t whole) {
+  return whole == 0 ? "-" : std::to_string(part * 100 / whole) + "%";
+}
+
+}  // namespace
+
+int run_mine(const std::shared_ptr<const rules::RulePack>& pack, const MineOptions& options) {
+  auto opened = store::JobStore::open(options.database);
+  if (!opened) {
+    std::fprintf(stderr, "attrib-rules mine: %s\n", opened.error().message.c_str());
+    return 2;
+  }
+  store::JobStore& store = **opened;
+  store::RunFilter targets;
+  targets.since = options.since;
+  targets.domains = {"UNATTRIBUTED"};
+  targets.or_low_confidence = true;
+  store::RunFilter successes;
+  successes.since = options.since;
+  successes.domains = {"NONE"};
+  successes.limit = options.baseline;
+  successes.newest_first = true;
+  auto target_runs = store.with_read_db([&](store::Database& db) { return store::archived_runs(db, targets); });
+  auto baseline_runs = options.baseline == 0 ? Result<std::vector<store::ArchivedRun>>(std::vector<store::ArchivedRun>{})
+                                             : store.with_read_db([&](store::Database& db) {
+                                                 return store::archived_runs(db, successes);
+                                               });
+  if (!target_runs || !baseline_runs) {
+    std::fprintf(stderr, "attrib-rules mine: %s\n",
+                 (!target_runs ? target_runs.error() : baseline_runs.error()).message.c_str());
+    return 2;
+  }
+
+  const fs::path scratch = fs::temp_directory_path() / ("attrib-mine-" + std::to_string(::getpid()));
+  rules::TemplateMiner miner;
+  Mined mined;
+  for (const auto* list : {&*target_runs, &*baseline_runs}) {
+    const bool baseline = list == &*baseline_runs;
+    for (const store::ArchivedRun& run : *list) {
+      bool had_evidence = false;
+      if (auto s = mine_run(store, run, pack, scratch, baseline, miner, &had_evidence); !s) {
+        std::fprintf(stderr, "attrib-rules mine: job %s run %lld: %s\n", run.key.job_id.c_str(),
+                     static_cast<long long>(run.key.run), s.error().message.c_str());
+        continue;
+      }
+      if (baseline) {
+        mined.baseline_runs += had_evidence ? 1 : 0;
+      } else {
+        ++mined.runs;
+        if (!had_evidence) ++mined.runs_without_evidence;
+      }
+    }
+  }
+  std::error_code ignored;
+  fs::remove_all(scratch, ignored);
+
+  std::vector<rules::LineTemplate> ranked = miner.ranked();
+  if (ranked.size() > options.top) ranked.resize(options.top);
+  std::vector<std::optional<std::string>> skeletons;
+  for (size_t i = 0; i < ranked.size() && i < options.propose; ++i)
+    skeletons.push_back(rules::rule_skeleton(ranked[i], "site.mined_" + std::to_string(i + 1)));
+  if (!options.out_dir.empty()) {
+    fs::create_directories(options.out_dir);
+    for (size_t i = 0; i < skeletons.size(); ++i)
+      if (skeletons[i]) std::ofstream(fs::path(options.out_dir) / ("mined-" + std::to_string(i + 1) + ".yaml")) << *skeletons[i];
+  }
+
+  if (options.json) {
+    nlohmann::json templates = nlohmann::json::array();
+    for (size_t i = 0; i < ranked.size(); ++i) {
+      const auto& t = ranked[i];
+      nlohmann::json examples = nlohmann::json::array();
+      for (const auto& e : t.examples) examples.push_back({{"line", e.line}, {"attempt", e.attempt}, {"node", e.node}});
+      nlohmann::json row = {{"rank", i + 1},
+                            {"template", t.text()},
+                            {"attempts", t.attempts.size()},
+                            {"attempt_ids", t.attempts},
+                            {"nodes", t.nodes},
+                            {"sources", t.sources},
+                            {"lines", t.occurrences},
+                            {"before_end", t.before_end},
+                            {"successful_attempts", t.baseline_attempts.size()},
+                            {"examples", examples}};
+      if (i < skeletons.size() && skeletons[i]) row["rule_skeleton"] = *skeletons[i];
+      templates.push_back(std::move(row));
+    }
+    std::cout << json_text({{"schema", "attrib.mined_templates.v1"},
+                            {"attempts", mined.runs},
+                            {"attempts_without_evidence", mined.runs_without_evidence},
+                            {"baseline_attempts", mined.baseline_runs},
+                            {"lines", miner.lines()},
+                            {"templates", templates}})
+              << "\n";
+    return 0;
+  }
+  std::string out = "Mined " + std::to_string(miner.lines()) + " lines no rule explains, from " +
+                    std::to_string(mined.runs - mined.runs_without_evidence) +
+                    " UNATTRIBUTED or low-confidence attempts with raw evidence (" +
+                    std::to_string(mined.runs_without_evidence) + " without); baseline: " +
+                    std::to_string(mined.baseline_runs) + " successful attempts.\n";
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    const auto& t = ranked[i];
+    char row[160];
+    std::snprintf(row, sizeof row, "%3zu. %zu attempts, %zu nodes, %llu lines (%s before the end), %zu successful: ",
+                  i + 1, t.attempts.size(), t.nodes.size(), static_cast<unsigned long long>(t.occurrences),
+                  percent(t.before_end, t.occurrences).c_str(), t.baseline_attempts.size());
+    out += row + t.text() + "\n";
+    if (!t.examples.empty())
+      out += "     e.g. job " + t.examples.front().attempt + " on " + t.examples.front().node + ": " +
+             t.examples.front().line + "\n";
+  }
+  for (size_t i = 0; i < skeletons.size(); ++i) {
+    if (!skeletons[i]) continue;
+    if (!options.out_dir.empty()) {
+      out += "Proposed rule for template " + std::to_string(i + 1) + ": " +
+             (fs::path(options.out_dir) / ("mined-" + std::to_string(i + 1) + ".yaml")).string() + "\n";
+      continue;
+    }
+    out += "\n# ---- proposed rule for template " + std::to_string(i + 1) + " ----\n" + *skeletons[i];
+  }
+  std::cout << terminal_safe(out);
+  return 0;
+}
+
+}  // namespace attrib::rules_tool
