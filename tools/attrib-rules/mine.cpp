@@ -31,6 +31,15 @@ struct Mined {
   size_t baseline_runs = 0;
 };
 
+// attrib's own records: the SPANK plugin's task records and the accounting collector's
+// "job <id> ended ..." / "step <id> (<name>) ended ..." lines. Their kinds are known and
+// the job's state is in its facts; what is missing there is a cause, not a rule.
+bool attrib_record(const LogLine& line) {
+  if (line.source == "spank") return true;
+  return line.source == "slurm" && (line.text.rfind("job ", 0) == 0 || line.text.rfind("step ", 0) == 0) &&
+         line.text.find(" ended ") != std::string::npos;
+}
+
 // Feeds the run's lines that the pack does not explain to the miner: lines no extraction
 // rule matched, and the lines of the verdict's unexplained events. A baseline run feeds
 // its unmatched lines as baseline.
@@ -64,6 +73,7 @@ Status mine_run(store::JobStore& store, const store::ArchivedRun& run, const std
   const std::string attempt = run.key.job_id + " run " + std::to_string(run.key.run);
   for (const LogLine& line : lines) {
     if (matched.count(line.text) && !unexplained.count(line.text)) continue;
+    if (attrib_record(line)) continue;
     const bool before_end = !bundle->job.end || !line.time || *line.time <= *bundle->job.end;
     const rules::MinedLine mined{line.text, line.node, line.source, attempt, before_end};
     if (baseline)
