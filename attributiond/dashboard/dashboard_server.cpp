@@ -11,6 +11,7 @@
 
 #include "attributiond/dashboard/dashboard_assets.h"
 #include "attributiond/ops/http_server.h"
+#include "attributiond/store/archive_queries.h"
 #include "core/clock.h"
 #include "core/json_text.h"
 
@@ -339,6 +340,35 @@ void DashboardServer::routes(httplib::Server& server) {
                           {"window_s", options_.fleet.offender_window_s},
                           {"domains", options_.fleet.offender_domains}};
     send_json(response, 200, body);
+  });
+
+  // What no rule explains, as `attrib-rules mine --save` last found it. The lines come from
+  // every user's jobs: admins only.
+  server.Get("/api/unexplained", [this, viewer_of](const httplib::Request& request, httplib::Response& response) {
+    auto viewer = viewer_of(request, response, false);
+    if (!viewer) return;
+    if (!viewer->admin)
+      return send_error(response, 403, "admins_only", "unexplained messages are shown to administrators only");
+    auto lock = queries_->lock();
+    auto rows = store::mined_templates(queries_->database());
+    lock.unlock();
+    if (!rows) return send_error(response, 500, rows.error().code, rows.error().message);
+    json templates = json::array();
+    for (const auto& row : *rows)
+      templates.push_back(json{{"rank", row.rank},
+                               {"template", row.text},
+                               {"attempts", row.attempts},
+                               {"nodes", row.nodes},
+                               {"lines", row.lines},
+                               {"before_end", row.before_end},
+                               {"successful_attempts", row.successful},
+                               {"attempt_ids", row.attempt_ids},
+                               {"example", row.example},
+                               {"rule_skeleton", row.skeleton}});
+    send_json(response, 200,
+              json{{"mined_us", rows->empty() ? json(nullptr) : json(rows->front().mined)},
+                   {"cluster", options_.cluster},
+                   {"templates", templates}});
   });
 
   server.Get(

@@ -39,6 +39,7 @@ struct DashboardOptions {
   std::string database;  // head.database, opened read-only
   int64_t session_ttl_s = 8 * 3600;
   fleet::FleetPolicy fleet;  // for the repeat-offender panel
+  std::string cluster;       // the daemon's: the unexplained panel's job links
   std::shared_ptr<const common::Authenticator> authenticator;
 };
 

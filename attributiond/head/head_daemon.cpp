@@ -101,7 +101,7 @@ Status HeadDaemon::start() {
   if (!config_.head.dashboard_listen.empty()) {
     dashboard::DashboardOptions options{config_.head.dashboard_listen, config_.head.database,
                                         config_.head.dashboard_session_ttl_s, fleet::fleet_policy(config_.fleet),
-                                        *authenticator};
+                                        config_.cluster, *authenticator};
     auto dashboard = dashboard::DashboardServer::start(options);
     if (!dashboard) return dashboard.error();
     dashboard_server_ = std::move(*dashboard);

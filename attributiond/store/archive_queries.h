@@ -33,4 +33,19 @@ struct RunFilter {
 // Runs with a verdict, filtered.
 Result<std::vector<ArchivedRun>> archived_runs(Database& db, const RunFilter& filter);
 
+// One template of `attrib-rules mine --save` (table mined_templates).
+struct MinedTemplateRow {
+  int64_t rank = 0;
+  TimeUs mined = 0;
+  std::string text;
+  int64_t attempts = 0, nodes = 0, lines = 0, before_end = 0, successful = 0;
+  std::vector<std::string> attempt_ids;  // "<job id> run <n>", at most 50
+  std::string example;                   // one real line
+  std::string skeleton;                  // the proposed rule, "" when none was proposed
+};
+// Replaces the saved templates with these, in one transaction.
+Status save_mined_templates(Database& db, const std::vector<MinedTemplateRow>& rows);
+// The saved templates, best first.
+Result<std::vector<MinedTemplateRow>> mined_templates(Database& db);
+
 }  // namespace attrib::store

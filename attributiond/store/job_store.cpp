@@ -283,6 +283,23 @@ CREATE TABLE verdict_versions (
 );
 ALTER TABLE jobs ADD COLUMN revised_us INTEGER;
 )sql",
+    // 10: the templates of what no rule explains, as `attrib-rules mine --save` last found
+    // them (replaced whole at each save), for the dashboard's "Unexplained" panel.
+    R"sql(
+CREATE TABLE mined_templates (
+  rank        INTEGER PRIMARY KEY,
+  mined_us    INTEGER NOT NULL,
+  template    TEXT NOT NULL,
+  attempts    INTEGER NOT NULL,
+  nodes       INTEGER NOT NULL,
+  lines       INTEGER NOT NULL,
+  before_end  INTEGER NOT NULL,
+  successful  INTEGER NOT NULL,
+  attempt_ids TEXT NOT NULL,
+  example     TEXT NOT NULL,
+  skeleton    TEXT NOT NULL
+);
+)sql",
 };
 
 Error db_error(const store::Statement& stmt) { return Error{kDbStep, stmt.error()}; }

@@ -72,6 +72,11 @@ try {
   const offender = page.locator('#offenders tr.offender-row', {hasText: 'gpu017'}).first();
   await offender.waitFor();
   assert.match(await offender.innerText(), /5002, 5001/);
+  step = 'unexplained messages: the mined template and its jobs';
+  const template = page.locator('#unexplained tr.template-row', {hasText: 'widget controller'}).first();
+  await template.waitFor();
+  assert.match(await template.innerText(), /5003, 5004/);
+  assert.equal(await template.locator('a').first().getAttribute('href'), '#/job/lab/5003');
   await page.screenshot({path: path.join(artifacts, 'dashboard-list.png'), fullPage: true});
 
   step = 'filter by domain';

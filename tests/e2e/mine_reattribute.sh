@@ -35,7 +35,9 @@ done
 # Mine: the widget template first (50 attempts, none successful), the control's next, the
 # heartbeat (also in the successful jobs) last.
 "$ATTRIB_BUILD_DIR/tools/attrib-rules" mine --pack "$pack" --database "$db" --propose 1 --out "$run_dir/site" \
-  --json > "$run_dir/mined.json" || fail "attrib-rules mine failed"
+  --save --json > "$run_dir/mined.json" || fail "attrib-rules mine failed"
+# --save leaves them for the dashboard's Unexplained panel.
+expect_eq "$(sqlite3 "$db" 'select attempts from mined_templates where rank = 1')" 50 "saved templates"
 "$ATTRIB_BUILD_DIR/tools/attrib-rules" mine --pack "$pack" --database "$db" --propose 0 | tee "$run_dir/mined.txt"
 expect_contains "$(jq -r '.templates[0].template' "$run_dir/mined.json")" \
   "widget controller <NUM> stopped responding after <NUM> ms" "the first template"

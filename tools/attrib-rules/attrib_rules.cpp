@@ -279,6 +279,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   mine->add_option("--out", mine_options.out_dir, "write the skeletons there as mined-<n>.yaml (a --site directory)");
   mine->add_flag("--json", mine_options.json, "print the templates as JSON (schema attrib.mined_templates.v1)");
+  mine->add_flag("--save", mine_options.save,
+                 "also store the templates in the archive, for the dashboard's Unexplained panel (replacing the last)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

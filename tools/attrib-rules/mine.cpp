@@ -13,6 +13,7 @@
 #include "attributiond/store/archive_queries.h"
 #include "attributiond/store/job_store.h"
 #include "common/evidence_archive.h"
+#include "core/clock.h"
 #include "core/json_text.h"
 #include "core/terminal_text.h"
 #include "rules/bundle.h"
@@ -153,6 +154,33 @@ int run_mine(const std::shared_ptr<const rules::RulePack>& pack, const MineOptio
       if (skeletons[i]) std::ofstream(fs::path(options.out_dir) / ("mined-" + std::to_string(i + 1) + ".yaml")) << *skeletons[i];
   }
 
+  if (options.save) {
+    std::vector<store::MinedTemplateRow> rows;
+    const TimeUs now = wall_clock_us();
+    for (size_t i = 0; i < ranked.size(); ++i) {
+      const auto& t = ranked[i];
+      store::MinedTemplateRow row{static_cast<int64_t>(i + 1),
+                                  now,
+                                  t.text(),
+                                  static_cast<int64_t>(t.attempts.size()),
+                                  static_cast<int64_t>(t.nodes.size()),
+                                  static_cast<int64_t>(t.occurrences),
+                                  static_cast<int64_t>(t.before_end),
+                                  static_cast<int64_t>(t.baseline_attempts.size()),
+                                  {},
+                                  t.examples.empty() ? "" : t.examples.front().line,
+                                  i < skeletons.size() && skeletons[i] ? *skeletons[i] : ""};
+      for (const std::string& id : t.attempts) {
+        if (row.attempt_ids.size() == 50) break;
+        row.attempt_ids.push_back(id);
+      }
+      rows.push_back(std::move(row));
+    }
+    if (auto s = store.with_db([&](store::Database& db) { return store::save_mined_templates(db, rows); }); !s) {
+      std::fprintf(stderr, "attrib-rules mine: saving the templates: %s\n", s.error().message.c_str());
+      return 2;
+    }
+  }
   if (options.json) {
     nlohmann::json templates = nlohmann::json::array();
     for (size_t i = 0; i < ranked.size(); ++i) {

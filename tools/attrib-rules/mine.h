@@ -19,6 +19,7 @@ struct MineOptions {
   size_t baseline = 200;   // successful attempts (domain NONE, newest) whose lines rank noise down
   std::string out_dir;     // skeletons written there as mined-<n>.yaml; empty: printed
   bool json = false;
+  bool save = false;  // also store the templates in the archive for the dashboard's Unexplained panel
 };
 
 // Prints the report; returns the exit code (0, or 2 with the reason on stderr).

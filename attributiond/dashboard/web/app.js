@@ -169,6 +169,33 @@ function renderOffenders(body) {
       `Systemic event ${time(s.from_us)} to ${time(s.to_us)}: ${s.nodes} nodes (${s.domain}); not counted against nodes.`)));
 }
 
+// What no rule explains in UNATTRIBUTED and low-confidence jobs, as attrib-rules mine
+// --save last found it: templates best first, each with a real line and its jobs.
+function renderUnexplained(body) {
+  const box = document.getElementById('unexplained');
+  if (!body.templates.length) {
+    box.replaceChildren(el('p', {className: 'empty'},
+      'Nothing mined yet: run attrib-rules mine --save on the head (docs/admin-guide.md, "Rules from what nothing explains").'));
+    return;
+  }
+  const rows = body.templates.map((t) => el('tr', {className: 'template-row'},
+    el('td', {className: 'num'}, String(t.rank)),
+    el('td', {}, el('code', {}, t.template), el('div', {className: 'example'}, 'e.g. ', t.example)),
+    el('td', {className: 'num'}, String(t.attempts)),
+    el('td', {className: 'num'}, String(t.nodes)),
+    el('td', {className: 'num'}, String(t.successful_attempts)),
+    el('td', {}, t.attempt_ids.slice(0, 10).map((id, i) => {
+      const jobId = id.split(' run ')[0];
+      return [i ? ', ' : '', el('a', {href: jobLink(body.cluster, jobId)}, jobId)];
+    }), t.attempt_ids.length > 10 ? ` and ${t.attempt_ids.length - 10} more` : '')));
+  box.replaceChildren(
+    el('p', {className: 'policy'}, `Mined ${time(body.mined_us)} UTC by attrib-rules mine --save`),
+    el('table', {className: 'unexplained'},
+      el('thead', {}, el('tr', {}, el('th', {}, '#'), el('th', {}, 'Template'), el('th', {}, 'Jobs'),
+        el('th', {}, 'Nodes'), el('th', {}, 'Also in successes'), el('th', {}, 'Job ids'))),
+      el('tbody', {}, rows)));
+}
+
 function filterNode(node) {
   document.getElementById('f-node').value = node;
   loadList();
@@ -190,11 +217,17 @@ async function loadList() {
   }
   const panel = document.getElementById('offenders-panel');
   panel.hidden = !session.admin;  // the fleet's reputation is for administrators
+  document.getElementById('unexplained-panel').hidden = !session.admin;  // lines of every user's jobs
   if (session.admin) {
     try {
       renderOffenders(await api('/api/offenders'));
     } catch (e) {
       document.getElementById('offenders').textContent = 'Cannot load offenders: ' + e.message;
+    }
+    try {
+      renderUnexplained(await api('/api/unexplained'));
+    } catch (e) {
+      document.getElementById('unexplained').textContent = 'Cannot load unexplained messages: ' + e.message;
     }
   }
 }

@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attributiond/dashboard/dashboard_server.h"
+#include "attributiond/store/archive_queries.h"
 #include "attributiond/store/dashboard_queries.h"
 #include "common/auth.h"
 #include "core/clock.h"
@@ -308,6 +309,27 @@ TEST_F(DashboardTest, ApiServesVerdictsJobsAndThePageWithAStrictPolicy) {
   EXPECT_EQ(del->status, 405);
 }
 
+// The Unexplained panel's API: what attrib-rules mine --save stored, best first; empty
+// before anything was mined.
+TEST_F(DashboardTest, UnexplainedServesTheSavedTemplates) {
+  StartServer(common::Authenticator::none());
+  EXPECT_TRUE(GetJson("/api/unexplained")["templates"].empty());
+  {
+    auto db = store::Database::open(database_);
+    ASSERT_TRUE(db);
+    store::MinedTemplateRow first{1, now_, "widget controller <NUM> stopped responding", 50, 3, 50, 50, 0,
+                                  {"16 run 0", "17 run 0"}, "widget controller 7 stopped responding", "extract: []"};
+    store::MinedTemplateRow second{2, now_, "heartbeat <NUM> ok", 50, 3, 50, 50, 5, {"16 run 0"}, "heartbeat 1 ok", ""};
+    ASSERT_TRUE(store::save_mined_templates(*db, {first, second}));
+  }
+  json body = GetJson("/api/unexplained");
+  ASSERT_EQ(body["templates"].size(), 2u);
+  EXPECT_EQ(body["mined_us"], now_);
+  EXPECT_EQ(body["templates"][0]["template"], "widget controller <NUM> stopped responding");
+  EXPECT_EQ(body["templates"][0]["attempt_ids"], json({"16 run 0", "17 run 0"}));
+  EXPECT_EQ(body["templates"][1]["successful_attempts"], 5);
+}
+
 TEST_F(DashboardTest, BarePortBindsLoopback) {
   EXPECT_EQ(common::dashboard_address("8470"), "127.0.0.1:8470");
   EXPECT_EQ(common::dashboard_address(":8470"), "127.0.0.1:8470");
@@ -441,6 +463,7 @@ TEST_F(DashboardLoginTest, OrdinaryUserSeesOnlyOwnJobs) {
   json denied = GetJson("/api/jobs/lab/5002", 403, headers);  // bob's
   EXPECT_EQ(denied["error"], "forbidden");
   GetJson("/api/offenders", 403, headers);  // the fleet's reputation is for admins
+  GetJson("/api/unexplained", 403, headers);  // lines of every user's jobs
 }
 
 TEST_F(DashboardLoginTest, BadExpiredReplayedAndForeignCredentialsAreRejected) {
