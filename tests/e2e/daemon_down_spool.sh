@@ -24,5 +24,5 @@ ls "$run_dir/spool"/lab_"$job"_*.jobended >/dev/null || fail "EpilogSlurmctld di
 start_daemon
 await_verdict "$job"
 expect_eq "$(verdict "$job" .domain)" UNATTRIBUTED "domain"
-[ -z "$(ls "$run_dir/spool"/*.jobended 2>/dev/null)" ] || fail "spool not drained"
+expect_spool_drained
 echo PASS

@@ -72,6 +72,13 @@ expect_no_node_drained() {
   [ -z "$drained" ] || fail "nodes drained or down${1:+ $1}: $drained"
 }
 
+# expect_spool_drained [WHEN]: within 5 s, no job file left in the run's spool (the head
+# took every spooled report).
+expect_spool_drained() {
+  for _ in $(seq 50); do [ -z "$(ls "$run_dir/spool"/*.jobended 2>/dev/null)" ] && return 0; sleep 0.1; done
+  fail "spool not drained${1:+ $1}: $(ls "$run_dir/spool")"
+}
+
 # expect_judged_once JOB DB: one run of the job in the archive DB, done, and one attrib
 # segment in its Comment: nothing lost, nothing doubled.
 expect_judged_once() {

@@ -27,8 +27,7 @@ for step in "${steps[@]}"; do
   note "job $job: head killed at $step"
   start_daemon
   await_verdict "$job"
-  for _ in $(seq 50); do [ -z "$(ls "$run_dir/spool"/*.jobended 2>/dev/null)" ] && break; sleep 0.1; done
-  [ -z "$(ls "$run_dir/spool"/*.jobended 2>/dev/null)" ] || fail "spool not drained after $step: $(ls "$run_dir/spool")"
+  expect_spool_drained "after $step"
   sleep 1 # a second run, a second comment write, would show by now
   expect_eq "$(sqlite3 "$db" "select count(*) from jobs where job_id='$job'")" 1 "runs of job $job after $step"
   expect_eq "$(sqlite3 "$db" "select status from jobs where job_id='$job'")" done "job $job after $step"

@@ -78,8 +78,7 @@ expect_eq "$(sacct_field "$job" State)" COMPLETED "sacct state"
 comment=$(sacct_field "$job" Comment)
 expect_eq "$(grep -o 'attrib:' <<<"$comment" | wc -l)" 1 "attrib segments in the Comment ($comment)"
 expect_contains "$comment" "attrib: NONE" "sacct comment"
-for _ in $(seq 50); do [ -z "$(ls "$run_dir/spool"/*.jobended 2>/dev/null)" ] && break; sleep 0.1; done
-[ -z "$(ls "$run_dir/spool"/*.jobended 2>/dev/null)" ] || fail "spool not drained: $(ls "$run_dir/spool")"
+expect_spool_drained
 expect_eq "$("$ATTRIB_SHOW" --server "$DAEMON_ADDR" --all --json "$job" | jq -s length)" 1 "runs archived for job $job"
 expect_no_node_drained
 echo PASS

@@ -71,6 +71,6 @@ await_verdict "$job"
 expect_eq "$(verdict "$job" .domain)" UNATTRIBUTED "domain"
 expect_eq "$(sqlite3 "$run_dir/attrib.db" "select count(*) from jobs where job_id='$job'")" 1 "runs archived for job $job"
 expect_eq "$(grep -o 'attrib:' <<<"$(sacct_field "$job" Comment)" | wc -l)" 1 "attrib segments in the Comment"
-[ -z "$(ls "$run_dir/spool"/*.jobended 2>/dev/null)" ] || fail "spool not drained: $(ls "$run_dir/spool")"
+expect_spool_drained
 expect_no_node_drained
 echo PASS

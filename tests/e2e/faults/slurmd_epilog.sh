@@ -53,8 +53,7 @@ for _ in $(seq 50); do [ -z "$(squeue -h -j "$job2" 2>/dev/null)" ] && break; sl
 expect_no_node_drained "with the head down"
 start_daemon
 await_verdict "$job2"
-for _ in $(seq 50); do [ -z "$(ls "$run_dir/spool"/*.jobended 2>/dev/null)" ] && break; sleep 0.1; done
-[ -z "$(ls "$run_dir/spool"/*.jobended 2>/dev/null)" ] || fail "spool not drained: $(ls "$run_dir/spool")"
+expect_spool_drained
 sleep 1
 expect_eq "$(runs_of "$job2")" 1 "runs archived for job $job2 (from the spool)"
 expect_eq "$(slurmd_reports "$job2")" 2 "slurmd Epilog reports held by job $job2's run"

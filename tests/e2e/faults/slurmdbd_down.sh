@@ -52,7 +52,7 @@ expect_eq "$(grep -o 'attrib:' <<<"$comment" | wc -l)" 1 "attrib segments in the
 expect_contains "$comment" "attrib: UNATTRIBUTED node=n1" "sacct comment"
 
 # Nothing lost, nothing drained.
-[ -z "$(ls "$run_dir/spool"/*.jobended 2>/dev/null)" ] || fail "spool not drained: $(ls "$run_dir/spool")"
+expect_spool_drained
 failed=$("$ATTRIB_SHOW" --server "$DAEMON_ADDR" --failed 2>&1 || true)
 [[ "$failed" != *"$job"* ]] || fail "job $job given up: $failed"
 expect_no_node_drained

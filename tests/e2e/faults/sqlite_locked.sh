@@ -45,7 +45,7 @@ kill -0 "$daemon_pid" || fail "attributiond exited with its archive locked"
 unlock_wait
 await_verdict "$job"
 for _ in $(seq 50); do [ -z "$(ls "$run_dir/spool"/*.jobended 2>/dev/null)" ] && break; sleep 0.1; done
-[ -z "$(ls "$run_dir/spool"/*.jobended 2>/dev/null)" ] || fail "spool not drained: $(ls "$run_dir/spool")"
+expect_spool_drained
 expect_eq "$(verdict "$job" .domain)" UNATTRIBUTED "domain of job $job"
 expect_judged_once "$job" "$db"
 
