@@ -126,6 +126,19 @@ grpc::Status AttributionService::GetVerdict(grpc::ServerContext* context, const 
   response->set_run(job.key.run);
   response->set_runs(job.runs);
   if (job.verdict_json) response->set_verdict_json(*job.verdict_json);
+  auto versions = store_.versions(job.key);
+  if (!versions) return common::to_grpc_status(versions.error());
+  for (const store::VerdictVersion& v : *versions) {
+    v1::VerdictVersion* out = response->add_versions();
+    out->set_version(v.version);
+    out->set_time_us(v.time);
+    out->set_ruleset_version(v.ruleset_version);
+    out->set_ruleset_hash(v.ruleset_hash);
+    out->set_domain(v.domain);
+    out->set_rule(v.rule);
+    out->set_confidence(v.confidence);
+    out->set_why(v.why);
+  }
   if (request->include_evidence() && !auth_->is_admin(*caller)) {
     // Every line read on the job's nodes in its window, other users' jobs included.
     response->set_evidence_note("the raw evidence is for admins (root, the SlurmUser, auth.admin_group)");

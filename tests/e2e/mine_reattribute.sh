@@ -57,6 +57,10 @@ fi
 sed -i 's/domain: FILL_IN/domain: APPLICATION/' "$rule"
 "$ATTRIB_BUILD_DIR/tools/attrib-rules" validate --pack "$pack" --site "$run_dir/site" > "$run_dir/validate.txt" 2>&1 ||
   fail "the filled rule does not validate: $(cat "$run_dir/validate.txt")"
+# ... and the golden fixtures still give their verdicts with it.
+"$ATTRIB_BUILD_DIR/tools/attrib-rules" test --pack "$pack" --site "$run_dir/site" \
+  --fixtures "$ATTRIB_SOURCE_DIR/tests/fixtures" > "$run_dir/test.txt" 2>&1 ||
+  fail "attrib-rules test with the filled rule: $(tail -5 "$run_dir/test.txt")"
 
 reattribute() { "$ATTRIB_BUILD_DIR/tools/attrib-reattribute" --pack "$pack" --site "$run_dir/site" --database "$db" "$@"; }
 reattribute --json > "$run_dir/diff.json" || fail "attrib-reattribute failed"
@@ -92,6 +96,10 @@ done
 job=${failing[0]}
 expect_eq "$("$ATTRIB_SHOW" --server "$DAEMON_ADDR" --json "$job" | jq -r .root_cause.rule)" site.mined_1 \
   "attrib-show shows the revised verdict"
+shown=$("$ATTRIB_SHOW" --server "$DAEMON_ADDR" "$job")
+expect_contains "$shown" "Versions:" "attrib-show lists the versions"
+expect_contains "$shown" "UNATTRIBUTED (low)" "attrib-show: the first version"
+expect_contains "$shown" "APPLICATION site.mined_1 (low)" "attrib-show: the re-attributed version"
 expect_eq "$(sqlite3 "$db" "select count(*) from jobs where status != 'done'")" 0 "every run done again"
 expect_no_node_drained "after re-attribution"
 # Judged again under the same pack, nothing changes any more.

@@ -339,6 +339,17 @@ int show_verdict(attrib::v1::Attribution::Stub& stub, const attrib::common::Auth
     return 0;
   }
   std::cout << attrib::render_verdict_text(*verdict);
+  // A re-attributed run: every verdict it has had, with the pack that made it.
+  if (response.versions_size() > 1) {
+    std::string versions = "Versions:\n";
+    for (const auto& v : response.versions()) {
+      versions += "  " + std::to_string(v.version()) + "  " + attrib::format_time(v.time_us()).substr(0, 19) + "  " +
+                  v.domain() + (v.rule().empty() ? "" : " " + v.rule()) +
+                  (v.confidence().empty() ? "" : " (" + v.confidence() + ")") + "  pack " + v.ruleset_version() + " " +
+                  v.ruleset_hash().substr(0, 19) + "  " + v.why() + "\n";
+    }
+    std::cout << attrib::terminal_safe(versions);
+  }
   if (response.status() != "done")
     std::cout << "(comment not yet written to Slurm" << (last_error.empty() ? "" : ": ") << last_error << ")\n";
   return 0;
