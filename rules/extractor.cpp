@@ -57,6 +57,44 @@ struct Extractor::State {
   };
   std::unordered_map<std::string, StreamEvents> per_stream;  // key: node '\0' source
 
+  // The last line's outcome (see feed): a storm repeats one line, and the same text from
+  // the same node, source and trust gives the same candidates and the same events, which
+  // fold into the ones already there; only their count, time and seq move.
+  struct LastLine {
+    const SourceRules* rules = nullptr;
+    std::string node;
+    bool trusted = false;
+    std::string text;
+    std::vector<char> flags;
+    std::vector<std::string> fold_keys;  // of the events the line gave (not block events)
+    bool claimed = false;                // a claims_line rule took it: no block rule sees it
+    bool valid = false;
+  } last;
+
+  bool repeats_last(const SourceRules& rules, const LogLine& line) const {
+    return last.valid && last.rules == &rules && last.trusted == line.trusted && last.node == line.node &&
+           last.text == line.text;
+  }
+
+  // The repeated line's events folded into those its first occurrence left; false when
+  // one of them is not there (dropped at a cap): the line then goes the whole way.
+  bool fold_repeat(const LogLine& line) {
+    std::vector<Event*> targets;
+    for (const std::string& key : last.fold_keys) {
+      auto it = folded.find(key);
+      if (it == folded.end()) return false;
+      targets.push_back(&it->second);
+    }
+    Event occurrence;
+    occurrence.node = line.node;
+    occurrence.source = line.source;
+    occurrence.time = line.time;
+    occurrence.seq = line.seq;
+    occurrence.count = 1;
+    for (Event* target : targets) detail::fold_into(*target, occurrence);
+    return true;
+  }
+
   const SourceRules& rules_for(const std::string& source) {
     auto it = by_source.find(source);
     if (it != by_source.end()) return it->second;
@@ -168,28 +206,51 @@ void Extractor::feed(const LogLine& given) {
   State& s = *state_;
   const SourceRules& rules = s.rules_for(line.source);
   if (rules.rules.empty()) return;
-  s.candidates(rules, line.text);
   const bool from_start = !detail::is_application_source(line.source);
-  auto try_rule = [&](const detail::CompiledExtractionRule& rule) {
-    auto fields = detail::match_line(rule, line.text, from_start);
-    if (!fields) return false;
-    Event event = s.event_for(rule, line);
-    event.line = line.text;
-    event.fields = std::move(*fields);
-    s.add(std::move(event));
-    return true;
-  };
-  // A system log line of a format that carries user text belongs to its own rule alone.
-  if (from_start) {
-    for (size_t i = 0; i < rules.rules.size(); ++i) {
-      const auto& rule = *rules.rules[i];
-      if (s.flags[i] && rule.def.claims_line && try_rule(rule)) return;
+  if (s.repeats_last(rules, line) && s.fold_repeat(line)) {
+    // The same line again: no scan, no regex; the block rules still see it (below).
+    if (s.last.claimed || rules.block_rules.empty()) return;
+    s.flags = s.last.flags;
+  } else {
+    s.candidates(rules, line.text);
+    State::LastLine& last = s.last;
+    last.valid = false;
+    last.fold_keys.clear();
+    last.claimed = false;
+    auto try_rule = [&](const detail::CompiledExtractionRule& rule) {
+      auto fields = detail::match_line(rule, line.text, from_start);
+      if (!fields) return false;
+      Event event = s.event_for(rule, line);
+      event.line = line.text;
+      event.fields = std::move(*fields);
+      last.fold_keys.push_back(detail::fold_key(event));
+      s.add(std::move(event));
+      return true;
+    };
+    // A system log line of a format that carries user text belongs to its own rule alone.
+    if (from_start) {
+      for (size_t i = 0; i < rules.rules.size(); ++i) {
+        const auto& rule = *rules.rules[i];
+        if (s.flags[i] && rule.def.claims_line && try_rule(rule)) {
+          last.claimed = true;
+          break;
+        }
+      }
     }
-  }
-  for (size_t i = 0; i < rules.rules.size(); ++i) {
-    const auto& rule = *rules.rules[i];
-    if (!s.flags[i] || rule.block || (from_start && rule.def.claims_line)) continue;
-    try_rule(rule);
+    if (!last.claimed) {
+      for (size_t i = 0; i < rules.rules.size(); ++i) {
+        const auto& rule = *rules.rules[i];
+        if (!s.flags[i] || rule.block || (from_start && rule.def.claims_line)) continue;
+        try_rule(rule);
+      }
+    }
+    last.rules = &rules;
+    last.node = line.node;
+    last.trusted = line.trusted;
+    last.text = line.text;
+    last.flags = s.flags;
+    last.valid = true;
+    if (last.claimed) return;
   }
   if (rules.block_rules.empty()) return;
 

@@ -74,6 +74,51 @@ TEST(Extractor, DistinctEventsAreBounded) {
   EXPECT_EQ(extractor.dropped_events(), 40u);
 }
 
+// A repeated line reuses the last line's outcome (no scan, no regex): the events are the
+// same as feeding it the long way. Another node's or another trust's copy is its own
+// event, and a repeat of a line whose event was dropped at the cap stays dropped, counted.
+TEST(Extractor, RepeatedLinesFoldLikeDistinctOnesAndDropsStayCounted) {
+  rules::Extractor extractor(test::shipped_pack(), 2);
+  const std::string xid = "NVRM: Xid (PCI:0000:3b:00): 79, pid=1, GPU has fallen off the bus.";
+  for (uint64_t i = 0; i < 5; ++i) extractor.feed(kernel_line("n1", xid, std::nullopt, i));
+  for (uint64_t i = 0; i < 3; ++i) extractor.feed(kernel_line("n2", xid, std::nullopt, i));
+  LogLine untrusted = kernel_line("n2", xid, std::nullopt, 9);
+  untrusted.trusted = false;
+  for (int i = 0; i < 4; ++i) extractor.feed(untrusted);  // over the cap of 2 distinct events
+  const auto events = extractor.finish();
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[0].node, "n1");
+  EXPECT_EQ(events[0].count, 5u);
+  EXPECT_EQ(events[1].node, "n2");
+  EXPECT_EQ(events[1].count, 3u);
+  EXPECT_TRUE(events[1].trusted);
+  EXPECT_EQ(extractor.dropped_events(), 4u);
+}
+
+// A repeated first line of a block opens it again each time, as the long way does: the
+// block rules see every line.
+TEST(Extractor, RepeatedLinesStillReachTheBlockRules) {
+  rules::Extractor extractor(test::shipped_pack());
+  // The driver's three-line block (rules/pack/nvidia.yaml, nvidia.fallen_off_bus_probe),
+  // its first line repeated: each repeat opens the block again, the end closes it.
+  for (uint64_t i = 0; i < 3; ++i) extractor.feed(kernel_line("n1", "NVRM: The NVIDIA GPU 0000:b3:00.0", std::nullopt, i));
+  extractor.feed(kernel_line("n1", "NVRM: (PCI ID: 10de:26b5) installed in this system has", std::nullopt, 3));
+  extractor.feed(kernel_line("n1", "NVRM: fallen off the bus and is not responding to commands.", std::nullopt, 4));
+  const auto events = extractor.finish();
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].kind, "gpu.fallen_off_bus");
+  EXPECT_EQ(events[0].fields["pci"], "0000:b3:00.0");
+
+  // A middle line repeated counts as the lines it is: the end then comes past max_lines (3)
+  // and the block is dropped, as it is for distinct lines.
+  rules::Extractor again(test::shipped_pack());
+  again.feed(kernel_line("n1", "NVRM: The NVIDIA GPU 0000:b3:00.0", std::nullopt, 0));
+  for (uint64_t i = 1; i < 4; ++i)
+    again.feed(kernel_line("n1", "NVRM: (PCI ID: 10de:26b5) installed in this system has", std::nullopt, i));
+  again.feed(kernel_line("n1", "NVRM: fallen off the bus and is not responding to commands.", std::nullopt, 4));
+  EXPECT_TRUE(again.finish().empty());
+}
+
 TEST(Extractor, ANoisyStreamCannotCrowdOutAnotherAndTheLossIsNamed) {
   rules::Extractor extractor(test::shipped_pack(), 100, 10);
   for (int i = 0; i < 50; ++i) {  // the same trusted-looking message, in a job's output
