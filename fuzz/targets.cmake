@@ -16,6 +16,7 @@ set(ATTRIB_FUZZ_TARGETS
   hook_env          # epilog/hook_env.h job_ended_from_env
   collect_request   # attributiond/node NodeCollectService::Collect, pipeline::from_proto
   dashboard_http    # attributiond/dashboard DashboardServer over loopback HTTP
+  template_miner    # rules/template_miner.h masking, clustering, rule skeletons (attrib-rules mine)
 )
 set(ATTRIB_FUZZ_SUPPORT_SOURCES ${CMAKE_CURRENT_LIST_DIR}/fuzz_support.cpp)
 set(ATTRIB_FUZZ_LIBS attributiond_lib attrib_hook_env attrib_rules attrib_collectors attrib_common attrib_core
