@@ -814,3 +814,51 @@ TEST_F(HeadDaemonTest, RemediationDrainsTheBlamedNodeAfterArchiveAndTheHistorySh
   ASSERT_EQ(history["remediation"].size(), 1u);
   EXPECT_EQ(history["remediation"][0]["action"], "drained");
 }
+
+// A re-attributed run (attrib-reattribute --apply) gets its comment rewritten by a worker,
+// and never acts: with remediation.mode drain, a revision that now says DRAIN_NODE drains
+// nothing (the node may have been repaired since the job ran).
+TEST_F(HeadDaemonTest, ARevisedVerdictRewritesTheCommentAndNeverDrains) {
+  const TimeUs start = wall_clock_us() - 60 * kSecond;
+  Inject("n2", start + 20 * kSecond, {"--transport", "kernel", "--uid", "0"},
+         "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus.");
+  AddRecord("320", "FAILED", 1, start, wall_clock_us() - 10 * kSecond);
+  AddRecord("321", "FAILED", 1, start - 3600 * kSecond, start - 3500 * kSecond);  // nothing in its window
+  config_.remediation.mode = "drain";
+  auto drains = std::make_shared<std::vector<std::string>>();
+  drainer_ = std::make_unique<RecordingDrainer>(drains);
+  Start();
+  v1::SubmitResponse response;
+  ASSERT_TRUE(Submit("320", &response).ok());
+  ASSERT_TRUE(Submit("321", &response).ok());
+  const nlohmann::json hardware = WaitDone("320");
+  ASSERT_EQ(hardware["recommended_action"], "DRAIN_NODE");
+  ASSERT_EQ(WaitDone("321")["domain"], "UNATTRIBUTED");
+  ASSERT_EQ(drains->size(), 1u);  // job 320's own verdict
+
+  // Job 321 revised to a DRAIN_NODE verdict, on the daemon's archive while it runs.
+  auto revised = verdict_from_json(hardware);
+  ASSERT_TRUE(revised);
+  revised->job_id = "321";
+  revised->comment = "attrib: GPU_HARDWARE (revised)";
+  {
+    auto store = store::JobStore::open(config_.head.database);
+    ASSERT_TRUE(store);
+    auto applied = (*store)->revise({"lab", "321"}, *revised, rules::events_of_verdict(*revised), "test", wall_clock_us());
+    ASSERT_TRUE(applied && *applied);
+  }
+  for (int i = 0; i < 500; ++i) {
+    {
+      std::lock_guard lock(state_->mutex);
+      if (state_->comment_writes_by_job["321"] >= 2) break;
+    }
+    std::this_thread::sleep_for(20ms);
+  }
+  EXPECT_EQ(WaitDone("321")["domain"], "GPU_HARDWARE");
+  {
+    std::lock_guard lock(state_->mutex);
+    EXPECT_EQ(state_->comment_writes_by_job["321"], 2);
+    EXPECT_EQ(state_->records["321"].comment, "attrib: GPU_HARDWARE (revised)");
+  }
+  EXPECT_EQ(drains->size(), 1u);  // nothing more
+}
