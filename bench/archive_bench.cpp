@@ -37,7 +37,7 @@ const char* kXid = "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus."
 
 struct Measured {
   double median_seconds = 0;
-  double bytes_per_job = 0;  // the archive's pages in use after the jobs minus before, per job
+  double bytes_per_job = 0;                         // the archive's pages in use after the jobs minus before, per job
   std::optional<store::ArchivedEvidence> evidence;  // the last job's
   std::string domain;
 };
@@ -138,8 +138,9 @@ int main(int argc, char** argv) {
     else if (key == "--pack")
       pack_dir = argv[i + 1];
     else {
-      std::fprintf(stderr, "usage: attrib-bench-archive [--quiet N] [--nodes N] [--entries N] [--storm N] [--jobs N] "
-                           "[--pack DIR]\n");
+      std::fprintf(stderr,
+                   "usage: attrib-bench-archive [--quiet N] [--nodes N] [--entries N] [--storm N] [--jobs N] "
+                   "[--pack DIR]\n");
       return 2;
     }
   }

@@ -316,7 +316,8 @@ std::optional<std::string> rule_skeleton(const LineTemplate& t, const std::strin
       << "        - line: " << yaml_quote(m.example->line) << "\n";
     if (!s.groups.empty()) {
       y << "          fields: {";
-      for (size_t g = 0; g < s.groups.size(); ++g) y << (g ? ", " : "") << s.groups[g] << ": " << yaml_quote(m.values[g]);
+      for (size_t g = 0; g < s.groups.size(); ++g)
+        y << (g ? ", " : "") << s.groups[g] << ": " << yaml_quote(m.values[g]);
       y << "}\n";
     }
   }

@@ -24,8 +24,11 @@ Result<std::vector<ArchivedRun>> archived_runs(Database& db, const RunFilter& fi
   stmt.bind(index, filter.limit == 0 ? int64_t{-1} : static_cast<int64_t>(filter.limit));
   std::vector<ArchivedRun> out;
   while (stmt.step())
-    out.push_back({{stmt.text_at(0), stmt.text_at(1), stmt.int_at(2)}, stmt.text_at(3), stmt.text_at(4),
-                   stmt.text_at(5), stmt.int_at(6) != 0});
+    out.push_back({{stmt.text_at(0), stmt.text_at(1), stmt.int_at(2)},
+                   stmt.text_at(3),
+                   stmt.text_at(4),
+                   stmt.text_at(5),
+                   stmt.int_at(6) != 0});
   if (!stmt.error().empty()) return Error{kDbStep, stmt.error()};
   return out;
 }
@@ -61,8 +64,10 @@ Result<std::vector<MinedTemplateRow>> mined_templates(Database& db) {
       "skeleton FROM mined_templates ORDER BY rank");
   std::vector<MinedTemplateRow> out;
   while (stmt.step()) {
-    MinedTemplateRow row{stmt.int_at(0), stmt.int_at(1), stmt.text_at(2), stmt.int_at(3), stmt.int_at(4),
-                         stmt.int_at(5), stmt.int_at(6), stmt.int_at(7), {}, stmt.text_at(9), stmt.text_at(10)};
+    MinedTemplateRow row{stmt.int_at(0),  stmt.int_at(1),  stmt.text_at(2),
+                         stmt.int_at(3),  stmt.int_at(4),  stmt.int_at(5),
+                         stmt.int_at(6),  stmt.int_at(7),  {},
+                         stmt.text_at(9), stmt.text_at(10)};
     const auto ids = nlohmann::json::parse(stmt.text_at(8), nullptr, false);
     if (ids.is_array())
       for (const auto& id : ids)

@@ -45,7 +45,8 @@ Result<std::vector<Candidate>> select_keys(Database& db, const std::string& sql,
   if (before) stmt.bind(index++, *before);
   stmt.bind(index, static_cast<int64_t>(limit));
   std::vector<Candidate> keys;
-  while (stmt.step()) keys.push_back({{stmt.text_at(0), stmt.text_at(1), stmt.int_at(2)}, static_cast<uint64_t>(stmt.int_at(3))});
+  while (stmt.step())
+    keys.push_back({{stmt.text_at(0), stmt.text_at(1), stmt.int_at(2)}, static_cast<uint64_t>(stmt.int_at(3))});
   if (!stmt.error().empty()) return step_error(stmt);
   return keys;
 }
@@ -100,8 +101,8 @@ Status drop_runs(JobStore& store, const std::vector<Candidate>& keys) {
     Transaction tx(db);
     if (auto s = tx.began(); !s) return s;
     for (const char* table : {"events", "coverage", "history", "evidence", "verdict_versions", "jobs"}) {
-      if (auto s = for_each_key(db, std::string("DELETE FROM ") + table + " WHERE cluster = ? AND job_id = ? AND run = ?",
-                                keys);
+      if (auto s = for_each_key(
+              db, std::string("DELETE FROM ") + table + " WHERE cluster = ? AND job_id = ? AND run = ?", keys);
           !s)
         return s;
     }

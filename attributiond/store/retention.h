@@ -48,8 +48,8 @@ struct ArchiveStats {
   int64_t evidence_runs = 0;  // runs with raw evidence kept
   uint64_t evidence_stored_bytes = 0;
   uint64_t evidence_raw_bytes = 0;
-  int64_t evidence_pruned = 0;  // runs whose raw evidence retention dropped
-  std::optional<TimeUs> oldest_run;     // received
+  int64_t evidence_pruned = 0;       // runs whose raw evidence retention dropped
+  std::optional<TimeUs> oldest_run;  // received
   std::optional<TimeUs> newest_run;
   std::optional<TimeUs> oldest_evidence;  // received, of the oldest run with raw evidence
 };

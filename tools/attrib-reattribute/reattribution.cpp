@@ -31,8 +31,8 @@ std::string node_of(const Verdict& v) { return v.root_cause ? v.root_cause->even
 // What an admin reads as a different verdict: the domain, the root cause (rule and
 // node), the confidence or the action. Counts and symptom lists alone are not a change.
 bool differs(const Verdict& a, const Verdict& b) {
-  return a.domain != b.domain || rule_of(a) != rule_of(b) || node_of(a) != node_of(b) ||
-         a.confidence != b.confidence || a.recommended_action != b.recommended_action;
+  return a.domain != b.domain || rule_of(a) != rule_of(b) || node_of(a) != node_of(b) || a.confidence != b.confidence ||
+         a.recommended_action != b.recommended_action;
 }
 
 // The run's raw evidence replayed under `pack`.
@@ -72,8 +72,9 @@ void judge(store::JobStore& store, const store::ArchivedRun& c, const std::share
   }
   if (!evidence->has_value()) {
     out.outcome = c.evidence_pruned ? Outcome::Pruned : Outcome::NoEvidence;
-    out.detail = c.evidence_pruned ? "its raw evidence was pruned (archive retention)"
-                          : "archived without raw evidence (before it was kept, or head.raw_evidence_max_kib 0)";
+    out.detail = c.evidence_pruned
+                     ? "its raw evidence was pruned (archive retention)"
+                     : "archived without raw evidence (before it was kept, or head.raw_evidence_max_kib 0)";
     return;
   }
   if (!(*evidence)->complete) {
@@ -98,13 +99,20 @@ void judge(store::JobStore& store, const store::ArchivedRun& c, const std::share
 
 std::string to_string(Outcome outcome) {
   switch (outcome) {
-    case Outcome::Changed: return "changed";
-    case Outcome::Unchanged: return "unchanged";
-    case Outcome::Pruned: return "pruned";
-    case Outcome::NoEvidence: return "no_evidence";
-    case Outcome::Incomplete: return "incomplete";
-    case Outcome::NotFinished: return "not_finished";
-    case Outcome::Failed: return "failed";
+    case Outcome::Changed:
+      return "changed";
+    case Outcome::Unchanged:
+      return "unchanged";
+    case Outcome::Pruned:
+      return "pruned";
+    case Outcome::NoEvidence:
+      return "no_evidence";
+    case Outcome::Incomplete:
+      return "incomplete";
+    case Outcome::NotFinished:
+      return "not_finished";
+    case Outcome::Failed:
+      return "failed";
   }
   return "failed";
 }
@@ -150,9 +158,11 @@ Result<int> apply(store::JobStore& store, Report& report, TimeUs now) {
 nlohmann::json report_json(const Report& report) {
   nlohmann::json runs = nlohmann::json::array();
   for (const Rejudged& r : report.runs) {
-    nlohmann::json row = {{"cluster", r.key.cluster}, {"job_id", r.key.job_id}, {"run", r.key.run},
-                          {"outcome", to_string(r.outcome)}, {"old", {{"domain", r.old_domain}, {"rule", r.old_rule},
-                                                                       {"confidence", r.old_confidence}}}};
+    nlohmann::json row = {{"cluster", r.key.cluster},
+                          {"job_id", r.key.job_id},
+                          {"run", r.key.run},
+                          {"outcome", to_string(r.outcome)},
+                          {"old", {{"domain", r.old_domain}, {"rule", r.old_rule}, {"confidence", r.old_confidence}}}};
     if (r.outcome == Outcome::Changed || r.outcome == Outcome::Unchanged)
       row["new"] = {{"domain", r.new_domain}, {"rule", r.new_rule}, {"confidence", r.new_confidence}};
     if (!r.detail.empty()) row["detail"] = r.detail;
@@ -164,8 +174,8 @@ nlohmann::json report_json(const Report& report) {
   nlohmann::json transitions = nlohmann::json::array();
   for (const auto& [t, n] : report.transitions) transitions.push_back({{"transition", t}, {"runs", n}});
   return {{"schema", "attrib.reattribution.v1"}, {"pack_version", report.pack_version},
-          {"pack_hash", report.pack_hash},        {"counts", counts},
-          {"transitions", transitions},           {"runs", runs}};
+          {"pack_hash", report.pack_hash},       {"counts", counts},
+          {"transitions", transitions},          {"runs", runs}};
 }
 
 std::string report_text(const Report& report) {
@@ -173,8 +183,8 @@ std::string report_text(const Report& report) {
     auto it = report.counts.find(o);
     return it == report.counts.end() ? 0 : it->second;
   };
-  std::string out = "Re-judged under pack " + report.pack_version + " (" + report.pack_hash + "): " +
-                    std::to_string(report.runs.size()) + " runs, " + std::to_string(count(Outcome::Changed)) +
+  std::string out = "Re-judged under pack " + report.pack_version + " (" + report.pack_hash +
+                    "): " + std::to_string(report.runs.size()) + " runs, " + std::to_string(count(Outcome::Changed)) +
                     " changed, " + std::to_string(count(Outcome::Unchanged)) + " unchanged\n";
   std::vector<std::vector<std::string>> rows;
   for (const Rejudged& r : report.runs) {

@@ -44,8 +44,9 @@ bool attrib_record(const LogLine& line) {
 // Feeds the run's lines that the pack does not explain to the miner: lines no extraction
 // rule matched, and the lines of the verdict's unexplained events. A baseline run feeds
 // its unmatched lines as baseline.
-Status mine_run(store::JobStore& store, const store::ArchivedRun& run, const std::shared_ptr<const rules::RulePack>& pack,
-                const fs::path& scratch, bool baseline, rules::TemplateMiner& miner, bool* had_evidence) {
+Status mine_run(store::JobStore& store, const store::ArchivedRun& run,
+                const std::shared_ptr<const rules::RulePack>& pack, const fs::path& scratch, bool baseline,
+                rules::TemplateMiner& miner, bool* had_evidence) {
   *had_evidence = false;
   auto evidence = store.evidence(run.key);
   if (!evidence) return evidence.error();
@@ -110,10 +111,10 @@ int run_mine(const std::shared_ptr<const rules::RulePack>& pack, const MineOptio
   successes.limit = options.baseline;
   successes.newest_first = true;
   auto target_runs = store.with_read_db([&](store::Database& db) { return store::archived_runs(db, targets); });
-  auto baseline_runs = options.baseline == 0 ? Result<std::vector<store::ArchivedRun>>(std::vector<store::ArchivedRun>{})
-                                             : store.with_read_db([&](store::Database& db) {
-                                                 return store::archived_runs(db, successes);
-                                               });
+  auto baseline_runs =
+      options.baseline == 0
+          ? Result<std::vector<store::ArchivedRun>>(std::vector<store::ArchivedRun>{})
+          : store.with_read_db([&](store::Database& db) { return store::archived_runs(db, successes); });
   if (!target_runs || !baseline_runs) {
     std::fprintf(stderr, "attrib-rules mine: %s\n",
                  (!target_runs ? target_runs.error() : baseline_runs.error()).message.c_str());
@@ -151,7 +152,8 @@ int run_mine(const std::shared_ptr<const rules::RulePack>& pack, const MineOptio
   if (!options.out_dir.empty()) {
     fs::create_directories(options.out_dir);
     for (size_t i = 0; i < skeletons.size(); ++i)
-      if (skeletons[i]) std::ofstream(fs::path(options.out_dir) / ("mined-" + std::to_string(i + 1) + ".yaml")) << *skeletons[i];
+      if (skeletons[i])
+        std::ofstream(fs::path(options.out_dir) / ("mined-" + std::to_string(i + 1) + ".yaml")) << *skeletons[i];
   }
 
   if (options.save) {
@@ -212,13 +214,14 @@ int run_mine(const std::shared_ptr<const rules::RulePack>& pack, const MineOptio
   std::string out = "Mined " + std::to_string(miner.lines()) + " lines no rule explains, from " +
                     std::to_string(mined.runs - mined.runs_without_evidence) +
                     " UNATTRIBUTED or low-confidence attempts with raw evidence (" +
-                    std::to_string(mined.runs_without_evidence) + " without); baseline: " +
-                    std::to_string(mined.baseline_runs) + " successful attempts.\n";
+                    std::to_string(mined.runs_without_evidence) +
+                    " without); baseline: " + std::to_string(mined.baseline_runs) + " successful attempts.\n";
   for (size_t i = 0; i < ranked.size(); ++i) {
     const auto& t = ranked[i];
     char row[160];
-    std::snprintf(row, sizeof row, "%3zu. %zu attempts, %zu nodes, %llu lines (%s before the end), %zu successful: ",
-                  i + 1, t.attempts.size(), t.nodes.size(), static_cast<unsigned long long>(t.occurrences),
+    std::snprintf(row, sizeof row,
+                  "%3zu. %zu attempts, %zu nodes, %llu lines (%s before the end), %zu successful: ", i + 1,
+                  t.attempts.size(), t.nodes.size(), static_cast<unsigned long long>(t.occurrences),
                   percent(t.before_end, t.occurrences).c_str(), t.baseline_attempts.size());
     out += row + t.text() + "\n";
     if (!t.examples.empty())

@@ -14,10 +14,10 @@ namespace attrib::rules_tool {
 struct MineOptions {
   std::string database;  // the head's archive
   std::optional<TimeUs> since;
-  size_t top = 10;         // templates listed
-  size_t propose = 3;      // skeletons proposed, for the best templates
-  size_t baseline = 200;   // successful attempts (domain NONE, newest) whose lines rank noise down
-  std::string out_dir;     // skeletons written there as mined-<n>.yaml; empty: printed
+  size_t top = 10;        // templates listed
+  size_t propose = 3;     // skeletons proposed, for the best templates
+  size_t baseline = 200;  // successful attempts (domain NONE, newest) whose lines rank noise down
+  std::string out_dir;    // skeletons written there as mined-<n>.yaml; empty: printed
   bool json = false;
   bool save = false;  // also store the templates in the archive for the dashboard's Unexplained panel
 };

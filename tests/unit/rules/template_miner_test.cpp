@@ -25,9 +25,9 @@ MinedLine Line(const std::string& text, const std::string& attempt, const std::s
 }
 
 TEST(TemplateMiner, MasksVariablePartsAndTheJobsHostNames) {
-  EXPECT_EQ(mask_tokens("NVRM: GPU at PCI:0000:3b:00.0: GPU-660d987e-1234-5678-9abc-def012345678 lost at 0x7f3a2c00",
-                        {}),
-            (std::vector<std::string>{"NVRM:", "GPU", "at", "PCI:<PCI>:", "<ID>", "lost", "at", "<HEX>"}));
+  EXPECT_EQ(
+      mask_tokens("NVRM: GPU at PCI:0000:3b:00.0: GPU-660d987e-1234-5678-9abc-def012345678 lost at 0x7f3a2c00", {}),
+      (std::vector<std::string>{"NVRM:", "GPU", "at", "PCI:<PCI>:", "<ID>", "lost", "at", "<HEX>"}));
   EXPECT_EQ(mask_tokens("connect to 10.2.3.4 from gpu-017 failed after 12 tries, see /var/log/x.log", {"gpu-017"}),
             (std::vector<std::string>{"connect", "to", "<IP>", "from", "<NODE>", "failed", "after", "<NUM>", "tries,",
                                       "see", "<PATH>"}));
@@ -50,8 +50,10 @@ TEST(TemplateMiner, ClustersLinesThatDifferInAFewTokens) {
 
 TEST(TemplateMiner, RanksByAttemptsAndPutsWhatSuccessesAlsoShowLast) {
   TemplateMiner miner;
-  for (int i = 0; i < 5; ++i) miner.add(Line("audit: type=1400 apparmor ALLOWED op " + std::to_string(i), std::to_string(i)));
-  for (int i = 0; i < 3; ++i) miner.add(Line("widget controller " + std::to_string(i) + " stopped responding", std::to_string(i)));
+  for (int i = 0; i < 5; ++i)
+    miner.add(Line("audit: type=1400 apparmor ALLOWED op " + std::to_string(i), std::to_string(i)));
+  for (int i = 0; i < 3; ++i)
+    miner.add(Line("widget controller " + std::to_string(i) + " stopped responding", std::to_string(i)));
   miner.add(Line("something once", "9"));
   // The audit line shows in successful attempts too: background, ranked after the others.
   miner.add_baseline(Line("audit: type=1400 apparmor ALLOWED op 77", "100"));

@@ -211,9 +211,8 @@ TEST_F(ReattributionTest, PrunedUnfinishedAndEvidenceLessRunsAreReportedNeverTou
   policy.keep_runs_after = kStart;
   ASSERT_TRUE(store::prune_archive(*store_, policy, kStart + 800 * kSecond));
   // Run 4 lost its evidence some other way: archived before evidence was kept.
-  ASSERT_TRUE(store_->with_db([](store::Database& db) {
-    return db.exec("UPDATE jobs SET evidence_pruned_us = NULL WHERE job_id = '4'");
-  }));
+  ASSERT_TRUE(store_->with_db(
+      [](store::Database& db) { return db.exec("UPDATE jobs SET evidence_pruned_us = NULL WHERE job_id = '4'"); }));
   auto report = Rejudge();
   EXPECT_EQ(Find(report, "1")->outcome, reattribute::Outcome::Pruned);
   EXPECT_EQ(Find(report, "2")->outcome, reattribute::Outcome::NotFinished);

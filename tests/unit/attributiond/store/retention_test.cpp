@@ -106,7 +106,7 @@ TEST_F(RetentionTest, OldRunsGoWholeButNeverOnesTheSweepStillLooksFor) {
   Run("old", 10 * kDay, "done");
   Run("recent", 99 * kDay, "done");
   RetentionPolicy policy;
-  policy.runs_before = now;  // everything by age ...
+  policy.runs_before = now;                 // everything by age ...
   policy.keep_runs_after = now - 2 * kDay;  // ... but what the sweep's lookback covers
   auto report = prune_archive(*store_, policy, now);
   ASSERT_TRUE(report) << report.error().message;
