@@ -178,6 +178,20 @@ void HeadDaemon::spool_loop() {
   }
 }
 
+void HeadDaemon::every(std::chrono::seconds first, std::chrono::seconds interval, const std::function<void()>& task) {
+  // On its own clock, whatever else wakes the daemon's threads (each queued job does).
+  auto next = std::chrono::steady_clock::now() + first;
+  std::unique_lock lock(mutex_);
+  while (!stopping_) {
+    wakeup_.wait_until(lock, next, [&] { return stopping_.load() || std::chrono::steady_clock::now() >= next; });
+    if (stopping_) break;
+    next = std::chrono::steady_clock::now() + interval;
+    lock.unlock();
+    task();
+    lock.lock();
+  }
+}
+
 void HeadDaemon::sweep_loop() {
   // The first sweep looks head.sweep_lookback_s back; each later one goes back over the
   // last head.scope_max_wait_s too, because slurmdbd finalises a row seconds after its
@@ -186,68 +200,43 @@ void HeadDaemon::sweep_loop() {
   // that ended at least head.sweep_settle_s ago: their hooks' reports come first.
   std::unique_ptr<slurm::Accounting> accounting = accounting_factory_();
   TimeUs since = wall_clock_us() - static_cast<TimeUs>(config_.head.sweep_lookback_s) * kSecond;
-  std::unique_lock lock(mutex_);
-  while (!stopping_) {
-    // Every interval, whatever else wakes the daemon's threads (each queued job does).
-    const auto next = std::chrono::steady_clock::now() + std::chrono::seconds(config_.head.sweep_interval_s);
-    wakeup_.wait_until(lock, next, [&] { return stopping_.load() || std::chrono::steady_clock::now() >= next; });
-    if (stopping_) break;
-    lock.unlock();
+  const std::chrono::seconds interval(config_.head.sweep_interval_s);
+  every(interval, interval, [&] {
     const TimeUs now = wall_clock_us();
     const TimeUs until = now - static_cast<TimeUs>(config_.head.sweep_settle_s) * kSecond;
-    if (until > since) {
-      auto queued = sweep_once(*store_, *accounting, config_.cluster, since, until, now);
-      if (!queued) {
-        spdlog::warn("sweep of slurmdbd failed, retried next time: {}", queued.error().message);
-      } else {
-        since = std::max(since, until - static_cast<TimeUs>(config_.head.scope_max_wait_s) * kSecond);
-        if (queued->queued > 0) {
-          metrics_.jobs_accepted.labels({ops::hook_label(v1::HOOK_KIND_SWEEP), "sweep"}).inc(queued->queued);
-          wake();
-        }
-      }
+    if (until <= since) return;
+    auto queued = sweep_once(*store_, *accounting, config_.cluster, since, until, now);
+    if (!queued) {
+      spdlog::warn("sweep of slurmdbd failed, retried next time: {}", queued.error().message);
+      return;
     }
-    lock.lock();
-  }
+    since = std::max(since, until - static_cast<TimeUs>(config_.head.scope_max_wait_s) * kSecond);
+    if (queued->queued > 0) {
+      metrics_.jobs_accepted.labels({ops::hook_label(v1::HOOK_KIND_SWEEP), "sweep"}).inc(queued->queued);
+      wake();
+    }
+  });
 }
 
 void HeadDaemon::prune_loop() {
-  // Once at start, then every archive.prune_interval_s. Runs the sweep may still look
-  // for (its lookback and the wait for a final record) are never deleted.
-  auto next = std::chrono::steady_clock::now();
-  std::unique_lock lock(mutex_);
-  while (!stopping_) {
-    wakeup_.wait_until(lock, next, [&] { return stopping_.load() || std::chrono::steady_clock::now() >= next; });
-    if (stopping_) break;
-    next = std::chrono::steady_clock::now() + std::chrono::seconds(config_.archive.prune_interval_s);
-    lock.unlock();
+  // Once at start, then every archive.prune_interval_s.
+  every(std::chrono::seconds(0), std::chrono::seconds(config_.archive.prune_interval_s), [&] {
     const TimeUs now = wall_clock_us();
-    const auto days_ago = [&](int days) -> std::optional<TimeUs> {
-      if (days <= 0) return std::nullopt;
-      return now - static_cast<TimeUs>(days) * 86400 * kSecond;
-    };
-    store::RetentionPolicy policy;
-    policy.evidence_before = days_ago(config_.archive.evidence_retention_days);
-    policy.runs_before = days_ago(config_.archive.retention_days);
-    policy.max_bytes = static_cast<uint64_t>(config_.archive.max_bytes);
-    policy.keep_runs_after =
-        now - static_cast<TimeUs>(config_.head.sweep_lookback_s + config_.head.scope_max_wait_s) * kSecond;
-    auto pruned = store::prune_archive(*store_, policy, now);
+    auto pruned = store::prune_archive(*store_, store::retention_policy(config_.archive, config_.head, now), now);
     if (!pruned) {
       spdlog::warn("archive retention failed, tried again next time: {}", pruned.error().message);
-    } else {
-      metrics_.archive_pruned.labels({"evidence"}).inc(static_cast<double>(pruned->evidence_pruned));
-      metrics_.archive_pruned.labels({"runs"}).inc(static_cast<double>(pruned->runs_pruned));
-      metrics_.archive_used_bytes.get().set(static_cast<double>(pruned->bytes_after));
-      if (pruned->evidence_pruned + pruned->runs_pruned > 0)
-        spdlog::info("archive retention: raw evidence of {} runs and {} whole runs pruned; {} -> {} bytes in use",
-                     pruned->evidence_pruned, pruned->runs_pruned, pruned->bytes_before, pruned->bytes_after);
-      if (pruned->over_cap)
-        spdlog::warn("archive retention: {} bytes in use, over archive.max_bytes {}, and nothing more may go",
-                     pruned->bytes_after, config_.archive.max_bytes);
+      return;
     }
-    lock.lock();
-  }
+    metrics_.archive_pruned.labels({"evidence"}).inc(static_cast<double>(pruned->evidence_pruned));
+    metrics_.archive_pruned.labels({"runs"}).inc(static_cast<double>(pruned->runs_pruned));
+    metrics_.archive_used_bytes.get().set(static_cast<double>(pruned->bytes_after));
+    if (pruned->evidence_pruned + pruned->runs_pruned > 0)
+      spdlog::info("archive retention: raw evidence of {} runs and {} whole runs pruned; {} -> {} bytes in use",
+                   pruned->evidence_pruned, pruned->runs_pruned, pruned->bytes_before, pruned->bytes_after);
+    if (pruned->over_cap)
+      spdlog::warn("archive retention: {} bytes in use, over archive.max_bytes {}, and nothing more may go",
+                   pruned->bytes_after, config_.archive.max_bytes);
+  });
 }
 
 void HeadDaemon::worker_loop() {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -51,6 +52,8 @@ class HeadDaemon {
   void worker_loop();
   void spool_loop();
   void drain_spool();
+  // Runs task after `first`, then every `interval`, until stop().
+  void every(std::chrono::seconds first, std::chrono::seconds interval, const std::function<void()>& task);
   void sweep_loop();
   void prune_loop();
   void wake();

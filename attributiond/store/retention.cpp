@@ -116,6 +116,20 @@ Result<uint64_t> current_bytes(JobStore& store) {
 
 }  // namespace
 
+RetentionPolicy retention_policy(const common::ArchiveConfig& archive, const common::HeadConfig& head, TimeUs now) {
+  constexpr TimeUs kDay = 86400LL * 1000000;
+  const auto days_ago = [&](int days) -> std::optional<TimeUs> {
+    if (days <= 0) return std::nullopt;
+    return now - static_cast<TimeUs>(days) * kDay;
+  };
+  RetentionPolicy policy;
+  policy.evidence_before = days_ago(archive.evidence_retention_days);
+  policy.runs_before = days_ago(archive.retention_days);
+  policy.max_bytes = static_cast<uint64_t>(archive.max_bytes);
+  policy.keep_runs_after = now - static_cast<TimeUs>(head.sweep_lookback_s + head.scope_max_wait_s) * 1000000;
+  return policy;
+}
+
 Result<PruneReport> prune_archive(JobStore& store, const RetentionPolicy& policy, TimeUs now) {
   PruneReport report;
   auto before = current_bytes(store);

@@ -13,6 +13,7 @@
 #include <optional>
 
 #include "attributiond/store/job_store.h"
+#include "common/config.h"
 #include "core/result.h"
 
 namespace attrib::store {
@@ -33,6 +34,11 @@ struct PruneReport {
   uint64_t bytes_after = 0;
   bool over_cap = false;  // still over max_bytes: nothing more may go
 };
+
+// The policy the configuration sets at `now`: archive.* ages and cap, and the runs the
+// sweep may still look for (head.sweep_lookback_s plus the wait for a final record)
+// kept whole.
+RetentionPolicy retention_policy(const common::ArchiveConfig& archive, const common::HeadConfig& head, TimeUs now);
 
 // One pass: by age, then by size. Each batch is its own transaction, so the epilog's
 // SubmitJobEnded waits one batch at most.

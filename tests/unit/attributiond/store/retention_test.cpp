@@ -189,3 +189,27 @@ TEST_F(RetentionTest, StatsCountRunsByStateAndEvidence) {
 }
 
 }  // namespace
+
+namespace {
+
+// The configuration's defaults: raw evidence kept 30 days, runs kept, no cap, and the
+// sweep's lookback plus its wait for a final record protected.
+TEST(RetentionPolicy, FollowsTheConfiguration) {
+  const TimeUs now = 100 * kDay;
+  common::ArchiveConfig archive;
+  common::HeadConfig head;
+  RetentionPolicy defaults = retention_policy(archive, head, now);
+  EXPECT_EQ(defaults.evidence_before, now - 30 * kDay);
+  EXPECT_FALSE(defaults.runs_before);
+  EXPECT_EQ(defaults.max_bytes, 0u);
+  EXPECT_EQ(defaults.keep_runs_after, now - (head.sweep_lookback_s + head.scope_max_wait_s) * 1000000LL);
+  archive.evidence_retention_days = 0;
+  archive.retention_days = 90;
+  archive.max_bytes = 1 << 20;
+  RetentionPolicy set = retention_policy(archive, head, now);
+  EXPECT_FALSE(set.evidence_before);
+  EXPECT_EQ(set.runs_before, now - 90 * kDay);
+  EXPECT_EQ(set.max_bytes, 1u << 20);
+}
+
+}  // namespace
