@@ -97,14 +97,16 @@ Result<BundleFiles> files_of(const json& job, const Streams& streams) {
   return files;
 }
 
-// Coverage rows that were read (ok, empty, partial) get a stream even without a line, so
-// the node does not look unavailable on replay.
+// A row whose source was read (ok, empty, partial), as opposed to failed or missing.
+bool was_read(const Coverage& c) {
+  return c.status == CoverageStatus::Ok || c.status == CoverageStatus::Empty || c.status == CoverageStatus::Partial;
+}
+
+// Coverage rows that were read get a stream even without a line, so the node does not
+// look unavailable on replay.
 void add_read_streams(Streams& streams, const std::vector<Coverage>& coverage) {
-  for (const Coverage& c : coverage) {
-    const bool read =
-        c.status == CoverageStatus::Ok || c.status == CoverageStatus::Empty || c.status == CoverageStatus::Partial;
-    if (read && safe_component(c.node) && detail::is_known_source(c.source)) streams[{c.node, c.source}];
-  }
+  for (const Coverage& c : coverage)
+    if (was_read(c) && safe_component(c.node) && detail::is_known_source(c.source)) streams[{c.node, c.source}];
 }
 
 }  // namespace
@@ -128,6 +130,13 @@ Status write_bundle_files(const fs::path& dir, const BundleFiles& files) {
   return ok_status();
 }
 
+Result<Bundle> open_bundle_files(const fs::path& dir, const BundleFiles& files) {
+  std::error_code ignored;
+  fs::remove_all(dir, ignored);
+  if (auto s = write_bundle_files(dir, files); !s) return s.error();
+  return open_bundle(dir);
+}
+
 Status write_bundle(const fs::path& dir, const JobFacts& facts, const std::vector<Event>& events,
                     const std::vector<Coverage>& coverage) {
   Streams streams;
@@ -149,8 +158,7 @@ Status write_bundle(const fs::path& dir, const JobFacts& facts, const std::vecto
   }
   add_read_streams(streams, coverage);
   for (const Coverage& c : coverage) {
-    if (c.status != CoverageStatus::Ok && c.status != CoverageStatus::Empty && c.status != CoverageStatus::Partial)
-      continue;
+    if (!was_read(c)) continue;
     span(c.window_start);
     span(c.window_end);
   }

@@ -16,6 +16,7 @@
 #include "core/result.h"
 #include "core/types.h"
 #include "core/verdict.h"
+#include "rules/bundle.h"
 
 namespace attrib::rules {
 
@@ -38,6 +39,10 @@ Result<BundleFiles> raw_bundle_files(const JobFacts& facts, const RawEvidence& e
 // Writes the files into dir (created; must not exist or be empty); a name that would
 // leave dir is refused. Error code BUNDLE_E_EXPORT.
 Status write_bundle_files(const std::filesystem::path& dir, const BundleFiles& files);
+// Writes the files into `dir` (emptied first) and opens them as a bundle: how the tools
+// read a run's archived raw evidence back (attrib-reattribute, attrib-rules mine). The
+// caller removes `dir` when done.
+Result<Bundle> open_bundle_files(const std::filesystem::path& dir, const BundleFiles& files);
 
 // Writes a bundle into dir (created; must not exist or be empty). Events without a node
 // (the synthetic accounting event) are not written: replay derives it from job.json.

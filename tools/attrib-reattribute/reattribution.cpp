@@ -41,9 +41,8 @@ Result<Verdict> replay(const store::ArchivedEvidence& evidence, const std::share
   auto files = common::unpack_evidence(evidence.blob);
   if (!files) return files.error();
   std::error_code ignored;
-  std::filesystem::remove_all(dir, ignored);
-  if (auto s = rules::write_bundle_files(dir, *files); !s) return s.error();
-  auto verdict = rules::replay_bundle(dir, pack);
+  auto bundle = rules::open_bundle_files(dir, *files);
+  auto verdict = bundle ? rules::replay_bundle(*bundle, pack) : Result<Verdict>(bundle.error());
   std::filesystem::remove_all(dir, ignored);
   return verdict;
 }

@@ -53,10 +53,7 @@ Status mine_run(store::JobStore& store, const store::ArchivedRun& run,
   if (!evidence->has_value()) return ok_status();
   auto files = common::unpack_evidence((*evidence)->blob);
   if (!files) return files.error();
-  std::error_code ignored;
-  fs::remove_all(scratch, ignored);
-  if (auto s = rules::write_bundle_files(scratch, *files); !s) return s;
-  auto bundle = rules::open_bundle(scratch);
+  auto bundle = rules::open_bundle_files(scratch, *files);
   if (!bundle) return bundle.error();
   std::vector<LogLine> lines;
   rules::Extractor extractor(pack);
@@ -83,7 +80,6 @@ Status mine_run(store::JobStore& store, const store::ArchivedRun& run,
     else
       miner.add(mined, hosts);
   }
-  fs::remove_all(scratch, ignored);
   *had_evidence = true;
   return ok_status();
 }
