@@ -65,7 +65,7 @@ struct Extractor::State {
     std::string node;
     bool trusted = false;
     std::string text;
-    std::vector<char> flags;
+    std::vector<char> flags;             // its candidates, kept when the source has block rules
     std::vector<std::string> fold_keys;  // of the events the line gave (not block events)
     bool claimed = false;                // a claims_line rule took it: no block rule sees it
     bool valid = false;
@@ -248,7 +248,7 @@ void Extractor::feed(const LogLine& given) {
     last.node = line.node;
     last.trusted = line.trusted;
     last.text = line.text;
-    last.flags = s.flags;
+    if (!rules.block_rules.empty()) last.flags = s.flags;  // only the block rules read them again
     last.valid = true;
     if (last.claimed) return;
   }
