@@ -2,7 +2,8 @@
 // tests/fixtures/archive/schema-v<k>.sql is the .dump of an archive that the commit with
 // k migrations wrote (README.md there): a judged job with its verdict, events, coverage,
 // history and remediation rows, an opted-out job, a dead-lettered job (schema 3 on) and a
-// job still queued. Opening one migrates it to the current schema; nothing is lost and
+// job still queued; from schema 5 each row's reports and the judged attempt's submit time,
+// from schema 6 the queued job's slurmdbd outage, from schema 7 the judged job's raw evidence. Opening one migrates it to the current schema; nothing is lost and
 // the queued job is still attributed. An archive from a newer attributiond is refused.
 #include <unistd.h>
 
@@ -18,6 +19,7 @@
 
 #include "attributiond/store/fleet_queries.h"
 #include "attributiond/store/job_store.h"
+#include "common/evidence_archive.h"
 #include "core/verdict.h"
 
 namespace fs = std::filesystem;
@@ -118,6 +120,39 @@ TEST_P(ArchiveMigrationTest, OpensMigratedWithNothingLost) {
     EXPECT_EQ(Scalar(db, "SELECT owner_uid FROM jobs WHERE job_id = '4242'"), 1000);
     EXPECT_EQ(Scalar(db, "SELECT owner_uid FROM history WHERE job_id = '4242'"), 1000);
   });
+
+  // What later schemas added to the rows: each run's reports (5), the judged attempt's
+  // submit time (5), the queued job's slurmdbd outage (6): the scope wait restarts at its end.
+  store->with_db([&](Database& db) {
+    if (from >= 5) {
+      EXPECT_EQ(Scalar(db, "SELECT count(*) FROM jobs WHERE job_id = '4242' AND hooks = ',2@" +
+                               std::to_string(kJobEnd + kSecond) + ",'"),
+                1);
+      EXPECT_EQ(Scalar(db, "SELECT attempt_submit_us FROM jobs WHERE job_id = '4242'"), kJobEnd - 3600 * kSecond);
+    }
+    if (from >= 6)
+      EXPECT_EQ(Scalar(db, "SELECT accounting_back_us - accounting_down_us FROM jobs WHERE job_id = '4250'"),
+                20 * kSecond);
+  });
+  // The judged job's raw evidence (schema 7 on): the files of the bundle its verdict was
+  // made from, unpacked as archived.
+  auto evidence = store->evidence({"lab", "4242", 0});
+  ASSERT_TRUE(evidence) << evidence.error().message;
+  if (from >= 7) {
+    ASSERT_TRUE(evidence->has_value());
+    EXPECT_TRUE((*evidence)->complete);
+    auto files = attrib::common::unpack_evidence((*evidence)->blob);
+    ASSERT_TRUE(files) << files.error().message;
+    const fs::path bundle = fs::path(ATTRIB_FIXTURES_DIR) / "xid79_nccl_timeouts";
+    for (const char* path : {"job.json", "gpu001/app.log", "gpu001/slurm.log", "gpu002/app.log", "gpu017/kernel.log",
+                             "gpu017/syslog.log"}) {
+      ASSERT_EQ(files->count(path), 1u) << path;
+      EXPECT_EQ(files->at(path), ReadFile(bundle / path)) << path;
+    }
+    EXPECT_EQ(files->size(), 6u);
+  } else {
+    EXPECT_FALSE(evidence->has_value());
+  }
 
   // The judged job: done, its verdict readable as it was archived.
   auto judged = store->lookup("lab", "4242");
@@ -253,7 +288,7 @@ TEST_P(ArchiveMigrationTest, OpensMigratedWithNothingLost) {
   EXPECT_EQ((*(*reopened)->lookup("lab", "4242"))->status, "done");
 }
 
-INSTANTIATE_TEST_SUITE_P(EarlierSchemas, ArchiveMigrationTest, ::testing::Values(1, 2, 3, 4),
+INSTANTIATE_TEST_SUITE_P(EarlierSchemas, ArchiveMigrationTest, ::testing::Range(1, 10),
                          [](const ::testing::TestParamInfo<int>& info) { return "v" + std::to_string(info.param); });
 
 // An archive a newer attributiond wrote (one migration more than this one knows) is
