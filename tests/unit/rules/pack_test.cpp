@@ -60,7 +60,9 @@ TEST(ShippedPack, EveryExtractedKindIsARootASymptomOrDeclaredBenign) {
   EXPECT_GE(roles.size(), 50u);
   for (const auto& role : roles) {
     EXPECT_TRUE(!role.roots.empty() || !role.explained_by.empty() || role.benign) << role.kind << " has no role";
-    if (role.benign) EXPECT_TRUE(role.roots.empty()) << role.kind;
+    if (role.benign) {
+      EXPECT_TRUE(role.roots.empty()) << role.kind;
+    }
   }
   const auto nothing = std::find_if(roles.begin(), roles.end(), [](const auto& r) { return r.kind == "fm.no_nvswitch"; });
   ASSERT_NE(nothing, roles.end());
