@@ -11,7 +11,10 @@
 # suite does: MUNGE auth, journald + slurm_accounting + app_output collectors,
 # scope_poll_interval_ms 500) and the real attrib-epilog as EpilogSlurmctld, submits one
 # 1-node job at a time (it writes its end time with date +%s.%N, then exits 1), and polls
-# `sacct -X -j ID -o State,Comment` every 50 ms. Tears the cluster down at exit.
+# `sacct -X -j ID -o State,Comment` every 50 ms. Then the daemon's own breakdown of each
+# job's time (its "job N: phases hook=..ms queue=.. record=.. collect=.. rules=.. archive=..
+# comment=.. total=.." log lines, pipeline/phase_times.h) as p50/p95 per phase. Tears the
+# cluster down at exit.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source_dir=$(cd "$here/.." && pwd)
@@ -90,3 +93,17 @@ p50=$(pct 2 50); p95=$(pct 2 95); lag50=$(pct 1 50); lag95=$(pct 1 95)
 printf 'figure %-36s %14.3f %s\n' e2e.sacct_visible_p50_s "$p50" s e2e.sacct_visible_p95_s "$p95" s \
   e2e.accounting_lag_p50_s "$lag50" s e2e.accounting_lag_p95_s "$lag95" s
 awk -v a="$lag50" -v b="$p50" 'BEGIN {printf "accounting record lag: %.0f%% of the p50 latency\n", (b > 0 ? 100 * a / b : 0)}'
+
+# Where the time went, as the daemon measured it for each job (milliseconds).
+phases=$work/phases.txt
+grep -o ': phases .*' "$run/attributiond.log" | sed 's/^: phases //' > "$phases" || true
+[ "$(wc -l < "$phases")" -ge "$jobs" ] || { echo "the daemon logged $(wc -l < "$phases") phase lines for $jobs jobs" >&2; exit 1; }
+echo "phase      p50_ms   p95_ms   (daemon log, $(wc -l < "$phases") jobs)"
+for phase in hook queue record collect rules archive comment total; do
+  sed -n "s/.*\b$phase=\([0-9]*\)ms.*/\1/p" "$phases" | sort -n |
+    awk -v name="$phase" '{v[NR]=$1} END {if (NR) printf "%-9s %8d %8d\n", name, v[int(0.5*(NR-1)+0.5)+1], v[int(0.95*(NR-1)+0.5)+1]}'
+done
+for phase in record total; do
+  p=$(sed -n "s/.*\b$phase=\([0-9]*\)ms.*/\1/p" "$phases" | sort -n | awk '{v[NR]=$1} END {print v[int(0.5*(NR-1)+0.5)+1] / 1000}')
+  printf 'figure %-36s %14.3f %s\n' "e2e.phase_${phase}_p50_s" "$p" s
+done

@@ -59,6 +59,11 @@ HeadMetrics::HeadMetrics(ops::MetricsRegistry& registry)
           "attrib_attribution_latency_seconds",
           "Seconds from the job's end (the accounting record's, else the hook's time) to its archived verdict.",
           {1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1200, 1800, 3600})),
+      attribution_phase(registry.histogram(
+          "attrib_attribution_phase_seconds",
+          "Seconds each phase of an attribution took, job end to comment: hook (job end to the hook's run), queue "
+          "(to the head queueing it), record (waiting for slurmdbd's final record), collect, rules, archive, comment.",
+          {0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300}, {"phase"})),
       spool_quarantined(registry.counter("attrib_spool_quarantined_total",
                                          "Spool files that could not be read and were moved to the spool's bad/ "
                                          "directory.")),

@@ -31,6 +31,7 @@ struct HeadMetrics {
   ops::Family<ops::Counter>& verdicts;  // domain, rule
   ops::Family<ops::Counter>& coverage;  // source, status
   ops::Family<ops::Histogram>& attribution_latency;
+  ops::Family<ops::Histogram>& attribution_phase;  // phase (pipeline/phase_times.h)
   ops::Family<ops::Counter>& spool_quarantined;
   ops::Family<ops::Counter>& jobs_dead_lettered;  // step
   ops::Family<ops::Counter>& archive_pruned;      // what: evidence | runs

@@ -249,7 +249,8 @@ static std::vector<std::string> output_paths_of(const v1::JobEnded& hook, const 
 }
 
 Verdict attribute_window(const AttributionContext& context, const JobFacts& facts, TimeUs fallback_time,
-                         const std::vector<std::string>& output_paths, AttemptEvidence* evidence) {
+                         const std::vector<std::string>& output_paths, AttemptEvidence* evidence,
+                         TimeUs* collected_at) {
   TimeUs end = facts.end.value_or(fallback_time);
   TimeUs start = facts.start.value_or(end);
   TimeUs window_start = start - context.config.window_lead_s * kSecond;
@@ -308,6 +309,7 @@ Verdict attribute_window(const AttributionContext& context, const JobFacts& fact
     evidence->raw.window_start = window_start;
     evidence->raw.window_end = window_end;
   }
+  if (collected_at != nullptr) *collected_at = wall_clock_us();
   return rules::correlate(*context.pack, facts, std::move(events), std::move(merged));
 }
 
@@ -364,6 +366,7 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
   }
   std::string segment;
   std::optional<TimeUs> attempt_submit = job.attempt_submit;
+  std::optional<PhaseTimes> times;  // this attempt scopes and judges: its phases are logged
   if (job.verdict_json) {
     // Archived by an earlier attempt: only the comment is left to write.
     segment = json_string_or(nlohmann::json::parse(*job.verdict_json), "comment");
@@ -411,11 +414,13 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
     }
     JobFacts facts =
         merge_facts(job.request, record, slurm::expand_hostlist(job.request.node_list()), context.default_cluster);
+    times = PhaseTimes{.job_end = facts.end, .hook = job.request.hook_time_us(), .received = job.received, .scoped = now};
     AttemptEvidence evidence;
     const bool keep_raw = context.config.raw_evidence_max_kib > 0;
     Verdict verdict = attribute_window(context, facts, job.request.hook_time_us() ? job.request.hook_time_us() : now,
                                        output_paths_of(job.request, facts.nodes.empty() ? "" : facts.nodes.front()),
-                                       keep_raw ? &evidence : nullptr);
+                                       keep_raw ? &evidence : nullptr, &times->collected);
+    times->judged = wall_clock_us();
     const std::optional<store::ArchivedEvidence> archived_evidence =
         keep_raw ? pack_attempt_evidence(facts, evidence) : std::nullopt;
     failpoint("attempt.judged");  // the verdict made, not archived
@@ -430,6 +435,7 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
       return retry_after_failure(context, job, now, "archive", s.error().message);
     }
     failpoint("attempt.archived");  // archived, the Comment not written
+    times->archived = wall_clock_us();
     if (record) attempt_submit = record->submit;
     spdlog::info("job {}: {} ({})", job_id, verdict.domain, verdict.comment);
     if (context.metrics != nullptr) {
@@ -451,6 +457,13 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
   if (context.config.write_comment) {
     if (auto s = write_and_verify_comment(accounting, job.key, segment, attempt_submit); !s)
       return retry_after_failure(context, job, now, "comment", "comment not written: " + s.error().message);
+  }
+  if (times) {
+    times->commented = wall_clock_us();
+    spdlog::info("job {}: phases {}", job_id, describe_phases(*times));
+    if (context.metrics != nullptr)
+      for (const Phase& phase : phases(*times))
+        context.metrics->attribution_phase.labels({phase.name}).observe(static_cast<double>(phase.us) / 1e6);
   }
   if (auto s = context.store.mark_done(job.key, now); !s) {
     spdlog::error("job {}: cannot mark done: {}", job_id, s.error().message);

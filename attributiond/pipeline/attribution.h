@@ -13,6 +13,7 @@
 #include "attributiond/fleet/remediation.h"
 #include "attributiond/ops/daemon_metrics.h"
 #include "attributiond/pipeline/agent_fanout.h"
+#include "attributiond/pipeline/phase_times.h"
 #include "attributiond/store/job_store.h"
 #include "collectors/collector.h"
 #include "common/config.h"
@@ -89,8 +90,10 @@ struct AttemptEvidence {
 };
 
 // output_paths: the job's stdout/stderr files as the hook reported them. `evidence`,
-// when given, receives the attempt's raw evidence.
+// when given, receives the attempt's raw evidence; `collected_at`, when given, the wall
+// clock at which every node's evidence was in (the rules run after it).
 Verdict attribute_window(const AttributionContext& context, const JobFacts& facts, TimeUs fallback_time,
-                         const std::vector<std::string>& output_paths = {}, AttemptEvidence* evidence = nullptr);
+                         const std::vector<std::string>& output_paths = {}, AttemptEvidence* evidence = nullptr,
+                         TimeUs* collected_at = nullptr);
 
 }  // namespace attrib::pipeline

@@ -182,6 +182,13 @@ TEST_F(MetricsEndpointTest, PlainGetReturnsTheExpositionWithTheHeadsCounts) {
            "# TYPE attrib_attribution_latency_seconds histogram\n",
            "attrib_attribution_latency_seconds_count 2\n",
            "attrib_attribution_latency_seconds_bucket{le=\"5\"} 0\n",
+           // Where their time went: each job judged and commented in one attempt counts once a phase.
+           "# TYPE attrib_attribution_phase_seconds histogram\n",
+           "attrib_attribution_phase_seconds_count{phase=\"record\"} 2\n",
+           "attrib_attribution_phase_seconds_count{phase=\"collect\"} 2\n",
+           "attrib_attribution_phase_seconds_count{phase=\"rules\"} 2\n",
+           "attrib_attribution_phase_seconds_count{phase=\"archive\"} 2\n",
+           "attrib_attribution_phase_seconds_count{phase=\"comment\"} 2\n",
            "attrib_queue_depth 0\n",
            "attrib_spool_backlog 0\n",
        })
