@@ -1,7 +1,12 @@
 // Benchmark 3: epilog cost. Runs the real attrib-epilog binary --runs times (default
-// 1,000) as EpilogSlurmctld would (SLURM_* environment, config file), first with the
-// head daemon up (in-process: real gRPC server on a unix socket, real SQLite queue;
-// auth.mode none) and then with it down (nothing listens: the epilog spools the job).
+// 1,000) as EpilogSlurmctld would (SLURM_* environment, config file):
+//   - daemon up: the head (in-process: real SQLite queue, real inotify watch on its
+//     spool; auth.mode none) picks each spooled job up; every job must reach its queue;
+//   - daemon down: the hook does the same, and the jobs stay spooled;
+//   - epilog.delivery rpc with the daemon up: the hook becomes attrib-epilog-send, which
+//     sends the job over gRPC (the path for hosts whose spool no head reads);
+//   - the reference, in the same run: /bin/true spawned the same way (process start-up
+//     on this machine, the floor under any hook).
 // Reports p50/p99 wall time of each run, from spawn to exit.
 //
 //   attrib-bench-epilog [--runs N] [--epilog BIN] [--pack DIR]
@@ -9,10 +14,12 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench/head_harness.h"
@@ -25,11 +32,13 @@ extern char** environ;
 
 namespace {
 
-void write_config(const fs::path& path, const std::string& server, const fs::path& spool) {
+void write_config(const fs::path& path, const std::string& server, const fs::path& spool,
+                  const std::string& delivery = "spool") {
   std::ofstream out(path);
   out << "cluster: lab\n"
       << "auth: {mode: none}\n"
       << "epilog:\n"
+      << "  delivery: " << delivery << "\n"
       << "  server: \"" << server << "\"\n"
       << "  deadline_ms: 1000\n"
       << "  spool_dir: \"" << spool.string() << "\"\n";
@@ -107,23 +116,40 @@ int main(int argc, char** argv) {
   accounting->facts.end = 1796083200000000;  // 2026-12-01T00:00:00Z
   accounting->facts.start = *accounting->facts.end - 3600000000;
 
-  // Daemon up: the epilog's server is the daemon's socket, its spool the daemon's spool.
+  // The reference: process start-up alone, spawned and awaited as each hook run is.
+  int true_failures = 0;
+  std::vector<double> floor = run_epilog("/bin/true", dir / "none.yaml", 1, runs, true_failures);
+
+  // Daemon up: the epilog's spool is the daemon's spool (and its server the daemon's socket).
   write_config(dir / "up.yaml", config.head.listen[0], config.head.spool_dir);
-  int up_failures = 0;
-  std::vector<double> up;
+  write_config(dir / "rpc.yaml", config.head.listen[0], dir / "spool-rpc", "rpc");
+  fs::create_directories(dir / "spool-rpc");
+  int up_failures = 0, rpc_failures = 0, unknown = 0;
+  size_t left_spooled = 0, rpc_spooled = 0;
+  double taken_s = 0;
+  std::vector<double> up, rpc;
   {
     auto daemon = bench::start_head(config, {}, accounting);
     up = run_epilog(epilog, dir / "up.yaml", 100000, runs, up_failures);
-    // Every job must have been taken by the daemon, none spooled.
+    // Every job must reach the daemon's queue: the spool empties as the head takes them.
+    const double t0 = bench::now_s();
+    while (count_files(config.head.spool_dir) > 0 && bench::now_s() - t0 < 30) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    taken_s = bench::now_s() - t0;
+    left_spooled = count_files(config.head.spool_dir);
+    rpc = run_epilog(epilog, dir / "rpc.yaml", 300000, runs, rpc_failures);
+    rpc_spooled = count_files(dir / "spool-rpc");  // removed once the daemon has the job
     auto stub = bench::client(config.head.listen[0]);
-    int unknown = 0;
-    for (int i = 0; i < runs; i += std::max(1, runs / 50))
+    for (int i = 0; i < runs; i += std::max(1, runs / 50)) {
       if (bench::verdict_status(*stub, std::to_string(100000 + i)).empty()) ++unknown;
+      if (bench::verdict_status(*stub, std::to_string(300000 + i)).empty()) ++unknown;
+    }
     daemon->stop();
-    std::printf("daemon up: %d runs, %d failed, %zu spooled, %d of the sampled jobs unknown to the daemon\n", runs,
-                up_failures, count_files(config.head.spool_dir), unknown);
   }
-  // Daemon down: nothing listens on the socket; the epilog spools.
+  std::printf("daemon up: %d runs, %d failed, %zu still spooled %.2f s after the last run, %d of the sampled jobs "
+              "unknown to the daemon\n",
+              runs, up_failures, left_spooled, taken_s, unknown);
+  std::printf("delivery rpc, daemon up: %d runs, %d failed, %zu left spooled\n", runs, rpc_failures, rpc_spooled);
+  // Daemon down: nobody reads the spool; every job stays there.
   fs::create_directories(dir / "spool-down");
   write_config(dir / "down.yaml", "unix://" + (dir / "nobody.sock").string(), dir / "spool-down");
   int down_failures = 0;
@@ -131,12 +157,18 @@ int main(int argc, char** argv) {
   const size_t spooled = count_files(dir / "spool-down");
   std::printf("daemon down: %d runs, %d failed, %zu spooled\n", runs, down_failures, spooled);
 
+  bench::figure("epilog.spawn_floor_p50_ms", bench::percentile(floor, 50), "ms");
+  bench::figure("epilog.spawn_floor_p99_ms", bench::percentile(floor, 99), "ms");
   bench::figure("epilog.up_p50_ms", bench::percentile(up, 50), "ms");
   bench::figure("epilog.up_p99_ms", bench::percentile(up, 99), "ms");
   bench::figure("epilog.down_p50_ms", bench::percentile(down, 50), "ms");
   bench::figure("epilog.down_p99_ms", bench::percentile(down, 99), "ms");
+  bench::figure("epilog.rpc_up_p50_ms", bench::percentile(rpc, 50), "ms");
+  bench::figure("epilog.rpc_up_p99_ms", bench::percentile(rpc, 99), "ms");
+  bench::figure("epilog.up_p50_over_floor", bench::percentile(up, 50) / bench::percentile(floor, 50), "x");
   bench::target("epilog p99 up < 20 ms", bench::percentile(up, 99), 20, true);
   bench::target("epilog p99 down < 10 ms", bench::percentile(down, 99), 10, true);
   fs::remove_all(dir);
-  return up_failures + down_failures == 0 && spooled == static_cast<size_t>(runs) ? 0 : 1;
+  const bool nothing_lost = unknown == 0 && left_spooled == 0 && rpc_spooled == 0 && spooled == static_cast<size_t>(runs);
+  return up_failures + down_failures + rpc_failures + true_failures == 0 && nothing_lost ? 0 : 1;
 }

@@ -36,7 +36,7 @@ check extract extract.attrib_mb_s extract.ripgrep_mb_s extract.ratio_attrib_over
 run storm "$bin/attrib-bench-storm" --storm 20000 --background 500
 check storm storm.seconds storm.peak_rss_growth_mib storm.verdict_identical
 run epilog "$bin/attrib-bench-epilog" --runs 10
-check epilog epilog.up_p99_ms epilog.down_p99_ms
+check epilog epilog.up_p99_ms epilog.down_p99_ms epilog.rpc_up_p99_ms epilog.spawn_floor_p99_ms
 run burst "$bin/attrib-bench-burst" --jobs 40 --lines 500
 check burst burst.jobs_per_s burst.jobs_archived
 run list "$bin/attrib-bench-list" --rows 2000 --users 10 --submits 20 --listers 2

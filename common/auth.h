@@ -122,6 +122,10 @@ class Authenticator {
   grpc::Status require_cluster_daemon(const grpc::ServerContext* context, std::string_view method,
                                       const google::protobuf::Message& request) const;
 
+  // May this uid hand in jobs (root or the SlurmUser)? With mode none: anyone. The head
+  // asks it of a spool file's owner, whom the kernel vouches for (docs/security.md).
+  bool is_cluster_daemon(uid_t uid) const { return !enabled() || uid == 0 || uid == slurm_uid_; }
+
   // Admins (root, the SlurmUser, auth.admin_group) read every job; others only jobs that
   // ran as their own uid.
   bool is_admin(const Caller& caller) const;

@@ -68,11 +68,12 @@ const OptionTable<Config>& table() {
           "SQLite file holding the durable job queue and the verdict archive."),
       option<Config>(
           "head.spool_dir", [](Config& c) -> std::string& { return c.head.spool_dir; }, "/var/spool/attrib",
-          "Directory where attrib-epilog leaves jobs when the daemon is unreachable; drained at start and "
-          "periodically."),
+          "Directory attrib-epilog writes each job to (epilog.spool_dir on this host). A job file is taken as it "
+          "appears (inotify), and all of them at start and every head.spool_scan_interval_s; only files owned by root "
+          "or auth.slurm_user are reports, anything else is moved to bad/."),
       option<Config>(
           "head.spool_scan_interval_s", [](Config& c) -> int& { return c.head.spool_scan_interval_s; }, "5",
-          "Seconds between spool directory scans.", at_least(1)),
+          "Seconds between full scans of the spool directory (files are also taken as they appear).", at_least(1)),
       option<Config>(
           "head.workers", [](Config& c) -> int& { return c.head.workers; }, "2", "Jobs attributed concurrently.",
           at_least(1)),
@@ -203,16 +204,26 @@ const OptionTable<Config>& table() {
           "node.name", [](Config& c) -> std::string& { return c.node.name; }, "",
           "Slurm node name a node agent serves. Empty: the host's short name."),
       option<Config>(
+          "epilog.delivery", [](Config& c) -> std::string& { return c.epilog.delivery; }, "spool",
+          "How attrib-epilog hands a job to attributiond. Either way it first writes the job to epilog.spool_dir "
+          "(fsynced, renamed into place), so nothing is lost. `spool`: that is all it does; the head on this host "
+          "(head.spool_dir = epilog.spool_dir) picks the file up at once (inotify). The hook then loads neither gRPC "
+          "nor protobuf and takes a few milliseconds. `rpc`: it then runs attrib-epilog-send, which sends the job to "
+          "epilog.server over gRPC within epilog.deadline_ms and removes the file once the daemon has it: for hosts "
+          "whose spool no head reads (compute nodes running the slurmd Epilog, a backup slurmctld).",
+          one_of({"spool", "rpc"})),
+      option<Config>(
           "epilog.server", [](Config& c) -> std::string& { return c.epilog.server; },
-          "unix:///run/attrib/attributiond.sock", "Address attrib-epilog sends JobEnded to."),
+          "unix:///run/attrib/attributiond.sock", "Address attrib-epilog-send sends JobEnded to (epilog.delivery rpc)."),
       option<Config>(
           "epilog.deadline_ms", [](Config& c) -> int& { return c.epilog.deadline_ms; }, "1000",
-          "Deadline for the epilog's RPC; on expiry the job is spooled instead. Keep it short: hooks must not block.",
+          "Deadline for attrib-epilog-send's RPC (epilog.delivery rpc); on expiry the job stays spooled. Keep it "
+          "short: hooks must not block.",
           at_least(1)),
       option<Config>(
           "epilog.spool_dir", [](Config& c) -> std::string& { return c.epilog.spool_dir; }, "/var/spool/attrib",
-          "Where attrib-epilog spools a job when the daemon is unreachable (same directory as head.spool_dir on the "
-          "head node)."),
+          "Where attrib-epilog writes each job before anything else (the same directory as head.spool_dir on the "
+          "head node, where the head picks it up). Only root and the SlurmUser may write here."),
       option<Config>(
           "auth.mode", [](Config& c) -> std::string& { return c.auth.mode; }, "munge",
           "How every RPC is authenticated: `munge` (each request carries a MUNGE credential bound to its method "

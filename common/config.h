@@ -68,6 +68,7 @@ struct NodeConfig {
 
 // Defaults repeat the table's so the epilog can still spool with an unreadable config.
 struct EpilogConfig {
+  std::string delivery = "spool";  // spool: the local head picks the file up; rpc: attrib-epilog-send sends it
   std::string server = "unix:///run/attrib/attributiond.sock";
   int deadline_ms = 1000;
   std::string spool_dir = "/var/spool/attrib";

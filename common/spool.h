@@ -1,6 +1,5 @@
-// The spool directory: where attrib-epilog leaves a JobEnded when the daemon cannot be
-// reached, and where attributiond picks it up. Files appear atomically (write to a
-// hidden temporary name, fsync, rename), so the daemon never reads a half-written job.
+// The spool directory: where attrib-epilog writes every job first (spool_file.h), where
+// attributiond picks it up, and where attrib-epilog-send re-sends what no head read.
 #pragma once
 
 #include <filesystem>
@@ -8,11 +7,10 @@
 #include <vector>
 
 #include "attrib/v1/attrib.pb.h"
+#include "common/spool_file.h"
 #include "core/result.h"
 
 namespace attrib::common {
-
-inline constexpr const char* kSpoolSuffix = ".jobended";
 
 // Writes the message as <dir>/<cluster>_<job_id>_<time>_<pid>.jobended. Returns the path.
 Result<std::filesystem::path> write_spool_file(const std::filesystem::path& dir, const v1::JobEnded& message);

@@ -1,11 +1,12 @@
-// attrib-epilog: ships a JobEnded to attributiond when a job ends.
-//
-// Runs as EpilogSlurmctld (primary), as jobcomp/script, or as a slurmd Epilog. It must
-// never hurt the cluster: it always exits 0 (a non-zero slurmd Epilog drains the node),
-// bounds its RPC with a short deadline, and spools the message to disk when the daemon
-// cannot take it, so the job is still attributed later. It runs no other program, so
-// the missing PATH in EpilogSlurmctld's environment does not matter. Once the daemon takes
-// its own report, it re-sends what earlier runs spooled (resend_spool).
+// attrib-epilog-send: attrib-epilog's gRPC half, for epilog.delivery rpc (a host whose
+// spool no head reads: compute nodes running the slurmd Epilog, a backup slurmctld).
+// attrib-epilog has already spooled the job (--spooled FILE) and becomes this program
+// (exec); so it is still the hook Slurm waits for. It must never hurt the cluster: it
+// always exits 0, bounds its RPC with epilog.deadline_ms, and removes the spool file only
+// once the daemon has the job; a report the daemon refuses goes to the spool's bad/.
+// Once the daemon takes this run's report, it re-sends what earlier runs left spooled
+// (resend_spool). Without --spooled (the hook could not write the file) it sends the job
+// the environment describes, with --hook-time-us the hook's time.
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -67,17 +68,19 @@ Sent submit(const attrib::common::EpilogConfig& config, const attrib::common::Au
 // report twice is one attempt.
 constexpr size_t kResendPerRun = 16;
 
-void resend_spool(const attrib::common::EpilogConfig& config, const attrib::common::AuthConfig& auth) {
+void resend_spool(const attrib::common::EpilogConfig& config, const attrib::common::AuthConfig& auth,
+                  const std::string& own) {
   const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(config.deadline_ms);
   size_t sent = 0;
   for (const auto& file : attrib::common::list_spool_files(config.spool_dir)) {
     if (sent == kResendPerRun || std::chrono::steady_clock::now() >= until) return;
+    if (file == own) continue;  // this run's, sent already
     auto message = attrib::common::read_spool_file(file);
     std::string why;
     const Sent result = message ? submit(config, auth, *message, why) : Sent::refused;
     if (result == Sent::failed) return;
     if (result == Sent::refused) {
-      std::fprintf(stderr, "attrib-epilog: spooled %s moved to bad/: %s\n", file.c_str(),
+      std::fprintf(stderr, "attrib-epilog-send: spooled %s moved to bad/: %s\n", file.c_str(),
                    message ? why.c_str() : message.error().message.c_str());
       (void)attrib::common::quarantine_spool_file(file);
       continue;
@@ -89,11 +92,14 @@ void resend_spool(const attrib::common::EpilogConfig& config, const attrib::comm
 }
 
 int run(int argc, char** argv) {
-  CLI::App app{"attrib-epilog: report a finished Slurm job to attributiond (always exits 0)"};
+  CLI::App app{"attrib-epilog-send: send a job attrib-epilog spooled to attributiond (always exits 0)"};
   std::string config_path = "/etc/attrib/attrib.yaml";
-  bool print_only = false;
+  std::string spooled;
+  int64_t hook_time_us = 0;
   app.add_option("-c,--config", config_path, "configuration file")->capture_default_str();
-  app.add_flag("--print", print_only, "print the JobEnded message instead of sending it");
+  app.add_option("--spooled", spooled, "the spool file attrib-epilog wrote for this job");
+  app.add_option("--hook-time-us", hook_time_us, "without --spooled: when the hook ran (the job is read from the "
+                                                  "environment)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -110,30 +116,39 @@ int run(int argc, char** argv) {
     auth_config = config->auth;
     cluster = config->cluster;
   } else {
-    std::fprintf(stderr, "attrib-epilog: %s (using defaults)\n", config.error().message.c_str());
+    std::fprintf(stderr, "attrib-epilog-send: %s (using defaults)\n", config.error().message.c_str());
   }
-  auto message = attrib::epilog::job_ended_from_env(attrib::epilog::current_environment(), attrib::wall_clock_us());
+  auto message = spooled.empty() ? attrib::epilog::job_ended_from_env(
+                                        attrib::epilog::current_environment(),
+                                        hook_time_us > 0 ? hook_time_us : attrib::wall_clock_us())
+                                  : attrib::common::read_spool_file(spooled);
   if (!message) {
-    std::fprintf(stderr, "attrib-epilog: %s\n", message.error().message.c_str());
+    std::fprintf(stderr, "attrib-epilog-send: %s\n", message.error().message.c_str());
+    if (!spooled.empty()) (void)attrib::common::quarantine_spool_file(spooled);
     return 0;
   }
   if (message->cluster().empty()) message->set_cluster(cluster);
-  if (print_only) {
-    std::printf("%s\n", message->DebugString().c_str());
-    return 0;
-  }
   std::string why;
-  if (submit(epilog_config, auth_config, *message, why) == Sent::accepted) {
-    resend_spool(epilog_config, auth_config);
-    return 0;
-  }
-  auto spooled = attrib::common::write_spool_file(epilog_config.spool_dir, *message);
-  if (spooled) {
-    std::fprintf(stderr, "attrib-epilog: job %s spooled to %s: %s\n", message->job_id().c_str(), spooled->c_str(),
-                 why.c_str());
-  } else {
-    std::fprintf(stderr, "attrib-epilog: job %s LOST: %s; and spooling failed: %s\n", message->job_id().c_str(),
-                 why.c_str(), spooled.error().message.c_str());
+  switch (submit(epilog_config, auth_config, *message, why)) {
+    case Sent::accepted:
+      if (!spooled.empty()) {
+        std::error_code ec;
+        std::filesystem::remove(spooled, ec);  // the head may have drained it meanwhile
+      }
+      resend_spool(epilog_config, auth_config, spooled);
+      break;
+    case Sent::refused:
+      std::fprintf(stderr, "attrib-epilog-send: job %s: %s\n", message->job_id().c_str(), why.c_str());
+      if (!spooled.empty()) (void)attrib::common::quarantine_spool_file(spooled);
+      break;
+    case Sent::failed:
+      if (!spooled.empty())
+        std::fprintf(stderr, "attrib-epilog-send: job %s stays spooled in %s: %s\n", message->job_id().c_str(),
+                     spooled.c_str(), why.c_str());
+      else
+        std::fprintf(stderr, "attrib-epilog-send: job %s LOST: %s, and it could not be spooled\n",
+                     message->job_id().c_str(), why.c_str());
+      break;
   }
   return 0;
 }
@@ -144,9 +159,9 @@ int main(int argc, char** argv) {
   try {
     return run(argc, argv);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "attrib-epilog: unexpected error: %s\n", e.what());
+    std::fprintf(stderr, "attrib-epilog-send: unexpected error: %s\n", e.what());
   } catch (...) {
-    std::fprintf(stderr, "attrib-epilog: unexpected error\n");
+    std::fprintf(stderr, "attrib-epilog-send: unexpected error\n");
   }
   return 0;  // never let a hook failure touch the job or drain a node
 }

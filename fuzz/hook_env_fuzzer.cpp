@@ -1,10 +1,12 @@
-// The hook's environment: epilog/hook_env.h job_ended_from_env, which turns what
-// slurmctld (EpilogSlurmctld, jobcomp/script) or slurmd (Epilog) put in the environment,
-// job names, users, paths and SPANK options included, into the JobEnded the hook sends.
+// The hook's environment: epilog/job_report.h, which turns what slurmctld
+// (EpilogSlurmctld, jobcomp/script) or slurmd (Epilog) put in the environment, job names,
+// users, paths and SPANK options included, into the JobEnded bytes the hook spools,
+// encoded by hand (the hook links no protobuf).
 //
 // Input: the environment as /proc/<pid>/environ holds it, NUL-separated NAME=value
-// entries (a newline also separates, so seeds stay readable). Property: the message the
-// hook builds is valid proto3 (its strings UTF-8) and reads back as itself.
+// entries (a newline also separates, so seeds stay readable). Property: whenever the
+// environment is a hook's (it has a job id), the bytes parse with libprotobuf as valid
+// proto3 (strings UTF-8) and protobuf's own serialization of them reads back the same.
 #include <string>
 
 #include <google/protobuf/util/message_differencer.h>
@@ -25,8 +27,10 @@ int hook_env(const uint8_t* data, size_t size) {
     if (end == std::string_view::npos) break;
     text.remove_prefix(end + 1);
   }
+  auto report = epilog::job_report_from_env(env, 1796034000LL * 1000000);
+  if (!report) return 0;
   auto message = epilog::job_ended_from_env(env, 1796034000LL * 1000000);
-  if (!message) return 0;
+  require(message.ok(), "the hook's hand-encoded JobEnded does not parse with protobuf");
   require(!message->job_id().empty(), "a JobEnded without a job id");
   std::string bytes;
   require(message->SerializeToString(&bytes), "the hook's JobEnded does not serialize");

@@ -20,7 +20,7 @@ echo "== building attrib (first run installs Debian packages; a few minutes)"
 "$src/scripts/install-deps.sh"
 preflight_runtime "$demo"  # before the build: slurm and munge must reach the demo directory
 # Only what the demo runs: the daemon, the hook and attrib-show.
-ATTRIB_BUILD_TARGETS="attributiond attrib-epilog attrib-show" "$src/scripts/build.sh"
+ATTRIB_BUILD_TARGETS="attributiond attrib-epilog attrib-epilog-send attrib-show" "$src/scripts/build.sh"
 
 echo "== starting a local Slurm cluster under $demo/cluster"
 rm -rf "$demo"

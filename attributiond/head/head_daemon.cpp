@@ -1,6 +1,14 @@
 #include "attributiond/head/head_daemon.h"
 
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
 #include <spdlog/spdlog.h>
@@ -12,6 +20,7 @@
 #include "common/spool.h"
 #include "core/clock.h"
 #include "core/error_codes.h"
+#include "core/failpoint.h"
 #include "slurm/node_drainer.h"
 
 namespace attrib::head {
@@ -64,6 +73,7 @@ void HeadDaemon::set_node_drainer(std::unique_ptr<slurm::NodeDrainer> drainer) {
 Status HeadDaemon::start() {
   auto authenticator = common::Authenticator::create(config_.auth);
   if (!authenticator) return authenticator.error();
+  authenticator_ = *authenticator;
   if (config_.head.agents.enabled())
     agents_ = std::make_unique<pipeline::AgentFanout>(config_.head.agents, *authenticator, rules::pack_hash(*pack_));
   service_ = std::make_unique<AttributionService>(
@@ -111,6 +121,8 @@ Status HeadDaemon::start() {
 
   std::error_code ec;
   std::filesystem::create_directories(config_.head.spool_dir, ec);
+  stop_event_ = UniqueFd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+  if (stop_event_.get() < 0) return Error{kSpoolIo, std::string("eventfd for the spool watch: ") + std::strerror(errno)};
   drain_spool();  // jobs that ended while we were down come first
   threads_.emplace_back([this] { spool_loop(); });
   if (config_.head.sweep) threads_.emplace_back([this] { sweep_loop(); });
@@ -121,6 +133,10 @@ Status HeadDaemon::start() {
 
 void HeadDaemon::stop() {
   if (stopping_.exchange(true)) return;
+  if (stop_event_.get() >= 0) {
+    const uint64_t one = 1;
+    (void)!::write(stop_event_.get(), &one, sizeof one);
+  }
   if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   wake();
   for (auto& t : threads_) t.join();
@@ -138,6 +154,17 @@ void HeadDaemon::wake() {
 
 void HeadDaemon::drain_spool() {
   for (const auto& file : common::list_spool_files(config_.head.spool_dir)) {
+    // Only root and the SlurmUser hand in jobs: the spool directory is theirs alone, and a
+    // file someone else wrote (a directory left open to others) is not taken as a report.
+    struct stat owner {};
+    if (::stat(file.c_str(), &owner) != 0) continue;  // taken meanwhile (attrib-epilog-send)
+    if (authenticator_ && !authenticator_->is_cluster_daemon(owner.st_uid)) {
+      spdlog::error("spool: {} was written by uid {}, neither root nor the SlurmUser ({}); moved to bad/",
+                    file.string(), owner.st_uid, config_.auth.slurm_user);
+      if (auto s = common::quarantine_spool_file(file); !s) spdlog::error("spool: {}", s.error().message);
+      metrics_.spool_quarantined.get().inc();
+      continue;
+    }
     auto message = common::read_spool_file(file);
     if (!message) {
       spdlog::error("spool: {}; moved to bad/", message.error().message);
@@ -157,7 +184,9 @@ void HeadDaemon::drain_spool() {
       spdlog::error("spool: job {} not queued, will retry: {}", message->job_id(), queued.error().message);
       continue;  // the file stays until the queue has the job
     }
-    spdlog::info("spool: job {} {}", message->job_id(), *queued ? "queued" : "already known");
+    failpoint("queue.committed");  // queued, its spool file not removed: read again at the restart
+    spdlog::info("spool: job {}: {} (hook {}, nodes {})", message->job_id(), *queued ? "queued" : "already queued",
+                 v1::HookKind_Name(message->hook()), message->node_list());
     (*queued ? metrics_.jobs_accepted : metrics_.jobs_duplicate)
         .labels({ops::hook_label(message->hook()), "spool"})
         .inc();
@@ -168,13 +197,35 @@ void HeadDaemon::drain_spool() {
 }
 
 void HeadDaemon::spool_loop() {
-  std::unique_lock lock(mutex_);
+  // attrib-epilog (epilog.delivery spool) hands every job over as a file renamed into the
+  // spool: picked up as soon as it is renamed into place (inotify IN_MOVED_TO; a file
+  // written in place may be half-written), and by a full scan every
+  // head.spool_scan_interval_s as well (a file left while the watch could not be set: the
+  // directory missing, or the head down).
+  const auto interval = std::chrono::seconds(config_.head.spool_scan_interval_s);
+  UniqueFd watch(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+  bool watching = false;
+  auto next_scan = std::chrono::steady_clock::now() + interval;
   while (!stopping_) {
-    wakeup_.wait_for(lock, std::chrono::seconds(config_.head.spool_scan_interval_s));
+    if (!watching && watch.get() >= 0) {
+      watching = ::inotify_add_watch(watch.get(), config_.head.spool_dir.c_str(), IN_MOVED_TO) >= 0;
+      if (!watching)
+        spdlog::warn("spool: cannot watch {}: {}; scanned every {} s", config_.head.spool_dir, std::strerror(errno),
+                     config_.head.spool_scan_interval_s);
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(next_scan - std::chrono::steady_clock::now());
+    pollfd fds[2] = {{stop_event_.get(), POLLIN, 0}, {watching ? watch.get() : -1, POLLIN, 0}};
+    const int ready = ::poll(fds, 2, static_cast<int>(std::max<int64_t>(left.count(), 0)));
     if (stopping_) break;
-    lock.unlock();
-    drain_spool();
-    lock.lock();
+    bool appeared = false;
+    if (ready > 0 && (fds[1].revents & POLLIN) != 0) {
+      alignas(inotify_event) char events[4096];
+      while (::read(watch.get(), events, sizeof events) > 0) appeared = true;  // which file: the scan finds it
+    }
+    if (appeared || std::chrono::steady_clock::now() >= next_scan) {
+      drain_spool();
+      if (!appeared) next_scan = std::chrono::steady_clock::now() + interval;
+    }
   }
 }
 

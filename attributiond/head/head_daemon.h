@@ -20,6 +20,7 @@
 #include "attributiond/ops/daemon_metrics.h"
 #include "attributiond/ops/metrics_server.h"
 #include "attributiond/pipeline/attribution.h"
+#include "core/unique_fd.h"
 #include "slurm/accounting.h"
 
 namespace attrib::head {
@@ -65,6 +66,7 @@ class HeadDaemon {
   AccountingFactory accounting_factory_;
   std::unique_ptr<pipeline::AgentFanout> agents_;
   std::unique_ptr<AttributionService> service_;
+  std::shared_ptr<const common::Authenticator> authenticator_;
   std::unique_ptr<fleet::Remediator> remediator_;  // null with remediation.mode off
   std::unique_ptr<grpc::Server> server_;
   // Declared before the threads and the server that update and read them.
@@ -79,6 +81,7 @@ class HeadDaemon {
   // Jobs whose next step the queue could not record (Outcome::Held), until when.
   std::map<store::JobKey, TimeUs> held_;
   std::atomic<bool> stopping_{false};
+  UniqueFd stop_event_;  // an eventfd: stop() wakes the spool loop out of its poll
   std::vector<std::thread> threads_;
 };
 

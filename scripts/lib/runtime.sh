@@ -54,7 +54,8 @@ require_reachable() {
 stage_binaries() {
   local build=$1 dest=$2 file
   install -d -m 755 "$dest"
-  for file in epilog/attrib-epilog tools/attrib-show attributiond/attributiond spank/spank_attrib.so; do
+  for file in epilog/attrib-epilog epilog/attrib-epilog-send tools/attrib-show attributiond/attributiond \
+    spank/spank_attrib.so; do
     [ -e "$build/$file" ] || continue
     install -m 755 "$build/$file" "$dest/$(basename "$file")"
   done

@@ -26,6 +26,12 @@ setup_run() {
   trap 'stop_attributiond' EXIT
 }
 
+# epilog_delivery spool|rpc: how the scenario's hooks hand jobs over (epilog.delivery).
+epilog_delivery() {
+  sed -i "s/^epilog:\$/epilog:\n  delivery: $1/" "$run_dir/attrib.yaml"
+  grep -q "^  delivery: $1\$" "$run_dir/attrib.yaml" || fail "cannot set epilog.delivery $1"
+}
+
 start_daemon() { start_attributiond "$run_dir" || fail "attributiond did not start"; }
 stop_daemon() { stop_attributiond; }
 kill_daemon() { kill -KILL "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=; }

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# A spool that no head drains (the epilog's host runs no head: a backup slurmctld) is
-# re-sent by the epilog itself: a job ends while the daemon is down and its reports are
+# A spool that no head drains (the epilog's host runs no head: a backup slurmctld, with
+# epilog.delivery rpc) is re-sent by the epilog itself (attrib-epilog-send): a job ends while the daemon is down and its reports are
 # spooled; the head, whose own spool is elsewhere, never sees them, until the next job's
 # hook, once the daemon takes its own report, sends them along. Both jobs are judged
 # once and the spool is empty.
 source "$(dirname "$0")/lib.sh"
 setup_run spool_resend
+epilog_delivery rpc
 # The head's spool is not the epilog's.
 mkdir -p "$run_dir/head-spool"
 sed -i "0,/spool_dir: .*/s||spool_dir: $run_dir/head-spool|" "$run_dir/attrib.yaml"

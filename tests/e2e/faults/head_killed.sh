@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The head SIGKILLed at each step of an attempt (a test-only failpoint, core/failpoint.h:
 # ATTRIB_FAILPOINT=<step> makes it kill itself on reaching the step):
-#   queue.committed          the job queued, the hook not answered (it spools the job too)
+#   queue.committed          the job queued from the hook's spool file, the file not yet removed
 #   attempt.scoped           slurmdbd's record read, nothing judged
 #   attempt.judged           the verdict made, not archived
 #   archive.mid_transaction  verdict, history and events written, not committed

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # A head that accepts the hook's connection and never answers (hung, or its host
-# overloaded): the hook gives up at its deadline (epilog.deadline_ms), spools the job and
-# exits 0, so EpilogSlurmctld never stalls slurmctld. Once the hung listener is gone and
+# overloaded), with epilog.delivery rpc (the hook spools the job, then attrib-epilog-send
+# sends it): the sender gives up at its deadline (epilog.deadline_ms), leaves the job
+# spooled and exits 0, so EpilogSlurmctld never stalls slurmctld. Once the hung listener is gone and
 # the real attributiond runs, it drains the spool: the job is attributed and its Comment
 # written, once. No node is drained.
 source "$(dirname "$0")/../lib.sh"
 setup_run fault_hung_head
+epilog_delivery rpc
 deadline_ms=$(sed -n 's/^  deadline_ms: \([0-9]*\)$/\1/p' "$run_dir/attrib.yaml")
 [ -n "$deadline_ms" ] || fail "no epilog.deadline_ms in the scenario's config"
 

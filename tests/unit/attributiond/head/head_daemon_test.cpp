@@ -555,6 +555,21 @@ TEST_F(HeadDaemonTest, SpooledJobsAreDrainedAtStart) {
   EXPECT_TRUE(common::list_spool_files(config_.head.spool_dir).empty());
 }
 
+// attrib-epilog's default hand-over: it renames the job into the spool and exits; the
+// head picks it up at once (inotify), not at its next scan an hour later.
+TEST_F(HeadDaemonTest, AJobSpooledWhileTheHeadRunsIsPickedUpAtOnce) {
+  config_.head.spool_scan_interval_s = 3600;
+  AddRecord("108", "FAILED", 3, wall_clock_us() - 20 * kSecond, wall_clock_us() - 10 * kSecond);
+  Start();
+  v1::JobEnded job;
+  job.set_job_id("108");
+  job.set_node_list("n1");
+  job.set_hook(v1::HOOK_KIND_EPILOG_SLURMCTLD);
+  ASSERT_TRUE(common::write_spool_file(config_.head.spool_dir, job));
+  EXPECT_EQ(WaitDone("108")["terminal_state"], "FAILED");
+  EXPECT_TRUE(common::list_spool_files(config_.head.spool_dir).empty());
+}
+
 TEST_F(HeadDaemonTest, SpoolFilesThatCanNeverBeQueuedGoToBadAndTheRestIsQueued) {
   AddRecord("106", "COMPLETED", 0, wall_clock_us() - 20 * kSecond, wall_clock_us() - 10 * kSecond);
   v1::JobEnded not_a_hostlist;

@@ -1,0 +1,62 @@
+#include "common/spool_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+
+#include "core/clock.h"
+#include "core/unique_fd.h"
+
+namespace attrib::common {
+namespace {
+
+std::string safe_name(const std::string& text) {
+  std::string out;
+  for (char c : text) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-') ? c : '_';
+  return out.empty() ? "unknown" : out;
+}
+
+Error io_error(const std::string& what, const std::filesystem::path& path) {
+  return Error{kSpoolIo, what + " " + path.string() + ": " + std::strerror(errno)};
+}
+
+}  // namespace
+
+Result<std::filesystem::path> write_spool_bytes(const std::filesystem::path& dir, const std::string& cluster,
+                                                const std::string& job_id, const std::string& bytes) {
+  auto now = wall_clock_us();
+  std::string base =
+      safe_name(cluster) + "_" + safe_name(job_id) + "_" + std::to_string(now) + "_" + std::to_string(::getpid());
+  auto tmp = dir / ("." + base + ".tmp");
+  auto final_path = dir / (base + kSpoolSuffix);
+
+  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640));
+  if (fd.get() < 0) return io_error("cannot create", tmp);
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd.get(), bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      ::unlink(tmp.c_str());
+      return io_error("cannot write", tmp);
+    }
+    done += static_cast<size_t>(n);
+  }
+  // The job must survive a crash of the node right after the hook returned.
+  if (::fsync(fd.get()) != 0 || !fd.close()) {
+    ::unlink(tmp.c_str());
+    return io_error("cannot sync", tmp);
+  }
+  if (::rename(tmp.c_str(), final_path.c_str()) != 0) {
+    ::unlink(tmp.c_str());
+    return io_error("cannot rename into", final_path);
+  }
+  UniqueFd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir_fd.get() >= 0) ::fsync(dir_fd.get());
+  return final_path;
+}
+
+}  // namespace attrib::common
