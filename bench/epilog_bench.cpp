@@ -133,7 +133,8 @@ int main(int argc, char** argv) {
     up = run_epilog(epilog, dir / "up.yaml", 100000, runs, up_failures);
     // Every job must reach the daemon's queue: the spool empties as the head takes them.
     const double t0 = bench::now_s();
-    while (count_files(config.head.spool_dir) > 0 && bench::now_s() - t0 < 30) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    while (count_files(config.head.spool_dir) > 0 && bench::now_s() - t0 < 30)
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
     taken_s = bench::now_s() - t0;
     left_spooled = count_files(config.head.spool_dir);
     rpc = run_epilog(epilog, dir / "rpc.yaml", 300000, runs, rpc_failures);
@@ -145,9 +146,10 @@ int main(int argc, char** argv) {
     }
     daemon->stop();
   }
-  std::printf("daemon up: %d runs, %d failed, %zu still spooled %.2f s after the last run, %d of the sampled jobs "
-              "unknown to the daemon\n",
-              runs, up_failures, left_spooled, taken_s, unknown);
+  std::printf(
+      "daemon up: %d runs, %d failed, %zu still spooled %.2f s after the last run, %d of the sampled jobs "
+      "unknown to the daemon\n",
+      runs, up_failures, left_spooled, taken_s, unknown);
   std::printf("delivery rpc, daemon up: %d runs, %d failed, %zu left spooled\n", runs, rpc_failures, rpc_spooled);
   // Daemon down: nobody reads the spool; every job stays there.
   fs::create_directories(dir / "spool-down");
@@ -169,6 +171,7 @@ int main(int argc, char** argv) {
   bench::target("epilog p99 up < 20 ms", bench::percentile(up, 99), 20, true);
   bench::target("epilog p99 down < 10 ms", bench::percentile(down, 99), 10, true);
   fs::remove_all(dir);
-  const bool nothing_lost = unknown == 0 && left_spooled == 0 && rpc_spooled == 0 && spooled == static_cast<size_t>(runs);
+  const bool nothing_lost =
+      unknown == 0 && left_spooled == 0 && rpc_spooled == 0 && spooled == static_cast<size_t>(runs);
   return up_failures + down_failures + rpc_failures + true_failures == 0 && nothing_lost ? 0 : 1;
 }

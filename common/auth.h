@@ -46,10 +46,10 @@ inline constexpr std::string_view kAnswerMetadataKey = "x-attrib-munge-answer";
 // Full gRPC method names, the ones bound into credentials.
 inline constexpr std::string_view kSubmitJobEnded = "/attrib.v1.Attribution/SubmitJobEnded";
 inline constexpr std::string_view kGetVerdict = "/attrib.v1.Attribution/GetVerdict";
-inline constexpr std::string_view kGetNodeHistory = "/attrib.v1.Attribution/GetNodeHistory";  // admins only
-inline constexpr std::string_view kListVerdicts = "/attrib.v1.Attribution/ListVerdicts";      // own jobs unless admin
-inline constexpr std::string_view kListFailed = "/attrib.v1.Attribution/ListFailed";          // own jobs unless admin
-inline constexpr std::string_view kBackfill = "/attrib.v1.Attribution/Backfill";              // admins only
+inline constexpr std::string_view kGetNodeHistory = "/attrib.v1.Attribution/GetNodeHistory";    // admins only
+inline constexpr std::string_view kListVerdicts = "/attrib.v1.Attribution/ListVerdicts";        // own jobs unless admin
+inline constexpr std::string_view kListFailed = "/attrib.v1.Attribution/ListFailed";            // own jobs unless admin
+inline constexpr std::string_view kBackfill = "/attrib.v1.Attribution/Backfill";                // admins only
 inline constexpr std::string_view kGetArchiveStats = "/attrib.v1.Attribution/GetArchiveStats";  // admins only
 inline constexpr std::string_view kCollect = "/attrib.v1.NodeCollector/Collect";
 

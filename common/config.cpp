@@ -90,8 +90,8 @@ const OptionTable<Config>& table() {
           "as a failed attempt (head.retry_backoff_s, given up after head.max_failures with the reason).",
           at_least(1)),
       option<Config>(
-          "head.accounting_outage_max_wait_s",
-          [](Config& c) -> int& { return c.head.accounting_outage_max_wait_s; }, "86400",
+          "head.accounting_outage_max_wait_s", [](Config& c) -> int& { return c.head.accounting_outage_max_wait_s; },
+          "86400",
           "While slurmdbd is unreachable, jobs wait for it (polled at growing intervals between head.retry_backoff_s "
           "and head.retry_max_backoff_s; never counted as failures) this long after their end, so an outage does "
           "not degrade their verdicts. After it, a job is attributed from the hook's facts alone.",
@@ -127,8 +127,7 @@ const OptionTable<Config>& table() {
           "none.",
           at_least(0)),
       option<Config>(
-          "archive.evidence_retention_days",
-          [](Config& c) -> int& { return c.archive.evidence_retention_days; }, "30",
+          "archive.evidence_retention_days", [](Config& c) -> int& { return c.archive.evidence_retention_days; }, "30",
           "Raw evidence (head.raw_evidence_max_kib) of runs finished more than this many days ago is dropped; "
           "their verdicts, events and coverage stay, and attrib-reattribute reports them as pruned instead of "
           "judging them again. 0: kept until archive.retention_days or archive.max_bytes removes it.",
@@ -214,7 +213,8 @@ const OptionTable<Config>& table() {
           one_of({"spool", "rpc"})),
       option<Config>(
           "epilog.server", [](Config& c) -> std::string& { return c.epilog.server; },
-          "unix:///run/attrib/attributiond.sock", "Address attrib-epilog-send sends JobEnded to (epilog.delivery rpc)."),
+          "unix:///run/attrib/attributiond.sock",
+          "Address attrib-epilog-send sends JobEnded to (epilog.delivery rpc)."),
       option<Config>(
           "epilog.deadline_ms", [](Config& c) -> int& { return c.epilog.deadline_ms; }, "1000",
           "Deadline for attrib-epilog-send's RPC (epilog.delivery rpc); on expiry the job stays spooled. Keep it "

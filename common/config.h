@@ -4,8 +4,8 @@
 // are errors naming file:line) and the generated reference (attributiond --config-reference).
 #pragma once
 
-#include <map>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -53,7 +53,7 @@ struct HeadConfig {
   int raw_evidence_max_kib = 8192;  // raw lines kept per attempt (pipeline/attribution.cpp)
   bool write_comment = true;
   bool allow_opt_out = false;
-  bool sweep = true;               // the reconciliation sweep of slurmdbd (head_daemon.cpp)
+  bool sweep = true;  // the reconciliation sweep of slurmdbd (head_daemon.cpp)
   int sweep_interval_s = 300;
   int sweep_settle_s = 120;
   int sweep_lookback_s = 86400;
@@ -80,7 +80,7 @@ struct AuthConfig {
   std::string mode = "munge";  // munge | none (none: tests and development only)
   std::string munge_socket;    // empty: libmunge's default socket
   std::string slurm_user = "slurm";
-  std::string admin_group;  // empty: only root and the SlurmUser are admins
+  std::string admin_group;          // empty: only root and the SlurmUser are admins
   std::string agent_user = "root";  // node agents run as this user; their answers must be signed by it
   bool enabled() const { return mode != "none"; }
 };

@@ -25,6 +25,7 @@
 #include "common/config.h"
 #include "common/spool_file.h"
 #include "core/clock.h"
+#include "epilog/hook_main.h"
 #include "epilog/job_report.h"
 
 namespace {
@@ -86,8 +87,7 @@ int run(int argc, char** argv) {
       attrib::common::write_spool_bytes(config.spool_dir, report->cluster, report->job_id, encode_job_ended(*report));
   if (config.delivery != "rpc") {
     if (!spooled)
-      std::fprintf(stderr, "attrib-epilog: job %s LOST: %s\n", report->job_id.c_str(),
-                   spooled.error().message.c_str());
+      std::fprintf(stderr, "attrib-epilog: job %s LOST: %s\n", report->job_id.c_str(), spooled.error().message.c_str());
     return 0;
   }
   // rpc: the sender takes over this process. Without a spool file it sends the report
@@ -111,13 +111,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "attrib-epilog: unexpected error: %s\n", e.what());
-  } catch (...) {
-    std::fprintf(stderr, "attrib-epilog: unexpected error\n");
-  }
-  return 0;  // never let a hook failure touch the job or drain a node
-}
+int main(int argc, char** argv) { return attrib::epilog::hook_main("attrib-epilog", argc, argv, run); }

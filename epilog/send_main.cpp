@@ -22,6 +22,7 @@
 #include "common/spool.h"
 #include "core/clock.h"
 #include "epilog/hook_env.h"
+#include "epilog/hook_main.h"
 
 namespace {
 
@@ -98,8 +99,9 @@ int run(int argc, char** argv) {
   int64_t hook_time_us = 0;
   app.add_option("-c,--config", config_path, "configuration file")->capture_default_str();
   app.add_option("--spooled", spooled, "the spool file attrib-epilog wrote for this job");
-  app.add_option("--hook-time-us", hook_time_us, "without --spooled: when the hook ran (the job is read from the "
-                                                  "environment)");
+  app.add_option("--hook-time-us", hook_time_us,
+                 "without --spooled: when the hook ran (the job is read from the "
+                 "environment)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -118,10 +120,10 @@ int run(int argc, char** argv) {
   } else {
     std::fprintf(stderr, "attrib-epilog-send: %s (using defaults)\n", config.error().message.c_str());
   }
-  auto message = spooled.empty() ? attrib::epilog::job_ended_from_env(
-                                        attrib::epilog::current_environment(),
-                                        hook_time_us > 0 ? hook_time_us : attrib::wall_clock_us())
-                                  : attrib::common::read_spool_file(spooled);
+  auto message = spooled.empty()
+                     ? attrib::epilog::job_ended_from_env(attrib::epilog::current_environment(),
+                                                          hook_time_us > 0 ? hook_time_us : attrib::wall_clock_us())
+                     : attrib::common::read_spool_file(spooled);
   if (!message) {
     std::fprintf(stderr, "attrib-epilog-send: %s\n", message.error().message.c_str());
     if (!spooled.empty()) (void)attrib::common::quarantine_spool_file(spooled);
@@ -155,13 +157,4 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  try {
-    return run(argc, argv);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "attrib-epilog-send: unexpected error: %s\n", e.what());
-  } catch (...) {
-    std::fprintf(stderr, "attrib-epilog-send: unexpected error\n");
-  }
-  return 0;  // never let a hook failure touch the job or drain a node
-}
+int main(int argc, char** argv) { return attrib::epilog::hook_main("attrib-epilog-send", argc, argv, run); }

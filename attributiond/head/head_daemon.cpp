@@ -109,9 +109,9 @@ Status HeadDaemon::start() {
     spdlog::info("metrics on http://{}/metrics (port {})", config_.head.metrics_listen, metrics_server_->port());
   }
   if (!config_.head.dashboard_listen.empty()) {
-    dashboard::DashboardOptions options{config_.head.dashboard_listen, config_.head.database,
-                                        config_.head.dashboard_session_ttl_s, fleet::fleet_policy(config_.fleet),
-                                        config_.cluster, *authenticator};
+    dashboard::DashboardOptions options{
+        config_.head.dashboard_listen,      config_.head.database, config_.head.dashboard_session_ttl_s,
+        fleet::fleet_policy(config_.fleet), config_.cluster,       *authenticator};
     auto dashboard = dashboard::DashboardServer::start(options);
     if (!dashboard) return dashboard.error();
     dashboard_server_ = std::move(*dashboard);
@@ -122,7 +122,8 @@ Status HeadDaemon::start() {
   std::error_code ec;
   std::filesystem::create_directories(config_.head.spool_dir, ec);
   stop_event_ = UniqueFd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
-  if (stop_event_.get() < 0) return Error{kSpoolIo, std::string("eventfd for the spool watch: ") + std::strerror(errno)};
+  if (stop_event_.get() < 0)
+    return Error{kSpoolIo, std::string("eventfd for the spool watch: ") + std::strerror(errno)};
   drain_spool();  // jobs that ended while we were down come first
   threads_.emplace_back([this] { spool_loop(); });
   if (config_.head.sweep) threads_.emplace_back([this] { sweep_loop(); });
@@ -213,7 +214,8 @@ void HeadDaemon::spool_loop() {
         spdlog::warn("spool: cannot watch {}: {}; scanned every {} s", config_.head.spool_dir, std::strerror(errno),
                      config_.head.spool_scan_interval_s);
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(next_scan - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(next_scan - std::chrono::steady_clock::now());
     pollfd fds[2] = {{stop_event_.get(), POLLIN, 0}, {watching ? watch.get() : -1, POLLIN, 0}};
     const int ready = ::poll(fds, 2, static_cast<int>(std::max<int64_t>(left.count(), 0)));
     if (stopping_) break;

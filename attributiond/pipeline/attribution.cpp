@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <iterator>
 #include <map>
-
 #include <set>
 
 #include <spdlog/spdlog.h>
@@ -414,7 +413,8 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
     }
     JobFacts facts =
         merge_facts(job.request, record, slurm::expand_hostlist(job.request.node_list()), context.default_cluster);
-    times = PhaseTimes{.job_end = facts.end, .hook = job.request.hook_time_us(), .received = job.received, .scoped = now};
+    times =
+        PhaseTimes{.job_end = facts.end, .hook = job.request.hook_time_us(), .received = job.received, .scoped = now};
     AttemptEvidence evidence;
     const bool keep_raw = context.config.raw_evidence_max_kib > 0;
     Verdict verdict = attribute_window(context, facts, job.request.hook_time_us() ? job.request.hook_time_us() : now,

@@ -76,7 +76,9 @@ TEST(JobReport, EveryFieldDecodesWithProtobuf) {
 TEST(JobReport, DefaultsAreLeftOutAsProto3Does) {
   JobReport r;
   r.job_id = "1";
-  EXPECT_EQ(encode_job_ended(r), std::string("\x0a\x01" "1", 3));
+  EXPECT_EQ(encode_job_ended(r), std::string("\x0a\x01"
+                                             "1",
+                                             3));
   const v1::JobEnded m = Decode(r);
   EXPECT_FALSE(m.has_het_job_offset());
   EXPECT_EQ(m.hook(), v1::HOOK_KIND_UNSPECIFIED);

@@ -432,7 +432,8 @@ TEST_F(HeadDaemonTest, FourWorkersAndFiveHundredJobsGiveEachJobOneVerdictAndOneC
   std::vector<std::thread> clients;
   for (int c = 0; c < 4; ++c)
     clients.emplace_back([&, c] {
-      auto stub = v1::Attribution::NewStub(grpc::CreateChannel(config_.head.listen[0], grpc::InsecureChannelCredentials()));
+      auto stub =
+          v1::Attribution::NewStub(grpc::CreateChannel(config_.head.listen[0], grpc::InsecureChannelCredentials()));
       for (int i = c; i < kJobs; i += 4) {
         for (auto hook : {v1::HOOK_KIND_EPILOG_SLURMCTLD, v1::HOOK_KIND_JOBCOMP_SCRIPT}) {
           v1::JobEnded job;
@@ -859,7 +860,8 @@ TEST_F(HeadDaemonTest, ARevisedVerdictRewritesTheCommentAndNeverDrains) {
   {
     auto store = store::JobStore::open(config_.head.database);
     ASSERT_TRUE(store);
-    auto applied = (*store)->revise({"lab", "321"}, *revised, rules::events_of_verdict(*revised), "test", wall_clock_us());
+    auto applied =
+        (*store)->revise({"lab", "321"}, *revised, rules::events_of_verdict(*revised), "test", wall_clock_us());
     ASSERT_TRUE(applied && *applied);
   }
   for (int i = 0; i < 500; ++i) {

@@ -3,8 +3,9 @@
 // k migrations wrote (README.md there): a judged job with its verdict, events, coverage,
 // history and remediation rows, an opted-out job, a dead-lettered job (schema 3 on) and a
 // job still queued; from schema 5 each row's reports and the judged attempt's submit time,
-// from schema 6 the queued job's slurmdbd outage, from schema 7 the judged job's raw evidence. Opening one migrates it to the current schema; nothing is lost and
-// the queued job is still attributed. An archive from a newer attributiond is refused.
+// from schema 6 the queued job's slurmdbd outage, from schema 7 the judged job's raw evidence. Opening one migrates it
+// to the current schema; nothing is lost and the queued job is still attributed. An archive from a newer attributiond
+// is refused.
 #include <unistd.h>
 
 #include <cstdint>
@@ -130,9 +131,10 @@ TEST_P(ArchiveMigrationTest, OpensMigratedWithNothingLost) {
                 1);
       EXPECT_EQ(Scalar(db, "SELECT attempt_submit_us FROM jobs WHERE job_id = '4242'"), kJobEnd - 3600 * kSecond);
     }
-    if (from >= 6)
+    if (from >= 6) {
       EXPECT_EQ(Scalar(db, "SELECT accounting_back_us - accounting_down_us FROM jobs WHERE job_id = '4250'"),
                 20 * kSecond);
+    }
   });
   // The judged job's raw evidence (schema 7 on): the files of the bundle its verdict was
   // made from, unpacked as archived.
