@@ -38,10 +38,12 @@ has_line "$spank_requires" "(slurm >= $slurm with slurm < $slurm.99)" "spank req
 lacks "$spank_requires" "libgrpc" "the plugin has no gRPC"
 lacks "$spank_requires" "libslurm" "the plugin gets slurm symbols from its host process"
 
-[ "$(files epilog)" = "$(printf '%s\n' /usr/libexec/attrib/attrib-epilog /var/spool/attrib /usr/lib/tmpfiles.d/attrib-epilog.conf | sort)" ] ||
+[ "$(files epilog)" = "$(printf '%s\n' /usr/libexec/attrib/attrib-epilog /usr/libexec/attrib/attrib-epilog-send \
+  /var/spool/attrib /usr/lib/tmpfiles.d/attrib-epilog.conf | sort)" ] ||
   fail "attrib-epilog files:"$'\n'"$(files epilog)"
 has_line "$(flags epilog)" " slurm drwxr-x--- /var/spool/attrib" "the hook's spool belongs to SlurmUser"
-grep -q "libgrpc++" <<<"$(requires epilog)" || fail "attrib-epilog does not require libgrpc++"
+# attrib-epilog is static; attrib-epilog-send (epilog.delivery rpc) speaks gRPC.
+grep -q "libgrpc++" <<<"$(requires epilog)" || fail "attrib-epilog-send does not require libgrpc++"
 
 daemon=$(files daemon)
 for f in /usr/bin/attributiond /etc/attrib/attrib.yaml /var/lib/attrib \
