@@ -314,7 +314,7 @@ grpc::Status Authenticator::require_cluster_daemon(const grpc::ServerContext* co
     spdlog::warn("{} from {} rejected: {}", method, peer_of(context), caller.error().message);
     return to_grpc_status(caller.error());
   }
-  if (!caller->verified || caller->uid == 0 || caller->uid == slurm_uid_) return grpc::Status::OK;
+  if (!caller->verified || is_cluster_daemon(caller->uid)) return grpc::Status::OK;
   spdlog::warn("{} from {} denied: uid {} is neither root nor the SlurmUser", method, peer_of(context), caller->uid);
   return to_grpc_status(Error{kAuthDenied, "uid " + std::to_string(caller->uid) + " may not call " +
                                                std::string(method) + ": only root and the SlurmUser (" +
