@@ -43,8 +43,13 @@ expect_eq "$(verdict "$job" .root_cause)" null "root cause"
 expect_eq "$(verdict "$job" '.affected_nodes | join(",")')" n1 "nodes"
 
 # sacct: the final state, and the Comment once (slurmctld's late job-end message did not
-# drop it, and no second write doubled it).
-for _ in $(seq 100); do [ "$(sacct_field "$job" State)" = FAILED ] && break; sleep 0.1; done
+# drop it, and no second write doubled it). slurmctld resends the job's start before its
+# end: in between, the row says FAILED with exit code 0:0 and no end time (what CI once
+# caught). Wait for the end record itself, which carries the exit code.
+for _ in $(seq 300); do
+  [ "$(sacct_field "$job" State)" = FAILED ] && [ "$(sacct_field "$job" ExitCode)" = "3:0" ] && break
+  sleep 0.1
+done
 expect_eq "$(sacct_field "$job" State)" FAILED "sacct state"
 expect_eq "$(sacct_field "$job" ExitCode)" "3:0" "sacct exit code"
 comment=$(sacct_field "$job" Comment)
