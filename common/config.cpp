@@ -83,6 +83,12 @@ const OptionTable<Config>& table() {
           "hook by seconds).",
           at_least(1)),
       option<Config>(
+          "head.hook_settle_ms", [](Config& c) -> int& { return c.head.hook_settle_ms; }, "500",
+          "A job whose accounting row shows its end before the allocation is complete is judged at once, but "
+          "no sooner than this after its first report: every hook slurmctld runs at a job's end "
+          "(EpilogSlurmctld, jobcomp/script) reports within it, and their reports are merged first.",
+          at_least(0)),
+      option<Config>(
           "head.scope_max_wait_s", [](Config& c) -> int& { return c.head.scope_max_wait_s; }, "600",
           "While slurmdbd answers but its record is not final (or not there yet), the job is polled this long, "
           "counted from the hook's report or, after slurmdbd was unreachable, from its first answer after that. "

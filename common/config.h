@@ -43,6 +43,7 @@ struct HeadConfig {
   int spool_scan_interval_s = 5;
   int workers = 2;
   int scope_poll_interval_ms = 1000;
+  int hook_settle_ms = 500;
   int scope_max_wait_s = 600;
   int accounting_outage_max_wait_s = 86400;
   int retry_backoff_s = 5;

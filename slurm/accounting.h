@@ -16,6 +16,10 @@ struct JobRecordFacts {
   JobFacts facts;       // state, exit code/signal, start/end, nodes, attempt
   std::string comment;  // the job's current Comment (the user's --comment plus any attrib segment)
   bool final = false;   // the record has stopped changing (see slurmdbd lag)
+  // How the job ended is there (state, exit code, end), though the allocation may still
+  // lag: enough when the hook names the job's nodes (AccountingRecord::has_ended). Only
+  // for an id's sole row: a later attempt's number needs its row to be final.
+  bool ended = false;
   // When the attempt's row was submitted: with the job id, what tells one attempt from
   // another (a requeue adds a row, and so does a new job that reuses the id).
   std::optional<TimeUs> submit;

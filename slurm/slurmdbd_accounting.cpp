@@ -35,6 +35,7 @@ Result<JobRecordFacts> SlurmdbdAccounting::read_attempt(const std::string& clust
   out.facts = record->to_job_facts();
   out.comment = record->comment;
   out.final = record->is_final();
+  out.ended = record->has_ended() && !record->other_rows;
   out.submit = record->submit;
   out.job_submit = record->job_submit;
   return out;
@@ -50,6 +51,7 @@ std::vector<JobRecordFacts> attempt_facts(const std::vector<AccountingRecord>& r
     facts.facts = row.to_job_facts();
     facts.comment = row.comment;
     facts.final = true;
+    facts.ended = true;
     facts.submit = row.submit;
     facts.job_submit = row.job_submit;
     out.push_back(std::move(facts));

@@ -331,8 +331,10 @@ std::vector<std::string> expand_hostlist(const std::string& expr) {
 
 // --- the record ------------------------------------------------------------------------
 
+bool AccountingRecord::has_ended() const { return !completing && terminal_states().contains(state) && end; }
+
 bool AccountingRecord::is_final() const {
-  if (completing || !terminal_states().contains(state) || !end) return false;
+  if (!has_ended()) return false;
   // Never got nodes (cancelled while pending or held): nothing more will be written.
   // The lagging placeholder row always names at least the batch host.
   if (nodes.empty()) return true;
@@ -582,6 +584,7 @@ Result<AccountingRecord> SlurmdbdConnection::read_job(const std::string& cluster
   AccountingRecord record =
       job_id.find('+') == std::string::npos ? join_het_components(rows, chosen, job_id) : std::move(rows[chosen]);
   record.comment = std::move(comment);
+  record.other_rows = rows.size() > 1;
   return record;
 }
 

@@ -98,6 +98,10 @@ struct AccountingRecord {
   std::string admin_comment;
   std::string system_comment;
   int requeue_count = 0;           // the attempt's number within its job (number_attempts)
+  // read_job: the id has other rows (attempts, het components, an earlier job that had
+  // the id). The placeholder row's JobName ("allocation") then misnumbers the attempt
+  // until the row is final, so only an id's sole row is used before then.
+  bool other_rows = false;
   std::optional<TimeUs> job_submit;  // submit of its job's first attempt: a job that reuses the id has its own
   std::string reason;              // why the job ended as it did (Slurm's last state reason), e.g. NonZeroExitCode
   std::optional<uint32_t> requid;  // uid that requested the cancel (slurmdbd's requid); absent when none is
@@ -106,8 +110,14 @@ struct AccountingRecord {
   std::vector<StepRecord> steps;   // read_job(..., with_steps = true) only
   std::vector<JobComponent> components;  // a het job read as a whole (join_het_components)
 
-  // True when the record has stopped changing: a terminal state without the
-  // COMPLETING/REQUEUE flags, an end time, and none of the signs of the placeholder row
+  // True when the record says how the job ended: a terminal state without the COMPLETING
+  // flag, and an end time. slurmdbd may still be filling in the allocation (the
+  // placeholder row below, for about 2.5 s after the end on the test cluster), which
+  // matters only to a reader that takes the job's nodes from the record.
+  bool has_ended() const;
+
+  // True when the record has stopped changing: it has ended, and shows none of the signs
+  // of the placeholder row
   // slurmdbd shows for seconds after a job starts and ends (JobName "allocation", only
   // the batch host, alloc_nodes 0, PENDING). A job that never got nodes (cancelled while
   // pending) is final without nodes. Callers should still bound their polling.

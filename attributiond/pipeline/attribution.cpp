@@ -33,7 +33,7 @@ Outcome reschedule(store::JobStore& store, const store::QueuedJob& job, TimeUs n
 }  // namespace
 
 ScopeStep scope_step(const common::HeadConfig& config, const Result<slurm::JobRecordFacts>& read, TimeUs received,
-                     TimeUs now, const store::AccountingOutage& outage) {
+                     TimeUs now, const std::vector<std::string>& hook_nodes, const store::AccountingOutage& outage) {
   const TimeUs waited = now - received;
   const bool answered = read || read.error().code == kSlurmdbNotFound;
   // The record's lag counts from slurmdbd's return after an outage: slurmctld resends the
@@ -46,6 +46,23 @@ ScopeStep scope_step(const common::HeadConfig& config, const Result<slurm::JobRe
   if (read && read->final) {
     step.kind = ScopeStep::Use;
     step.record = *read;
+    return step;
+  }
+  // The row shows the end but not yet the allocation. For a multi-node job slurmdbd's
+  // placeholder names only the batch host: the row is used once it names the hook's nodes.
+  if (read && read->ended && !hook_nodes.empty() &&
+      std::set<std::string>(read->facts.nodes.begin(), read->facts.nodes.end()) ==
+          std::set<std::string>(hook_nodes.begin(), hook_nodes.end())) {
+    const TimeUs settled = received + static_cast<TimeUs>(config.hook_settle_ms) * 1000;
+    if (now >= settled) {
+      step.kind = ScopeStep::Use;
+      step.record = *read;
+      return step;
+    }
+    step.kind = ScopeStep::Wait;
+    step.reason = "accounting_pending";
+    step.why = "the job's other hooks may still report (head.hook_settle_ms)";
+    step.next_attempt = settled;
     return step;
   }
   if (answered) {
@@ -174,7 +191,7 @@ JobFacts merge_facts(const v1::JobEnded& hook, const std::optional<slurm::JobRec
     facts.signal = hook.signal();
     if (hook.start_time_us() > 0) facts.start = hook.start_time_us();
     if (hook.end_time_us() > 0) facts.end = hook.end_time_us();
-  } else if (!record->final) {
+  } else if (!record->final && !record->ended) {
     // The row as slurmctld left it before the job ended (PENDING, RUNNING): how the job
     // ended is only the hook's to say.
     facts.state = hook.state().empty() ? "UNKNOWN" : hook.state();
@@ -377,10 +394,13 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
     // predecessor's EpilogSlurmctld runs, only the start tells them apart.
     const TimeUs attempt_time =
         job.request.start_time_us() > 0 ? job.request.start_time_us() : job.request.hook_time_us();
+    const std::vector<std::string> hook_nodes = job.request.hook() == v1::HOOK_KIND_EPILOG_SLURMD
+                                                    ? std::vector<std::string>{}
+                                                    : slurm::expand_hostlist(job.request.node_list());
     const ScopeStep step = scope_step(
         context.config,
         accounting.read_attempt(cluster, job_id, attempt_time > 0 ? std::optional<TimeUs>(attempt_time) : std::nullopt),
-        job.received, now, job.outage);
+        job.received, now, hook_nodes, job.outage);
     switch (step.kind) {
       case ScopeStep::Use:
         record = step.record;

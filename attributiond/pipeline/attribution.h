@@ -41,7 +41,10 @@ enum class Outcome { Done, Rescheduled, Held };
 
 // What scoping does with one accounting read (exposed for the tests, which drive it over
 // simulated hours). slurmdbd's answers and its absence are told apart:
-//   - a final record is used;
+//   - a final record is used, and so is one that says how the job ended (state, exit
+//     code, end) and lists the nodes the hook named: slurmdbd fills in the allocation
+//     seconds later. Not before head.hook_settle_ms after the first report, so that the
+//     job's other hooks' reports are merged into it;
 //   - not final or not there yet (slurmdbd answered): polled every scope_poll_interval_ms
 //     up to scope_max_wait_s, counted from the hook's report or, after an outage, from
 //     slurmdbd's first answer after it (slurmctld resends what it queued only after
@@ -58,9 +61,12 @@ struct ScopeStep {
   std::string why;                              // what is waited for, or what failed
   store::AccountingOutage mark;                 // Wait: outage times to remember (now)
 };
-// outage: the job's last slurmdbd outage, as earlier steps marked it.
+// hook_nodes: every node of the job as the hook reported them (empty for a slurmd
+// Epilog, which names its own). outage: the job's last slurmdbd outage, as earlier steps
+// marked it.
 ScopeStep scope_step(const common::HeadConfig& config, const Result<slurm::JobRecordFacts>& read, TimeUs received,
-                     TimeUs now, const store::AccountingOutage& outage = {});
+                     TimeUs now, const std::vector<std::string>& hook_nodes,
+                     const store::AccountingOutage& outage = {});
 
 // A step of an attempt failed (step names it, why says what): counted, retried after the
 // exponential backoff, or given up (dead-lettered, Outcome::Done) at head.max_failures.

@@ -9,4 +9,8 @@ comment=$(sacct_field "$job" Comment)
 expect_contains "$comment" "exp 42" "user's comment kept"
 expect_contains "$comment" "attrib: UNATTRIBUTED" "attrib segment"
 expect_eq "${comment%%attrib:*}" "exp 42 | " "user's text first, untouched"
+# The head writes the Comment as soon as slurmdbd's row shows the job's end; slurmctld
+# completes the row (its allocation) about 2.5 s after the end. That update keeps both.
+sleep 4
+expect_eq "$(sacct_field "$job" Comment)" "$comment" "the Comment after slurmctld completed the row"
 echo PASS

@@ -194,6 +194,42 @@ TEST_F(ScopeTest, ANonFinalRecordIsUsedAfterTheScopeWaitWithTheHooksEnd) {
   EXPECT_EQ(nlohmann::json::parse(*record.verdict_json)["terminal_state"], "FAILED");
 }
 
+// slurmdbd shows a job's end (state, exit code, end time) at once, and its allocation
+// count about 2.5 s later (the placeholder row; bench/e2e_sacct_latency.sh). When the hook
+// named the job's nodes that count adds nothing: the first read that shows the end is used.
+TEST_F(ScopeTest, ARecordThatShowsTheEndIsUsedAtOnceWhenTheHookNamedTheNodes) {
+  slurm::JobRecordFacts ended = FinalRecord();
+  ended.final = false;
+  ended.ended = true;
+  accounting_.record = ended;
+  store::JobRecord record = RunUntil(kStart + 5 * kMinute);
+  EXPECT_EQ(record.status, "done") << record.last_error;
+  EXPECT_LE(accounting_.reads, 2) << "not polled until the allocation count appears, only head.hook_settle_ms";
+  EXPECT_EQ(nlohmann::json::parse(*record.verdict_json)["terminal_state"], "NODE_FAIL") << "the record's end";
+}
+
+TEST(ScopeStepTest, AnEndedRowIsUsedOnlyWhenItNamesTheHooksNodesAndTheOtherHooksHadTheirTime) {
+  common::HeadConfig config;
+  config.hook_settle_ms = 500;
+  slurm::JobRecordFacts ended;
+  ended.ended = true;
+  ended.facts.nodes = {"n1"};
+  const Result<slurm::JobRecordFacts> read = ended;
+  const TimeUs settled = kStart + 500000;
+  EXPECT_EQ(scope_step(config, read, kStart, settled, {"n1"}).kind, ScopeStep::Use);
+  // Before the settle time: the job's other hook (jobcomp/script, EpilogSlurmctld) may
+  // still report; the next attempt is due when it has passed.
+  const ScopeStep early = scope_step(config, read, kStart, kStart + 1000, {"n1"});
+  EXPECT_EQ(early.kind, ScopeStep::Wait);
+  EXPECT_EQ(early.next_attempt, settled);
+  // A slurmd Epilog names only its own node: the whole row is waited for.
+  EXPECT_EQ(scope_step(config, read, kStart, settled, {}).kind, ScopeStep::Wait);
+  // The placeholder of a 3-node job names only the batch host.
+  EXPECT_EQ(scope_step(config, read, kStart, settled, {"n1", "n2", "n3"}).kind, ScopeStep::Wait);
+  ended.ended = false;  // still RUNNING or COMPLETING in the row
+  EXPECT_EQ(scope_step(config, Result<slurm::JobRecordFacts>(ended), kStart, settled, {"n1"}).kind, ScopeStep::Wait);
+}
+
 }  // namespace
 }  // namespace attrib::pipeline
 
