@@ -117,9 +117,8 @@ struct AccountingRecord {
   bool has_ended() const;
 
   // True when the record has stopped changing: it has ended, and shows none of the signs
-  // of the placeholder row
-  // slurmdbd shows for seconds after a job starts and ends (JobName "allocation", only
-  // the batch host, alloc_nodes 0, PENDING). A job that never got nodes (cancelled while
+  // of the placeholder row slurmdbd shows for seconds after a job starts and ends
+  // (JobName "allocation", only the batch host, alloc_nodes 0, PENDING). A job that never got nodes (cancelled while
   // pending) is final without nodes. Callers should still bound their polling.
   bool is_final() const;
 
