@@ -208,18 +208,21 @@ void HeadDaemon::spool_loop() {
   bool watching = false;
   auto next_scan = std::chrono::steady_clock::now() + interval;
   while (!stopping_) {
+    bool appeared = false;
     if (!watching && watch.get() >= 0) {
       watching = ::inotify_add_watch(watch.get(), config_.head.spool_dir.c_str(), IN_MOVED_TO) >= 0;
       if (!watching)
         spdlog::warn("spool: cannot watch {}: {}; scanned every {} s", config_.head.spool_dir, std::strerror(errno),
                      config_.head.spool_scan_interval_s);
+      // A file renamed in before the watch was set (since start's drain) raised no event:
+      // one scan now, or it would wait for the next full scan.
+      appeared = watching;
     }
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(next_scan - std::chrono::steady_clock::now());
     pollfd fds[2] = {{stop_event_.get(), POLLIN, 0}, {watching ? watch.get() : -1, POLLIN, 0}};
-    const int ready = ::poll(fds, 2, static_cast<int>(std::max<int64_t>(left.count(), 0)));
+    const int ready = ::poll(fds, 2, appeared ? 0 : static_cast<int>(std::max<int64_t>(left.count(), 0)));
     if (stopping_) break;
-    bool appeared = false;
     if (ready > 0 && (fds[1].revents & POLLIN) != 0) {
       alignas(inotify_event) char events[4096];
       while (::read(watch.get(), events, sizeof events) > 0) appeared = true;  // which file: the scan finds it
