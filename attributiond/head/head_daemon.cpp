@@ -124,6 +124,10 @@ Status HeadDaemon::start() {
   stop_event_ = UniqueFd(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
   if (stop_event_.get() < 0)
     return Error{kSpoolIo, std::string("eventfd for the spool watch: ") + std::strerror(errno)};
+  // The watch before the first drain: a file renamed in between raises an event, and
+  // nothing waits for the next full scan (spool_loop).
+  spool_watch_ = UniqueFd(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+  spool_watching_ = watch_spool();
   drain_spool();  // jobs that ended while we were down come first
   threads_.emplace_back([this] { spool_loop(); });
   if (config_.head.sweep) threads_.emplace_back([this] { sweep_loop(); });
@@ -197,35 +201,36 @@ void HeadDaemon::drain_spool() {
   }
 }
 
+bool HeadDaemon::watch_spool() {
+  if (spool_watch_.get() < 0) return false;
+  if (::inotify_add_watch(spool_watch_.get(), config_.head.spool_dir.c_str(), IN_MOVED_TO) >= 0) return true;
+  spdlog::warn("spool: cannot watch {}: {}; scanned every {} s", config_.head.spool_dir, std::strerror(errno),
+               config_.head.spool_scan_interval_s);
+  return false;
+}
+
 void HeadDaemon::spool_loop() {
   // attrib-epilog (epilog.delivery spool) hands every job over as a file renamed into the
-  // spool: picked up as soon as it is renamed into place (inotify IN_MOVED_TO; a file
-  // written in place may be half-written), and by a full scan every
+  // spool: picked up as soon as it is renamed into place (inotify IN_MOVED_TO, watched
+  // since start(); a file written in place may be half-written), and by a full scan every
   // head.spool_scan_interval_s as well (a file left while the watch could not be set: the
   // directory missing, or the head down).
   const auto interval = std::chrono::seconds(config_.head.spool_scan_interval_s);
-  UniqueFd watch(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
-  bool watching = false;
   auto next_scan = std::chrono::steady_clock::now() + interval;
   while (!stopping_) {
     bool appeared = false;
-    if (!watching && watch.get() >= 0) {
-      watching = ::inotify_add_watch(watch.get(), config_.head.spool_dir.c_str(), IN_MOVED_TO) >= 0;
-      if (!watching)
-        spdlog::warn("spool: cannot watch {}: {}; scanned every {} s", config_.head.spool_dir, std::strerror(errno),
-                     config_.head.spool_scan_interval_s);
-      // A file renamed in before the watch was set (since start's drain) raised no event:
-      // one scan now, or it would wait for the next full scan.
-      appeared = watching;
+    if (!spool_watching_ && spool_watch_.get() >= 0) {
+      spool_watching_ = watch_spool();
+      appeared = spool_watching_;  // a file renamed in before the watch raised no event: scan now
     }
     const auto left =
         std::chrono::duration_cast<std::chrono::milliseconds>(next_scan - std::chrono::steady_clock::now());
-    pollfd fds[2] = {{stop_event_.get(), POLLIN, 0}, {watching ? watch.get() : -1, POLLIN, 0}};
+    pollfd fds[2] = {{stop_event_.get(), POLLIN, 0}, {spool_watching_ ? spool_watch_.get() : -1, POLLIN, 0}};
     const int ready = ::poll(fds, 2, appeared ? 0 : static_cast<int>(std::max<int64_t>(left.count(), 0)));
     if (stopping_) break;
     if (ready > 0 && (fds[1].revents & POLLIN) != 0) {
       alignas(inotify_event) char events[4096];
-      while (::read(watch.get(), events, sizeof events) > 0) appeared = true;  // which file: the scan finds it
+      while (::read(spool_watch_.get(), events, sizeof events) > 0) appeared = true;  // which file: the scan finds it
     }
     if (appeared || std::chrono::steady_clock::now() >= next_scan) {
       drain_spool();

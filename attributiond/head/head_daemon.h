@@ -52,6 +52,7 @@ class HeadDaemon {
  private:
   void worker_loop();
   void spool_loop();
+  bool watch_spool();  // adds the inotify watch on the spool directory; false (logged) when it cannot
   void drain_spool();
   // Runs task after `first`, then every `interval`, until stop().
   void every(std::chrono::seconds first, std::chrono::seconds interval, const std::function<void()>& task);
@@ -82,6 +83,8 @@ class HeadDaemon {
   std::map<store::JobKey, TimeUs> held_;
   std::atomic<bool> stopping_{false};
   UniqueFd stop_event_;  // an eventfd: stop() wakes the spool loop out of its poll
+  UniqueFd spool_watch_;  // inotify on head.spool_dir, set in start() before the first drain
+  bool spool_watching_ = false;
   std::vector<std::thread> threads_;
 };
 
