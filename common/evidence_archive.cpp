@@ -4,6 +4,8 @@
 
 #include <charconv>
 #include <memory>
+#include <string_view>
+#include <vector>
 
 namespace attrib::common {
 namespace {
@@ -15,23 +17,38 @@ Error unpack_error(const std::string& why) { return Error{kEvidenceUnpack, "evid
 }  // namespace
 
 std::string pack_evidence(const PackedFiles& files) {
-  std::string packed;
+  // "<path>\n<size>\n<content>" per file, compressed as one stream: the pieces go to zstd
+  // as they are, never copied into one buffer first (a job's raw evidence is megabytes).
+  std::vector<std::string> headers;
+  size_t total = 0;
   for (const auto& [path, content] : files) {
-    packed += path;
-    packed += '\n';
-    packed += std::to_string(content.size());
-    packed += '\n';
-    packed += content;
+    headers.push_back(path + '\n' + std::to_string(content.size()) + '\n');
+    total += headers.back().size() + content.size();
   }
-  // With a checksum, so a damaged blob is an error on unpacking, never other evidence.
+  // With a checksum, so a damaged blob is an error on unpacking, never other evidence; and
+  // the size pledged, so the frame says it (unpack_evidence needs it).
   std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> context(ZSTD_createCCtx(), ZSTD_freeCCtx);
   if (!context || ZSTD_isError(ZSTD_CCtx_setParameter(context.get(), ZSTD_c_compressionLevel, kLevel)) ||
-      ZSTD_isError(ZSTD_CCtx_setParameter(context.get(), ZSTD_c_checksumFlag, 1)))
+      ZSTD_isError(ZSTD_CCtx_setParameter(context.get(), ZSTD_c_checksumFlag, 1)) ||
+      ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(context.get(), total)))
     return {};
-  std::string blob(ZSTD_compressBound(packed.size()), '\0');
-  const size_t size = ZSTD_compress2(context.get(), blob.data(), blob.size(), packed.data(), packed.size());
-  if (ZSTD_isError(size)) return {};
-  blob.resize(size);
+  std::string blob;
+  std::vector<char> chunk(ZSTD_CStreamOutSize());
+  auto feed = [&](std::string_view piece, ZSTD_EndDirective mode) {
+    ZSTD_inBuffer in{piece.data(), piece.size(), 0};
+    for (;;) {
+      ZSTD_outBuffer out{chunk.data(), chunk.size(), 0};
+      const size_t left = ZSTD_compressStream2(context.get(), &out, &in, mode);
+      if (ZSTD_isError(left)) return false;
+      blob.append(chunk.data(), out.pos);
+      if (mode == ZSTD_e_end ? left == 0 : in.pos == in.size) return true;
+    }
+  };
+  size_t i = 0;
+  for (const auto& [path, content] : files) {
+    if (!feed(headers[i++], ZSTD_e_continue) || !feed(content, ZSTD_e_continue)) return {};
+  }
+  if (!feed({}, ZSTD_e_end)) return {};
   return blob;
 }
 

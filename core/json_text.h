@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -20,5 +21,12 @@ inline std::string json_string_or(const nlohmann::json& object, const char* key,
   const auto it = object.find(key);
   return it != object.end() && it->is_string() ? it->get<std::string>() : fallback;
 }
+
+// Appends `text` as json_text(text) writes it, without building a json value: the
+// raw-evidence export writes one object per log line, and a json object per line (a map,
+// a copy of the text, a serializer) cost more than the rest of the job. '"' and '\'
+// escaped, control characters as \b \f \n \r \t or \u00xx, the rest (UTF-8 included) as
+// is; text that is not valid UTF-8 goes through nlohmann's own replacement.
+void append_json_string(std::string& out, std::string_view text);
 
 }  // namespace attrib

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_text.h"
 #include "rules/bundle.h"
 #include "rules/rule_definitions.h"
 
@@ -28,30 +29,40 @@ bool safe_component(const std::string& name) {
          name.find('\0') == std::string::npos;
 }
 
-// One exported line: every event extracted from one occurrence of one raw line.
+// One exported line: every event extracted from one occurrence of one raw line. The text
+// is a view into the events or raw lines being exported, which outlive the export.
 struct LineKey {
   uint64_t seq;
   std::optional<TimeUs> time;
-  std::string line;
+  std::string_view line;
   bool trusted;
   bool operator<(const LineKey& o) const {
     return std::tie(seq, time, line, trusted) < std::tie(o.seq, o.time, o.line, o.trusted);
   }
 };
 
-json journal_entry(const std::string& node, const std::string& source, const LineKey& key, uint64_t count) {
-  json j = json::object();
-  j["MESSAGE"] = key.line;
-  j["_HOSTNAME"] = node;
-  j["ATTRIB_SEQ"] = std::to_string(key.seq);
-  if (count > 1) j["ATTRIB_COUNT"] = std::to_string(count);
-  if (key.time) j["__REALTIME_TIMESTAMP"] = std::to_string(*key.time);
+// One `journalctl -o json`-shaped line, as json_text of the object with these members
+// writes it (members in key order), written directly: a raw export has one per line.
+void append_journal_entry(std::string& out, const std::string& node, const std::string& source, const LineKey& key,
+                          uint64_t count) {
+  auto member = [&](const char* name, std::string_view value) {
+    out += out.back() == '{' ? "\"" : ",\"";
+    out += name;
+    out += "\":";
+    append_json_string(out, value);
+  };
+  out += '{';
+  if (count > 1) member("ATTRIB_COUNT", std::to_string(count));
+  member("ATTRIB_SEQ", std::to_string(key.seq));
+  member("MESSAGE", key.line);
+  member("_HOSTNAME", node);
   // Trust as the bundle reader reads it back: the kernel stream must be the kernel
   // transport, daemons' lines must be root's. The original uid is not archived; 65534
   // (nobody) only says "not root".
-  if (source == "kernel") j["_TRANSPORT"] = key.trusted ? "kernel" : "stdout";
-  if (source == "syslog" || source == "fabricmanager") j["_UID"] = key.trusted ? "0" : "65534";
-  return j;
+  if (source == "kernel") member("_TRANSPORT", key.trusted ? "kernel" : "stdout");
+  if (source == "syslog" || source == "fabricmanager") member("_UID", key.trusted ? "0" : "65534");
+  if (key.time) member("__REALTIME_TIMESTAMP", std::to_string(*key.time));
+  out += "}\n";
 }
 
 }  // namespace
@@ -91,8 +102,7 @@ Result<BundleFiles> files_of(const json& job, const Streams& streams) {
     if (!safe_component(node)) return export_error("node '" + node + "' is not a host name");
     if (!detail::is_known_source(source)) return export_error("source '" + source + "' has no bundle file name");
     std::string& out = files[node + "/" + source + ".jsonl"];
-    for (const auto& [key, count] : lines)
-      out += journal_entry(node, source, key, count).dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
+    for (const auto& [key, count] : lines) append_journal_entry(out, node, source, key, count);
   }
   return files;
 }
@@ -173,8 +183,15 @@ Status write_bundle(const fs::path& dir, const JobFacts& facts, const std::vecto
 
 Result<BundleFiles> raw_bundle_files(const JobFacts& facts, const RawEvidence& evidence) {
   Streams streams;
-  for (const LogLine& line : evidence.lines)
-    ++streams[{line.node, line.source}][LineKey{line.seq, line.time, line.text, line.trusted}];
+  std::map<LineKey, uint64_t>* stream = nullptr;
+  const LogLine* previous = nullptr;
+  for (const LogLine& line : evidence.lines) {
+    // Lines come stream by stream in seq order: the same stream's map, appended at its end.
+    if (previous == nullptr || previous->node != line.node || previous->source != line.source)
+      stream = &streams[{line.node, line.source}];
+    previous = &line;
+    ++stream->emplace_hint(stream->end(), LineKey{line.seq, line.time, line.text, line.trusted}, 0)->second;
+  }
   add_read_streams(streams, evidence.coverage);
   auto files = files_of(job_json(facts, evidence.window_start, evidence.window_end), streams);
   if (!files) return files.error();
