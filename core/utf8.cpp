@@ -3,8 +3,6 @@
 namespace attrib {
 namespace {
 
-constexpr std::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
-
 // Length of the well-formed sequence at p[i] (1..4), or, negated, the length of the
 // maximal ill-formed subpart there (at least 1): RFC 3629's table.
 int sequence_at(const unsigned char* p, size_t n, size_t i) {
@@ -56,7 +54,7 @@ std::string to_valid_utf8(std::string_view text) {
       out.append(text.data() + i, static_cast<size_t>(len));
       i += static_cast<size_t>(len);
     } else {
-      out += kReplacement;
+      out += kUtf8Replacement;
       i += static_cast<size_t>(-len);
     }
   }

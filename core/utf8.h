@@ -12,6 +12,9 @@ namespace attrib {
 // True when `text` is well-formed UTF-8 (RFC 3629: no overlongs, surrogates or > U+10FFFF).
 bool is_valid_utf8(std::string_view text);
 
+// U+FFFD REPLACEMENT CHARACTER, what to_valid_utf8 puts in place of a bad sequence.
+inline constexpr std::string_view kUtf8Replacement = "\xEF\xBF\xBD";
+
 // `text` with each ill-formed sequence (each maximal subpart, as Unicode recommends)
 // replaced by U+FFFD. Valid text comes back unchanged.
 std::string to_valid_utf8(std::string_view text);

@@ -117,7 +117,7 @@ void plan_rule(CompiledExtractionRule& rule) {
 }
 
 HsDatabase compile_literals(const std::vector<CompiledExtractionRule*>& rules, const std::vector<uint32_t>& positions,
-                            std::string& error_text) {
+                            unsigned literal_flags, std::string& error_text) {
   std::vector<const char*> expressions;
   std::vector<size_t> lengths;
   std::vector<unsigned> flags, ids;
@@ -125,7 +125,7 @@ HsDatabase compile_literals(const std::vector<CompiledExtractionRule*>& rules, c
     for (const auto& literal : rules[pos]->def.prefilter) {
       expressions.push_back(literal.data());
       lengths.push_back(literal.size());
-      flags.push_back(kLiteralFlags);
+      flags.push_back(literal_flags);
       ids.push_back(pos);
     }
   }
@@ -205,7 +205,7 @@ std::shared_ptr<const CandidateScanner> CandidateScanner::build(std::vector<Comp
     }
     std::string error;
     if (!literal_rules.empty()) {
-      set->literals = compile_literals(members, literal_rules, error);
+      set->literals = compile_literals(members, literal_rules, kLiteralFlags, error);
       if (!set->literals) {
         for (const uint32_t pos : literal_rules) {
           members[pos]->scan_note = error;
@@ -223,7 +223,22 @@ std::shared_ptr<const CandidateScanner> CandidateScanner::build(std::vector<Comp
         set->regex_rules.clear();
       }
     }
-    for (const hs_database_t* db : {set->literals.get(), set->regexes.get()}) {
+    if (set->literals && set->regexes == nullptr && set->always_rules.empty() &&
+        std::none_of(literal_rules.begin(), literal_rules.end(), [&](uint32_t pos) {
+          return std::any_of(members[pos]->def.prefilter.begin(), members[pos]->def.prefilter.end(),
+                             [](const std::string& literal) { return literal.find(kUtf8Replacement) != std::string::npos; });
+        })) {
+      // Every occurrence, not one per scan: a buffer holds many lines. Without it (a
+      // compile failure) lines are scanned one at a time, which is never wrong.
+      //
+      // The raw bytes are scanned, though feed() scans a line after repairing its invalid
+      // UTF-8 (U+FFFD for each bad sequence). A literal is valid UTF-8 and starts on a
+      // character, so an occurrence in the repaired line is made of the line's own valid
+      // characters, contiguous in the raw bytes as well -- unless the literal holds U+FFFD
+      // itself: such a set is scanned line by line.
+      set->buffer_literals = compile_literals(members, literal_rules, 0, error);
+    }
+    for (const hs_database_t* db : {set->literals.get(), set->regexes.get(), set->buffer_literals.get()}) {
       if (db == nullptr) continue;
       any_database = true;
       // One scratch serves every database it was allocated (grown) for.
@@ -281,6 +296,43 @@ void CandidateScanner::scan(const ScanSet& set, std::string_view text, hs_scratc
       flags.assign(set.rules.size(), 1);
     }
   }
+}
+
+namespace {
+
+int on_occurrence(unsigned int /*id*/, unsigned long long /*from*/, unsigned long long to, unsigned int /*flags*/,
+                  void* context) {
+  static_cast<std::vector<size_t>*>(context)->push_back(static_cast<size_t>(to));
+  return 0;
+}
+
+}  // namespace
+
+bool CandidateScanner::scan_lines(const ScanSet& set, std::string_view text, hs_scratch* scratch,
+                                  std::vector<size_t>& ends) const {
+  ends.clear();
+  if (!set.buffer_literals || scratch == nullptr) return false;
+  // hs_scan takes an unsigned int length: a larger buffer goes in pieces that overlap by
+  // the longest literal's length less one, so no occurrence is cut in two.
+  constexpr size_t kPiece = size_t{1} << 30;
+  size_t overlap = 0;
+  for (const auto* rule : set.rules)
+    for (const auto& literal : rule->def.prefilter) overlap = std::max(overlap, literal.size());
+  for (size_t from = 0; from < text.size() || from == 0;) {
+    const size_t length = std::min(kPiece, text.size() - from);
+    const size_t before = ends.size();
+    const char* data = text.empty() ? "" : text.data() + from;
+    if (hs_scan(set.buffer_literals.get(), data, static_cast<unsigned int>(length), 0, scratch, on_occurrence,
+                &ends) != HS_SUCCESS)
+      return false;
+    for (size_t i = before; i < ends.size(); ++i) ends[i] += from;
+    if (from + length >= text.size()) break;
+    from += length - std::min(length, overlap > 0 ? overlap - 1 : 0);
+  }
+  // Hyperscan reports in end order within one scan; pieces can repeat an occurrence.
+  std::sort(ends.begin(), ends.end());
+  ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
+  return true;
 }
 
 }  // namespace attrib::rules::detail

@@ -49,6 +49,11 @@ struct ScanSet {
   HsDatabase regexes;                                // ScanMode::Regex rules (UTF-8 patterns, prefilter mode)
   std::vector<uint32_t> regex_rules;                 // positions scanned by `regexes`
   std::vector<uint32_t> always_rules;                // positions flagged on every line
+  // The same literals, every occurrence reported: one scan over many lines at once
+  // (CandidateScanner::scan_lines). Only for a set whose every rule is a Literal rule: a
+  // regex's anchors and classes see line ends differently in a buffer, and an Always rule
+  // reads every line anyway.
+  HsDatabase buffer_literals;
 };
 
 class CandidateScanner {
@@ -67,6 +72,13 @@ class CandidateScanner {
   // flags[i] = 1 when set.rules[i] may match `text`. Without a scratch, or when a scan
   // fails, every rule is flagged (never miss a line).
   void scan(const ScanSet& set, std::string_view text, hs_scratch* scratch, std::vector<char>& flags) const;
+
+  // Whether scan_lines serves this set (see ScanSet::buffer_literals).
+  static bool scans_lines(const ScanSet& set) { return set.buffer_literals != nullptr; }
+  // One scan of many lines: `ends` gets the end offset of every literal occurrence in
+  // `text`, ascending (a line holding one is a candidate line; the rest are not). False
+  // when the scan failed: the caller then treats every line as a candidate.
+  bool scan_lines(const ScanSet& set, std::string_view text, hs_scratch* scratch, std::vector<size_t>& ends) const;
 
  private:
   std::vector<std::unique_ptr<ScanSet>> sets_;

@@ -7,8 +7,11 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/result.h"
@@ -89,6 +92,27 @@ class Extractor {
   Extractor& operator=(const Extractor&) = delete;
 
   void feed(const LogLine& line);
+
+  // Many lines of one stream at once, as a file read holds them: the fast path of file
+  // sources (docs/benchmarks.md, extraction). The same events as feed() of each line in
+  // order, but one candidate scan covers the whole run, and only lines a rule may match
+  // are split off, dated (`prefix`) and fed; the others cost the scan alone.
+  struct LineRun {
+    std::string node;
+    std::string source;
+    bool trusted = false;
+    uint64_t first_seq = 0;  // the first line's seq; each next line's is one more
+    std::string_view text;   // whole lines, each ended by '\n' (the last one may lack it)
+    // Where a line's payload starts and when it was written; nullopt leaves the line out
+    // (before the job's window, say). Called only for lines that may yield an event.
+    struct Prefix {
+      std::optional<TimeUs> time;
+      size_t payload_offset = 0;
+    };
+    std::function<std::optional<Prefix>(std::string_view line)> prefix;
+  };
+  // Returns the number of lines in the run (the next run's first_seq is first_seq + it).
+  uint64_t feed_lines(const LineRun& run);
   // Events in deterministic order (time, node, source, seq), ids not yet assigned.
   std::vector<Event> finish();
   // Distinct events dropped because of either cap.

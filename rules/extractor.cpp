@@ -12,7 +12,10 @@
 // Trust by structure (docs/security.md): a system log's line is matched from the start of
 // its emitter's message, never inside it, and a line of a format that embeds user-chosen
 // text (a rule with claims_line) is that format only: no other rule reads it.
+#include <string.h>  // memrchr
+
 #include <algorithm>
+#include <cstring>
 #include <tuple>
 #include <unordered_map>
 
@@ -39,6 +42,24 @@ struct Stream {
   std::vector<detail::BlockTracker> trackers;
 };
 
+// The '\n' bytes in [begin, end), eight at a time: feed_lines counts every line it skips
+// (their seq), which is most of a run's bytes. Exact zero-byte count per 64-bit word
+// (no borrow between bytes, unlike the usual "has a zero byte" test).
+uint64_t count_newlines(const char* begin, const char* end) {
+  constexpr uint64_t kLow7 = 0x7f7f7f7f7f7f7f7fULL;
+  constexpr uint64_t kNewlines = 0x0a0a0a0a0a0a0a0aULL;
+  uint64_t n = 0;
+  for (; end - begin >= 8; begin += 8) {
+    uint64_t word;
+    std::memcpy(&word, begin, 8);
+    word ^= kNewlines;                                                    // '\n' bytes are now zero
+    const uint64_t zero = ~(((word & kLow7) + kLow7) | word | kLow7);  // 0x80 in each zero byte
+    n += ((zero >> 7) * 0x0101010101010101ULL) >> 56;  // sum of the 0/1 bytes (no popcnt needed)
+  }
+  for (; begin != end; ++begin) n += *begin == '\n';
+  return n;
+}
+
 }  // namespace
 
 struct Extractor::State {
@@ -50,6 +71,7 @@ struct Extractor::State {
   std::unordered_map<std::string, Stream> streams;  // key: node '\0' source
   std::unordered_map<std::string, Event> folded;
   std::vector<char> flags;
+  std::vector<size_t> ends;  // feed_lines: occurrence end offsets in the run
   uint64_t dropped = 0;
   struct StreamEvents {
     uint64_t distinct = 0;
@@ -269,6 +291,83 @@ void Extractor::feed(const LogLine& given) {
     s.candidates(rules, piece);
     s.feed_blocks(rules, stream, line, piece);
   }
+}
+
+uint64_t Extractor::feed_lines(const LineRun& run) {
+  State& s = *state_;
+  const std::string_view text = run.text;
+  uint64_t seq = run.first_seq;
+  LogLine line;
+  line.node = run.node;
+  line.source = run.source;
+  line.trusted = run.trusted;
+  // One line of the run, through feed(): dated, its prefix cut off.
+  auto feed_one = [&](size_t begin, size_t end) {
+    const std::string_view raw = text.substr(begin, end - begin);
+    if (auto prefix = run.prefix(raw)) {
+      line.time = prefix->time;
+      line.seq = seq;
+      line.text.assign(raw.substr(std::min(prefix->payload_offset, raw.size())));
+      feed(line);
+    }
+    ++seq;
+  };
+  auto line_end = [&](size_t from) {
+    const void* nl = std::memchr(text.data() + from, '\n', text.size() - from);
+    return nl == nullptr ? text.size() : static_cast<size_t>(static_cast<const char*>(nl) - text.data());
+  };
+  auto count_lines = [&](size_t from, size_t to) {
+    return count_newlines(text.data() + from, text.data() + to);
+  };
+
+  const SourceRules& rules = s.rules_for(run.source);
+  if (rules.rules.empty()) {  // no rule reads this source
+    const uint64_t lines = count_lines(0, text.size()) + (!text.empty() && text.back() != '\n' ? 1 : 0);
+    return lines;
+  }
+  std::vector<size_t>& ends = s.ends;
+  // The fast path needs a literal-only set (CandidateScanner::scans_lines); otherwise
+  // line by line. Bytes that are not UTF-8 need no care here: feed() repairs a candidate
+  // line, and a literal found in the repaired line is in the raw bytes too (see there).
+  const bool scanned = rules.set != nullptr && detail::CandidateScanner::scans_lines(*rules.set) &&
+                       s.pack->scanner->scan_lines(*rules.set, text, s.scratch.get(), ends);
+  const Stream* stream = nullptr;  // this run's block state, once feed() has made it
+  auto block_open = [&] {
+    if (rules.block_rules.empty()) return false;
+    if (stream == nullptr) {
+      auto it = s.streams.find(run.node + '\0' + run.source);
+      if (it == s.streams.end()) return false;
+      stream = &it->second;  // unordered_map nodes stay put
+    }
+    return std::any_of(stream->trackers.begin(), stream->trackers.end(),
+                       [](const detail::BlockTracker& t) { return !t.empty(); });
+  };
+
+  size_t pos = 0;  // start of the first line not yet fed or counted
+  size_t next = 0;  // next occurrence in `ends`
+  while (pos < text.size()) {
+    if (!scanned || block_open()) {
+      // Every line: no scan to go by, or an open block, whose end or body may be any line.
+      const size_t end = line_end(pos);
+      feed_one(pos, end);
+      pos = end + 1;
+      continue;
+    }
+    // Skip to the line holding the next occurrence (its last byte), counting what is passed.
+    while (next < ends.size() && ends[next] <= pos) ++next;  // inside lines already fed
+    if (next == ends.size()) {
+      seq += count_lines(pos, text.size()) + (text.back() != '\n' ? 1 : 0);
+      break;
+    }
+    const size_t at = ends[next] - 1;
+    const void* before = at > pos ? ::memrchr(text.data() + pos, '\n', at - pos) : nullptr;
+    const size_t begin = before == nullptr ? pos : static_cast<size_t>(static_cast<const char*>(before) - text.data()) + 1;
+    seq += count_lines(pos, begin);
+    const size_t end = line_end(at);  // an occurrence ending in '\n' flags the line that '\n' ends
+    feed_one(begin, end);
+    pos = end + 1;
+  }
+  return seq - run.first_seq;
 }
 
 std::vector<Event> Extractor::finish() {

@@ -2,7 +2,9 @@
 // of the RE2-only path it replaces: it may flag too many lines, never too few.
 #include "rules/candidate_scan.h"
 
+#include <map>
 #include <random>
+#include <tuple>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -191,6 +193,88 @@ TEST(CandidateScan, LargeMixedInputGivesExactlyTheRe2PathsEvents) {
   EXPECT_GT(expected.size(), 1000u);  // the input does produce events
   // With a distinct-event bound the same events are kept and the same number dropped.
   EXPECT_EQ(run(scan, lines, 50), run(reference, lines, 50));
+}
+
+// Extractor::feed_lines (one scan over many lines, only candidate lines dated and fed)
+// gives exactly what feed() gives line by line: on the mixed input grouped into streams,
+// each cut into runs at random line boundaries, with a storm, a whole block with noise
+// inside, lines the prefix leaves out, and the caps.
+TEST(CandidateScan, FeedingWholeRunsGivesExactlyWhatFeedingEachLineGives) {
+  const auto pack = test::shipped_pack();
+  ASSERT_TRUE(pack);
+  struct Stream {
+    std::string node, source;
+    bool trusted = false;
+    std::vector<std::pair<std::optional<TimeUs>, std::string>> lines;  // (time, payload)
+  };
+  std::map<std::tuple<std::string, std::string, bool>, Stream> streams;
+  auto stream = [&](const std::string& node, const std::string& source, bool trusted) -> Stream& {
+    Stream& s = streams[{node, source, trusted}];
+    s.node = node;
+    s.source = source;
+    s.trusted = trusted;
+    return s;
+  };
+  for (const auto& line : mixed_input(*pack, 60000)) {
+    if (line.text.find('\n') != std::string::npos) continue;  // a run's lines are '\n'-separated
+    stream(line.node, line.source, line.trusted).lines.emplace_back(line.time, line.text);
+  }
+  Stream& kernel = stream("n1", "kernel", true);
+  for (int i = 0; i < 2000; ++i)
+    kernel.lines.emplace_back(TimeUs{1'700'000'000'000'000}, "NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.");
+  // A block (rules/pack/nvidia.yaml, nvidia.fallen_off_bus_probe) whose body no rule reads.
+  for (const char* text : {"NVRM: The NVIDIA GPU 0000:b3:00.0", "usb 1-1: new high-speed USB device",
+                           "NVRM: fallen off the bus and is not responding to commands."})
+    kernel.lines.emplace_back(TimeUs{1'700'000'000'000'003}, text);
+  // The same block with its end past max_lines (3) because of lines no rule reads: dropped.
+  for (const char* text : {"NVRM: The NVIDIA GPU 0000:b4:00.0", "usb 1-1: new high-speed USB device", "EXT4-fs mounted",
+                           "NVRM: (PCI ID: 10de:26b5) installed in this system has",
+                           "NVRM: fallen off the bus and is not responding to commands."})
+    kernel.lines.emplace_back(TimeUs{1'700'000'000'000'004}, text);
+
+  // The payload behind a prefix "<time>|" ("-|": no time); a time divisible by 7 is outside
+  // the window: left out by both ways (its seq is still used up).
+  auto in_window = [](const std::optional<TimeUs>& time) { return !time || *time % 7 != 0; };
+  auto prefix = [](std::string_view raw) -> std::optional<rules::Extractor::LineRun::Prefix> {
+    const size_t bar = raw.find('|');
+    rules::Extractor::LineRun::Prefix p;
+    p.payload_offset = bar + 1;
+    if (raw.substr(0, bar) != "-") p.time = std::stoll(std::string(raw.substr(0, bar)));
+    if (p.time && *p.time % 7 == 0) return std::nullopt;
+    return p;
+  };
+  for (const size_t cap : {rules::Extractor::kDefaultMaxDistinctEvents, size_t{50}}) {
+    rules::Extractor by_line(pack, cap);
+    rules::Extractor by_run(pack, cap);
+    std::mt19937_64 rng(7);
+    size_t runs = 0;
+    for (const auto& [key, s] : streams) {
+      std::string text;
+      for (uint64_t seq = 0; seq < s.lines.size(); ++seq) {
+        const auto& [time, payload] = s.lines[seq];
+        if (in_window(time)) by_line.feed(LogLine{s.node, s.source, time, seq, s.trusted, payload});
+        text += (time ? std::to_string(*time) : std::string("-")) + "|" + payload + "\n";
+      }
+      if (rng() % 2 == 0 && !text.empty()) text.pop_back();  // the last line without its '\n'
+      uint64_t seq = 0;
+      for (size_t from = 0; from < text.size(); ++runs) {
+        size_t to = std::min(text.size(), from + 1 + static_cast<size_t>(rng() % 20000));
+        const size_t nl = text.find('\n', to);
+        to = nl == std::string::npos ? text.size() : nl + 1;  // whole lines
+        rules::Extractor::LineRun run{s.node, s.source, s.trusted, seq, std::string_view(text).substr(from, to - from),
+                                      prefix};
+        seq += by_run.feed_lines(run);
+        from = to;
+      }
+      EXPECT_EQ(seq, s.lines.size()) << s.node << " " << s.source;
+    }
+    EXPECT_GT(runs, streams.size());
+    const std::string expected = events_json(by_line.finish());
+    if (cap == rules::Extractor::kDefaultMaxDistinctEvents) EXPECT_NE(expected.find("\"pci\":\"0000:b3:00.0\""), std::string::npos);  // the complete block
+    EXPECT_GT(expected.size(), 1000u);
+    EXPECT_EQ(events_json(by_run.finish()), expected) << "cap " << cap;
+    EXPECT_EQ(by_run.dropped_events(), by_line.dropped_events()) << "cap " << cap;
+  }
 }
 
 TEST(CandidateScan, ExtractorsOnManyThreadsShareOnePack) {
