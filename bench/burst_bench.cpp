@@ -10,6 +10,7 @@
 // must archive for each job.
 //
 //   attrib-bench-burst [--jobs N] [--lines N] [--workers N] [--clients N] [--pack DIR]
+//                      [--raw-evidence-kib N]   (default: the daemon's default; 0: none kept)
 #include <cinttypes>
 #include <cstdio>
 #include <fstream>
@@ -78,7 +79,7 @@ void write_recording(const fs::path& dir, int lines) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int jobs = 10000, lines = 10000, workers = 2, clients = 4;
+  int jobs = 10000, lines = 10000, workers = 2, clients = 4, raw_evidence_kib = -1;
   std::string pack_dir = ATTRIB_BENCH_PACK_DIR;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string key = argv[i];
@@ -92,8 +93,12 @@ int main(int argc, char** argv) {
       clients = std::stoi(argv[i + 1]);
     else if (key == "--pack")
       pack_dir = argv[i + 1];
+    else if (key == "--raw-evidence-kib")
+      raw_evidence_kib = std::stoi(argv[i + 1]);
     else {
-      std::fprintf(stderr, "usage: attrib-bench-burst [--jobs N] [--lines N] [--workers N] [--clients N]\n");
+      std::fprintf(stderr,
+                   "usage: attrib-bench-burst [--jobs N] [--lines N] [--workers N] [--clients N] "
+                   "[--raw-evidence-kib N]\n");
       return 2;
     }
   }
@@ -114,6 +119,8 @@ int main(int argc, char** argv) {
 
   auto config = bench::head_config(dir, pack_dir);
   config.head.workers = workers;
+  if (raw_evidence_kib >= 0) config.head.raw_evidence_max_kib = raw_evidence_kib;
+  std::printf("raw evidence kept per job: up to %d KiB (head.raw_evidence_max_kib)\n", config.head.raw_evidence_max_kib);
   config.head.window_lead_s = 0;
   config.head.window_grace_s = 0;
   YAML::Node options;

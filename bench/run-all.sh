@@ -67,11 +67,12 @@ if [ ! -s "$corpus" ]; then
 fi
 step 1-extract "$bin/attrib-bench-extract" --corpus "$corpus" --rg
 if ((profile)) && command -v perf >/dev/null; then
-  # The extraction path over the first 256 MiB; the warm-up read is in the profile too
-  # (kernel copy, memchr).
+  # The figure's path (by run, three times) over the first 256 MiB; the warm-up read and
+  # the untimed split into per-source files are in the profile too (kernel copy, memchr,
+  # parse_line_stamp, fwrite).
   head -c 268435456 "$corpus" > "$data/corpus-profile.log"
   perf record -F 999 -g -o "$out/extract.perf.data" "$bin/attrib-bench-extract" --corpus "$data/corpus-profile.log" \
-    > "$out/extract-profile-run.log" 2>&1
+    --no-by-line > "$out/extract-profile-run.log" 2>&1
   perf report -i "$out/extract.perf.data" --no-children --stdio 2>/dev/null |
     grep -E '^ +[0-9]+\.[0-9]+%' | head -30 > "$out/extract-profile.txt" || true  # head closes the pipe early
   rm -f "$data/corpus-profile.log"
@@ -82,6 +83,8 @@ fi
 step 2-storm "$bin/attrib-bench-storm" --storm "$storm"
 step 3-epilog "$bin/attrib-bench-epilog" --runs "$runs"
 step 4-burst "$bin/attrib-bench-burst" --jobs "$jobs" --lines "$lines"
+# The same without raw evidence (head.raw_evidence_max_kib 0): what keeping it costs.
+step 4-burst-no-raw "$bin/attrib-bench-burst" --jobs "$jobs" --lines "$lines" --raw-evidence-kib 0
 step 5-fanout "$bin/attrib-bench-fanout" --nodes "$nodes" --entries "$entries"
 step 7-list "$bin/attrib-bench-list" --rows "$rows"
 step 8-bounded "$bin/attrib-bench-bounded" --ranks "$prefixes" --lines "$prefixes"
