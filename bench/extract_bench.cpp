@@ -43,45 +43,6 @@ struct Options {
   bool by_line = true;  // --no-by-line: the figure's path alone (for a profile of it)
 };
 
-// Calls visit(line) for every line of the file, read in large chunks (no per-line I/O).
-template <typename Visit>
-uint64_t for_each_line(const std::string& path, Visit&& visit) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    std::perror(path.c_str());
-    std::exit(1);
-  }
-  std::vector<char> buf(1 << 20);  // fits in L2 with room; grows for a longer line
-  size_t have = 0;
-  uint64_t total = 0;
-  for (;;) {
-    ssize_t n = ::read(fd, buf.data() + have, buf.size() - have);
-    if (n < 0) {
-      std::perror("read");
-      std::exit(1);
-    }
-    total += static_cast<uint64_t>(n);
-    have += static_cast<size_t>(n);
-    size_t start = 0;
-    for (;;) {
-      const void* nl = std::memchr(buf.data() + start, '\n', have - start);
-      if (!nl) break;
-      size_t end = static_cast<size_t>(static_cast<const char*>(nl) - buf.data());
-      visit(std::string_view(buf.data() + start, end - start));
-      start = end + 1;
-    }
-    if (n == 0) {
-      if (start < have) visit(std::string_view(buf.data() + start, have - start));
-      break;
-    }
-    std::memmove(buf.data(), buf.data() + start, have - start);
-    have -= start;
-    if (have == buf.size()) buf.resize(buf.size() * 2);  // a line longer than the buffer
-  }
-  ::close(fd);
-  return total;
-}
-
 // Calls visit(piece) for the file in pieces of about 1 MiB that end at a line's end (what
 // a collector reading a file hands the engine), the last one as it ends.
 template <typename Visit>
@@ -118,6 +79,18 @@ uint64_t for_each_piece(const std::string& path, Visit&& visit) {
   }
   ::close(fd);
   return total;
+}
+
+// Calls visit(line) for every line of the file, read in large pieces (no per-line I/O).
+template <typename Visit>
+uint64_t for_each_line(const std::string& path, Visit&& visit) {
+  return for_each_piece(path, [&](std::string_view piece) {
+    while (!piece.empty()) {
+      const size_t nl = piece.find('\n');
+      visit(piece.substr(0, nl));
+      piece.remove_prefix(nl == std::string_view::npos ? piece.size() : nl + 1);
+    }
+  });
 }
 
 struct ExtractResult {
