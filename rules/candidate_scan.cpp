@@ -237,6 +237,9 @@ std::shared_ptr<const CandidateScanner> CandidateScanner::build(std::vector<Comp
       // characters, contiguous in the raw bytes as well -- unless the literal holds U+FFFD
       // itself: such a set is scanned line by line.
       set->buffer_literals = compile_literals(members, literal_rules, 0, error);
+      for (const uint32_t pos : literal_rules)
+        for (const auto& literal : members[pos]->def.prefilter)
+          set->longest_literal = std::max(set->longest_literal, literal.size());
     }
     for (const hs_database_t* db : {set->literals.get(), set->regexes.get(), set->buffer_literals.get()}) {
       if (db == nullptr) continue;
@@ -315,9 +318,7 @@ bool CandidateScanner::scan_lines(const ScanSet& set, std::string_view text, hs_
   // hs_scan takes an unsigned int length: a larger buffer goes in pieces that overlap by
   // the longest literal's length less one, so no occurrence is cut in two.
   constexpr size_t kPiece = size_t{1} << 30;
-  size_t overlap = 0;
-  for (const auto* rule : set.rules)
-    for (const auto& literal : rule->def.prefilter) overlap = std::max(overlap, literal.size());
+  const size_t overlap = set.longest_literal;
   for (size_t from = 0; from < text.size() || from == 0;) {
     const size_t length = std::min(kPiece, text.size() - from);
     const size_t before = ends.size();

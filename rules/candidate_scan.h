@@ -54,6 +54,7 @@ struct ScanSet {
   // regex's anchors and classes see line ends differently in a buffer, and an Always rule
   // reads every line anyway.
   HsDatabase buffer_literals;
+  size_t longest_literal = 0;  // scan_lines' overlap between pieces of a huge buffer
 };
 
 class CandidateScanner {

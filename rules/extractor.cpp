@@ -316,15 +316,14 @@ uint64_t Extractor::feed_lines(const LineRun& run) {
     const void* nl = std::memchr(text.data() + from, '\n', text.size() - from);
     return nl == nullptr ? text.size() : static_cast<size_t>(static_cast<const char*>(nl) - text.data());
   };
-  auto count_lines = [&](size_t from, size_t to) {
-    return count_newlines(text.data() + from, text.data() + to);
+  // Lines from `from` to the end of the run (the last one may lack its '\n').
+  auto lines_after = [&](size_t from) {
+    return count_newlines(text.data() + from, text.data() + text.size()) +
+           (from < text.size() && text.back() != '\n' ? 1 : 0);
   };
 
   const SourceRules& rules = s.rules_for(run.source);
-  if (rules.rules.empty()) {  // no rule reads this source
-    const uint64_t lines = count_lines(0, text.size()) + (!text.empty() && text.back() != '\n' ? 1 : 0);
-    return lines;
-  }
+  if (rules.rules.empty()) return lines_after(0);  // no rule reads this source
   std::vector<size_t>& ends = s.ends;
   // The fast path needs a literal-only set (CandidateScanner::scans_lines); otherwise
   // line by line. Bytes that are not UTF-8 need no care here: feed() repairs a candidate
@@ -356,13 +355,13 @@ uint64_t Extractor::feed_lines(const LineRun& run) {
     // Skip to the line holding the next occurrence (its last byte), counting what is passed.
     while (next < ends.size() && ends[next] <= pos) ++next;  // inside lines already fed
     if (next == ends.size()) {
-      seq += count_lines(pos, text.size()) + (text.back() != '\n' ? 1 : 0);
+      seq += lines_after(pos);
       break;
     }
     const size_t at = ends[next] - 1;
     const void* before = at > pos ? ::memrchr(text.data() + pos, '\n', at - pos) : nullptr;
     const size_t begin = before == nullptr ? pos : static_cast<size_t>(static_cast<const char*>(before) - text.data()) + 1;
-    seq += count_lines(pos, begin);
+    seq += count_newlines(text.data() + pos, text.data() + begin);
     const size_t end = line_end(at);  // an occurrence ending in '\n' flags the line that '\n' ends
     feed_one(begin, end);
     pos = end + 1;
