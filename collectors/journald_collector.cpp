@@ -100,7 +100,11 @@ Result<std::unique_ptr<Collector>> JournaldCollector::create(const YAML::Node& o
 JournaldCollector::JournaldCollector(JournaldOptions options) : options_(std::move(options)) {}
 
 std::vector<std::string> JournaldCollector::source_names() const {
-  std::vector<std::string> sources = {"kernel"};
+  // One at a time, not from an initializer list: GCC 14 warns falsely (-Warray-bounds) on
+  // push_back after an initializer-list construction.
+  std::vector<std::string> sources;
+  sources.reserve(4);
+  sources.emplace_back("kernel");
   bool fabricmanager = false;
   bool syslog = false;
   for (const std::string& identifier : options_.identifiers) {

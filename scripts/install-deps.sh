@@ -1,8 +1,18 @@
 #!/usr/bin/env bash
-# Installs every Debian 12 package attrib needs to build, test and run the demo.
+# Installs every Debian package attrib needs to build, test and run the demo, on Debian 12
+# (bookworm, Slurm 22.05) or Debian 13 (trixie, Slurm 24.11).
 # Idempotent: asks dpkg first and touches apt only when something is missing.
 # Quiet unless it fails (then apt's output is shown). Run as root.
+#   ATTRIB_DEPS=core  only what builds attrib and runs the demo and the real-cluster tests
+#                     (no fuzzing toolchain, browser, RPM tools or benchmark references):
+#                     the Slurm 24.11 stage of scripts/test.sh (scripts/test-slurm-24.11.sh)
 set -euo pipefail
+# libFuzzer's runtime comes with the release's default clang.
+codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
+case "$codename" in
+  trixie) clang_runtime=libclang-rt-19-dev ;;
+  *) clang_runtime=libclang-rt-14-dev ;;
+esac
 
 build_packages=(
   cmake g++ make ninja-build pkg-config git
@@ -10,24 +20,29 @@ build_packages=(
   protobuf-compiler-grpc libsqlite3-dev libgtest-dev libgmock-dev libyaml-cpp-dev
   libre2-dev libvectorscan-dev libcli11-dev libspdlog-dev nlohmann-json3-dev
   libcurl4-openssl-dev libmunge-dev libbenchmark-dev libcpp-httplib-dev libzstd-dev
-  clang libclang-rt-14-dev  # scripts/fuzz.sh: clang++ and libFuzzer (libclang_rt.fuzzer-x86_64.a)
 )
-# A real Slurm 22.05 cluster on one machine (scripts/cluster.sh).
+fuzz_packages=(clang "$clang_runtime")  # scripts/fuzz.sh: clang++ and libFuzzer (libclang_rt.fuzzer-x86_64.a)
+# A real Slurm cluster on one machine (scripts/cluster.sh).
 cluster_packages=(
   slurmctld slurmd slurmdbd slurm-client munge mariadb-server mariadb-client
   procps iproute2 util-linux
 )
-# Real log sources and tools used by tests and the demo.
+# Real log sources and tools used by the demo and the real-cluster tests.
+core_tool_packages=(systemd systemd-journal-remote sqlite3 python3 curl ca-certificates jq)
+# Tools of the rest of the suite.
 tool_packages=(
-  systemd systemd-journal-remote sqlite3 prometheus python3 curl ca-certificates jq
+  prometheus
   rpm                     # rpmbuild, rpm -qlp/-qRp: scripts/build-rpms.sh
   chromium nodejs         # the dashboard in headless Chromium via playwright-core (tests/browser)
   ripgrep linux-perf      # bench/: the extraction reference and its profile (docs/benchmarks.md)
 )
 
-wanted=("${build_packages[@]}" "${cluster_packages[@]}" "${tool_packages[@]}")
-# Debian's nodejs comes without npm; NodeSource's bundles it (and conflicts with Debian's npm).
-command -v npm >/dev/null || wanted+=(npm)
+wanted=("${build_packages[@]}" "${cluster_packages[@]}" "${core_tool_packages[@]}")
+if [ "${ATTRIB_DEPS:-all}" != core ]; then
+  wanted+=("${fuzz_packages[@]}" "${tool_packages[@]}")
+  # Debian's nodejs comes without npm; NodeSource's bundles it (and conflicts with Debian's npm).
+  command -v npm >/dev/null || wanted+=(npm)
+fi
 
 # One dpkg-query for all packages keeps the no-op case fast; unknown names print nothing.
 installed=" $(dpkg-query -W -f='${Package}:${db:Status-Status} ' "${wanted[@]}" 2>/dev/null || true) "

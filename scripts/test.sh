@@ -2,12 +2,15 @@
 # The whole test suite: installs what is missing, builds, and runs every test, including
 # the end-to-end suite on a real local Slurm cluster (CTest label e2e), which the suite
 # brings up and tears down itself, and the web dashboard in headless Chromium (label
-# browser, tests/browser); then the RPMs; then the unit suite again in a second build under
-# AddressSanitizer + UBSan, where any report fails the run (ATTRIB_SKIP_SANITIZE=1 skips
-# that stage); then every libFuzzer target of fuzz/ for ATTRIB_FUZZ_SECONDS (20) each,
-# where any crash, leak or timeout fails the run (scripts/fuzz.sh; ATTRIB_SKIP_FUZZ=1
-# skips it). A test that does not run (skipped) fails the run, and the last line says how
-# every stage went. Run as root on Debian 12 from any directory.
+# browser, tests/browser); then the RPMs; then, on Slurm 24.11, the demo and the
+# real-cluster core (scripts/test-cluster-core.sh) in a Debian 13 root made by
+# scripts/in-debian13.sh (ATTRIB_SKIP_SLURM_24_11=1 skips that stage); then the unit suite
+# again in a second build under AddressSanitizer + UBSan, where any report fails the run
+# (ATTRIB_SKIP_SANITIZE=1 skips that stage); then every libFuzzer target of fuzz/ for
+# ATTRIB_FUZZ_SECONDS (20) each, where any crash, leak or timeout fails the run
+# (scripts/fuzz.sh; ATTRIB_SKIP_FUZZ=1 skips it). A test that does not run (skipped) fails
+# the run, and the last line says how every stage went and how long it took. Run as root
+# on Debian 12 from any directory.
 set -euo pipefail
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${ATTRIB_BUILD_DIR:-$src/build}
@@ -16,7 +19,9 @@ build=${ATTRIB_BUILD_DIR:-$src/build}
 # run in a runtime directory under /tmp (scripts/lib/runtime.sh); it must be reachable.
 source "$src/scripts/lib/runtime.sh"
 preflight_runtime "$(attrib_runtime_dir "$build")"
+build_started=$SECONDS
 "$src/scripts/build.sh"
+build_seconds=$((SECONDS - build_started))
 cd "$build"
 
 # One line per stage that finished, and one closing line for the whole run, whatever
@@ -27,40 +32,34 @@ finish() {
   local done_stages
   done_stages=$(IFS=';'; echo "${stages[*]:-no stage finished}")
   if [ "$rc" = 0 ]; then
-    echo "attrib test suite: PASSED -- $done_stages"
+    echo "attrib test suite: PASSED in $SECONDS s -- $done_stages"
   else
-    echo "attrib test suite: FAILED (exit $rc) -- $done_stages"
+    echo "attrib test suite: FAILED (exit $rc) after $SECONDS s -- $done_stages"
   fi
 }
 trap finish EXIT
+stages+=(" build: $build_seconds s")
 
-# run_ctest STAGE ARGS...: ctest with ARGS; a test that did not run (skipped for a missing
-# prerequisite, or not run at all) fails the stage: everything this suite needs is
-# installed by install-deps.sh, so a skip here means a check silently went missing.
-run_ctest() {
-  local stage=$1 log
-  shift
-  log=$(mktemp)
-  ctest "$@" 2>&1 | tee "$log"
-  local total failed not_run
-  total=$(sed -n 's/.*tests passed, [0-9]* tests failed out of \([0-9]*\).*/\1/p' "$log" | tail -1)
-  failed=$(sed -n 's/.*% tests passed, \([0-9]*\) tests failed.*/\1/p' "$log" | tail -1)
-  not_run=$(sed -n '/tests did not run:/,/^$/p' "$log" | grep -c '^[[:space:]]*[0-9]* - ' || true)
-  rm -f "$log"
-  if [ "$not_run" != 0 ]; then
-    echo "$stage: $not_run test(s) did not run; CI runs every test (see the list above)" >&2
-    return 1
-  fi
-  stages+=(" $stage: ${total:-?} tests, ${failed:-?} failed, 0 skipped")
-}
+source "$src/scripts/lib/ctest-stage.sh"  # run_ctest
 
 run_ctest "build ($build)" --output-on-failure --timeout 600 -j"$(nproc)"
 # The RPMs from this tree (its install() rules are the package layout), checked with
 # rpm -qlp / -qRp; %check runs the unit tests once more inside rpmbuild.
+stage_started=$SECONDS
 "$src/scripts/build-rpms.sh" "$build"
-stages+=(" rpms: built and checked")
+stages+=(" rpms: built and checked ($((SECONDS - stage_started)) s)")
+
+# Slurm 24.11, as sites run it: the same tree built against Debian 13's Slurm, the demo's
+# verdict in sacct and the real-cluster core on a real 24.11 cluster (drain, requeue,
+# SPANK records, the user's Comment kept, daemon down -> spool -> drained).
+if [ "${ATTRIB_SKIP_SLURM_24_11:-0}" != 1 ]; then
+  stage_started=$SECONDS
+  "$src/scripts/in-debian13.sh" 'scripts/demo.sh && scripts/test-cluster-core.sh'
+  stages+=(" Slurm 24.11 in Debian 13: demo and cluster core passed ($((SECONDS - stage_started)) s)")
+fi
 
 if [ "${ATTRIB_SKIP_SANITIZE:-0}" != 1 ]; then
+  stage_started=$SECONDS
   # The sanitizer stage: unit tests only (the e2e suite loads the SPANK plugin into the
   # real slurmstepd, which is not built with ASan). Debug: the build is the slow part.
   sanitize_build=${ATTRIB_SANITIZE_BUILD_DIR:-$src/build-sanitize}
@@ -69,12 +68,13 @@ if [ "${ATTRIB_SKIP_SANITIZE:-0}" != 1 ]; then
   cd "$sanitize_build"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    run_ctest "ASan/UBSan unit" -L unit --output-on-failure --timeout 900 -j"$(nproc)"
+    run_ctest "ASan/UBSan unit (after a $((SECONDS - stage_started)) s build)" -L unit --output-on-failure --timeout 900 -j"$(nproc)"
   cd "$build"
 fi
 
 # The fuzzing stage (docs/security.md, "Fuzzing record"): a clang build of its own.
 if [ "${ATTRIB_SKIP_FUZZ:-0}" != 1 ]; then
+  stage_started=$SECONDS
   "$src/scripts/fuzz.sh"
-  stages+=(" fuzz: every target, no finding")
+  stages+=(" fuzz: every target, no finding ($((SECONDS - stage_started)) s)")
 fi

@@ -5,11 +5,7 @@
 #include <cerrno>
 #include <mutex>
 
-extern "C" {
-#include <slurm/slurm.h>
-#include <slurm/slurm_errno.h>
-}
-
+#include "slurm/libslurm.h"
 #include "slurm/slurmdbd_client.h"
 
 namespace attrib::slurm {

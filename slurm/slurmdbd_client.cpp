@@ -21,15 +21,7 @@
 #include <string_view>
 #include <vector>
 
-extern "C" {
-#include <slurm/slurm.h>
-#include <slurm/slurm_errno.h>
-#include <slurm/slurmdb.h>
-
-// Exported by libslurm (it is what sacct prints) but not declared in its headers.
-char* slurm_job_state_string(uint32_t state);
-char* slurm_job_reason_string(enum job_state_reason inx);  // exported, not declared either
-}
+#include "slurm/libslurm.h"
 
 namespace attrib::slurm {
 namespace {
@@ -57,7 +49,7 @@ struct FreeDeleter {
 
 // Calls fn(item) for every element of a slurm List.
 template <typename T, typename Fn>
-void for_each_item(List list, Fn&& fn) {
+void for_each_item(xlist* list, Fn&& fn) {
   if (list == nullptr) return;
   ListIteratorPtr it(slurm_list_iterator_create(list));
   while (void* item = slurm_list_next(it.get())) fn(static_cast<T*>(item));
@@ -221,7 +213,7 @@ AccountingRecord to_record(const slurmdb_job_rec_t& job, const std::string& aske
   r.comment = text_or_empty(job.derived_es);
   r.admin_comment = text_or_empty(job.admin_comment);
   r.system_comment = text_or_empty(job.system_comment);
-  r.reason = text_or_empty(slurm_job_reason_string(static_cast<job_state_reason>(job.state_reason_prev)));
+  r.reason = text_or_empty(state_reason_name(static_cast<job_state_reason>(job.state_reason_prev)));
   // slurmdbd keeps -1 (INFINITE once read) when nobody asked for the job to end; NO_VAL
   // is Slurm's other "not set".
   if (job.requid != INFINITE && job.requid != NO_VAL) {
