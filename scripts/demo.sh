@@ -4,8 +4,9 @@
 # attributiond, runs a 3-node job that fails while n2's kernel log reports Xid 79 (GPU
 # fallen off the bus) and n1/n3's application output fills with NCCL watchdog timeouts,
 # then shows the verdict in sacct and attrib-show, and tears everything down by PID.
-# Run as root on Debian 12, from any directory (root's home included: what other users
-# run is staged under the demo directory, ATTRIB_DEMO_DIR, default /tmp/attrib-demo).
+# Run as root on Debian 12 or 13 (Slurm 22.05 or 24.11), from any directory (root's home
+# included: what other users run is staged under the demo directory, ATTRIB_DEMO_DIR,
+# default /tmp/attrib-demo).
 set -euo pipefail
 started=$SECONDS
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -3,6 +3,7 @@
 # this checkout inside: how a newcomer's machine looks, without a container runtime.
 #
 #   scripts/in-debian.sh [--release bookworm] [--checkout-at /root/src/attrib] [--keep] -- COMMAND...
+#   scripts/in-debian.sh [--release bookworm] --prepare   # only make the cached root
 #
 # The first run makes a pristine root with debootstrap (minbase, Debian's main, updates and
 # security suites) and caches it under ATTRIB_ROOT_CACHE (default /var/cache/attrib/roots);
@@ -19,16 +20,18 @@ src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 release=bookworm
 checkout_at=/root/src/attrib
 keep=0
+prepare=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --release) release=$2; shift 2 ;;
     --checkout-at) checkout_at=$2; shift 2 ;;
     --keep) keep=1; shift ;;
+    --prepare) prepare=1; shift ;;
     --) shift; break ;;
     *) echo "usage: $0 [--release R] [--checkout-at PATH] [--keep] -- COMMAND..." >&2; exit 2 ;;
   esac
 done
-[ $# -gt 0 ] || { echo "in-debian.sh: no command" >&2; exit 2; }
+[ $# -gt 0 ] || [ "$prepare" = 1 ] || { echo "in-debian.sh: no command" >&2; exit 2; }
 [ "$(id -u)" -eq 0 ] || { echo "in-debian.sh: must run as root" >&2; exit 1; }
 command -v debootstrap >/dev/null || DEBIAN_FRONTEND=noninteractive apt-get install -y -q debootstrap >/dev/null
 
@@ -47,6 +50,7 @@ deb http://deb.debian.org/debian-security $release-security main
 EOF
   touch "$cache/.complete"
 fi
+[ "$prepare" = 0 ] || exit 0
 
 root=$(mktemp -d "/var/tmp/attrib-$release-root.XXXXXX")
 cleanup() {

@@ -7,14 +7,17 @@
 # scripts/install-deps.sh. ATTRIB_DEPS (default core) is passed to the root: core is what
 # builds attrib and runs the demo and the real-cluster tests; all adds the rest.
 #   scripts/in-debian13.sh [--keep] COMMAND...
+#   scripts/in-debian13.sh --prepare      # only make the cached root (scripts/test.sh
+#                                         # does it while the main build runs)
 # Examples:
 #   scripts/in-debian13.sh scripts/demo.sh                  # the demo on Slurm 24.11
 #   scripts/in-debian13.sh scripts/test-cluster-core.sh     # the real-cluster core on 24.11
 set -euo pipefail
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 options=()
+if [ "${1:-}" = --prepare ]; then exec "$src/scripts/in-debian.sh" --release trixie --prepare; fi
 if [ "${1:-}" = --keep ]; then options+=(--keep); shift; fi
-[ $# -gt 0 ] || { echo "usage: $0 [--keep] COMMAND..." >&2; exit 2; }
+[ $# -gt 0 ] || { echo "usage: $0 [--keep] COMMAND... | --prepare" >&2; exit 2; }
 deps=${ATTRIB_DEPS:-core}
 case "$deps" in core | all) ;; *) echo "in-debian13.sh: ATTRIB_DEPS must be core or all" >&2; exit 2 ;; esac
 exec "$src/scripts/in-debian.sh" --release trixie "${options[@]}" -- \

@@ -19,6 +19,13 @@ build=${ATTRIB_BUILD_DIR:-$src/build}
 # run in a runtime directory under /tmp (scripts/lib/runtime.sh); it must be reachable.
 source "$src/scripts/lib/runtime.sh"
 preflight_runtime "$(attrib_runtime_dir "$build")"
+# The Debian 13 root of the Slurm 24.11 stage is made (debootstrap: network and disk, little
+# CPU) while the main build runs; the stage waits for it.
+if [ "${ATTRIB_SKIP_SLURM_24_11:-0}" != 1 ]; then
+  debian13_log=$(mktemp /tmp/attrib-debian13-root.XXXXXX.log)
+  nice "$src/scripts/in-debian13.sh" --prepare >"$debian13_log" 2>&1 &
+  debian13_root=$!
+fi
 build_started=$SECONDS
 "$src/scripts/build.sh"
 build_seconds=$((SECONDS - build_started))
@@ -30,6 +37,9 @@ stages=()
 finish() {
   local rc=$?
   local done_stages
+  # A run that stopped early still lets the Debian 13 root's debootstrap finish: killed,
+  # it would leave its mounts inside the half-made root.
+  [ -z "${debian13_root:-}" ] || wait "$debian13_root" 2>/dev/null || true
   done_stages=$(IFS=';'; echo "${stages[*]:-no stage finished}")
   if [ "$rc" = 0 ]; then
     echo "attrib test suite: PASSED in $SECONDS s -- $done_stages"
@@ -54,6 +64,7 @@ stages+=(" rpms: built and checked ($((SECONDS - stage_started)) s)")
 # SPANK records, the user's Comment kept, daemon down -> spool -> drained).
 if [ "${ATTRIB_SKIP_SLURM_24_11:-0}" != 1 ]; then
   stage_started=$SECONDS
+  wait "$debian13_root" || { cat "$debian13_log" >&2; echo "could not make the Debian 13 root" >&2; exit 1; }
   "$src/scripts/in-debian13.sh" 'scripts/demo.sh && scripts/test-cluster-core.sh'
   stages+=(" Slurm 24.11 in Debian 13: demo and cluster core passed ($((SECONDS - stage_started)) s)")
 fi
