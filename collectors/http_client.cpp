@@ -81,25 +81,14 @@ std::string substitute_node(const std::string& text, const std::string& node) {
   return out + text.substr(pos);
 }
 
-Result<HttpResponse> http_get(const std::string& url, const std::map<std::string, std::string>& query,
-                              int64_t timeout_ms) {
-  global_init();
-  EasyHandle handle(curl_easy_init());
-  if (!handle) return Error{kHttpTransport, "curl_easy_init failed"};
+namespace {
 
-  std::string full = url;
-  char separator = url.find('?') == std::string::npos ? '?' : '&';
-  for (const auto& [key, value] : query) {
-    full += separator + url_encode(key) + "=" + url_encode(value);
-    separator = '&';
-  }
-
+// Runs the request set up on `h` (URL, method, body) with the settings every request
+// shares; `what` names it in errors ("GET <url>").
+Result<HttpResponse> perform(CURL* h, int64_t timeout_ms, const std::string& what) {
   Body body;
   char error_buffer[CURL_ERROR_SIZE] = {0};
-  CURL* h = handle.get();
-  curl_easy_setopt(h, CURLOPT_URL, full.c_str());
   curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-  curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
   // No signals: timeouts must work in any thread (the daemon fans out per node).
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_ms));
@@ -114,12 +103,55 @@ Result<HttpResponse> http_get(const std::string& url, const std::map<std::string
     std::string message = error_buffer[0] != '\0' ? error_buffer : curl_easy_strerror(code);
     if (body.too_large) message = "response larger than 256 MiB";
     const char* kind = code == CURLE_OPERATION_TIMEDOUT ? kHttpTimeout : kHttpTransport;
-    return Error{kind, "GET " + url + ": " + message};
+    return Error{kind, what + ": " + message};
   }
   HttpResponse response;
   curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &response.status);
   response.body = std::move(body.text);
   return response;
+}
+
+struct SlistFree {
+  void operator()(curl_slist* list) const { curl_slist_free_all(list); }
+};
+
+}  // namespace
+
+Result<HttpResponse> http_get(const std::string& url, const std::map<std::string, std::string>& query,
+                              int64_t timeout_ms) {
+  global_init();
+  EasyHandle handle(curl_easy_init());
+  if (!handle) return Error{kHttpTransport, "curl_easy_init failed"};
+
+  std::string full = url;
+  char separator = url.find('?') == std::string::npos ? '?' : '&';
+  for (const auto& [key, value] : query) {
+    full += separator + url_encode(key) + "=" + url_encode(value);
+    separator = '&';
+  }
+  curl_easy_setopt(handle.get(), CURLOPT_URL, full.c_str());
+  curl_easy_setopt(handle.get(), CURLOPT_HTTPGET, 1L);
+  return perform(handle.get(), timeout_ms, "GET " + url);
+}
+
+Result<HttpResponse> http_post(const std::string& url, const std::string& body, const std::vector<std::string>& headers,
+                               int64_t timeout_ms) {
+  global_init();
+  EasyHandle handle(curl_easy_init());
+  if (!handle) return Error{kHttpTransport, "curl_easy_init failed"};
+  std::unique_ptr<curl_slist, SlistFree> list;
+  for (const std::string& header : headers) {
+    // curl_slist_append returns the list's head (the same one after the first), or
+    // nullptr leaving the list as it was.
+    curl_slist* head = curl_slist_append(list.get(), header.c_str());
+    if (head == nullptr) return Error{kHttpTransport, "curl_slist_append failed"};
+    if (head != list.get()) list.reset(head);
+  }
+  curl_easy_setopt(handle.get(), CURLOPT_URL, url.c_str());
+  curl_easy_setopt(handle.get(), CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+  curl_easy_setopt(handle.get(), CURLOPT_POSTFIELDS, body.data());  // borrowed: body outlives the request
+  curl_easy_setopt(handle.get(), CURLOPT_HTTPHEADER, list.get());
+  return perform(handle.get(), timeout_ms, "POST " + url);
 }
 
 std::string body_excerpt(const std::string& body) {

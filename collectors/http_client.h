@@ -1,11 +1,12 @@
-// A minimal blocking HTTP GET over libcurl, for the collectors that read central
-// stores (Prometheus, Loki). One easy handle per request: collectors run per node,
+// A minimal blocking HTTP client over libcurl: GET for the collectors that read central
+// stores (Prometheus, Loki), POST for the verdict webhook (attributiond/sinks/). One easy handle per request: collectors run per node,
 // possibly on several threads, and a handle is not shareable between threads.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "core/result.h"
 
@@ -25,6 +26,10 @@ struct HttpResponse {
 // of memory over it).
 Result<HttpResponse> http_get(const std::string& url, const std::map<std::string, std::string>& query,
                               int64_t timeout_ms);
+
+// POST `body` to `url` with `headers` ("Name: value" each), bounded like http_get.
+Result<HttpResponse> http_post(const std::string& url, const std::string& body, const std::vector<std::string>& headers,
+                               int64_t timeout_ms);
 
 // RFC 3986 percent-encoding of everything but the unreserved characters.
 std::string url_encode(const std::string& text);

@@ -153,13 +153,48 @@ const OptionTable<Config>& table() {
           "0: no cap.",
           at_least(0)),
       option<Config>(
+          "sinks.jsonl_path", [](Config& c) -> std::string& { return c.sinks.jsonl_path; }, "",
+          "A verdict log: the head appends each verdict (verdict v1, the JSON attrib-show --json prints) as one "
+          "line to this file when the job is done, a re-attributed verdict again. `-`: standard output (the "
+          "journal, under systemd). Empty: none. A verdict may be logged twice if the head stops between the "
+          "line and marking the job done; each line names its job and run."),
+      option<Config>(
+          "sinks.webhook_url", [](Config& c) -> std::string& { return c.sinks.webhook_url; }, "",
+          "POSTs each verdict (verdict v1, Content-Type application/json) to this http(s) URL. Each verdict is "
+          "first written to sinks.webhook_spool_dir, so none is lost while the receiver is down or the head "
+          "restarts; it is removed once the receiver answers 2xx, and retried with a doubling delay up to "
+          "sinks.webhook_max_backoff_s otherwise (at least once: a receiver may see a verdict twice). Empty: none."),
+      option<Config>(
+          "sinks.webhook_spool_dir", [](Config& c) -> std::string& { return c.sinks.webhook_spool_dir; },
+          "/var/lib/attrib/webhook", "Where verdicts wait for the webhook (created if missing)."),
+      option<Config>(
+          "sinks.webhook_token_file", [](Config& c) -> std::string& { return c.sinks.webhook_token_file; }, "",
+          "A file whose content (trailing newline removed) is sent as `Authorization: Bearer <content>`. Empty: no "
+          "Authorization header."),
+      option<Config>(
+          "sinks.webhook_timeout_ms", [](Config& c) -> int& { return c.sinks.webhook_timeout_ms; }, "5000",
+          "Bound of one POST, connecting included.", at_least(1)),
+      option<Config>(
+          "sinks.webhook_max_backoff_s", [](Config& c) -> int& { return c.sinks.webhook_max_backoff_s; }, "300",
+          "Longest wait between two tries of a verdict the receiver did not take.", at_least(1)),
+      option<Config>(
           "archive.prune_interval_s", [](Config& c) -> int& { return c.archive.prune_interval_s; }, "3600",
           "How often the head applies the archive's retention (and once at start), in the background; each pass "
           "is counted in attrib_archive_pruned_total.",
           at_least(1)),
       option<Config>(
           "head.write_comment", [](Config& c) -> bool& { return c.head.write_comment; }, "true",
-          "Write the verdict into the job's Comment through slurmdbd (the user's own text is kept)."),
+          "Write the verdict's segment into the job's head.comment_field through slurmdbd (the text already there, "
+          "such as the user's own --comment, is kept)."),
+      option<Config>(
+          "head.comment_field", [](Config& c) -> std::string& { return c.head.comment_field; }, "Comment",
+          "The job field the verdict's `attrib:` segment is written into, as sacct names it. `Comment`: users see "
+          "it first, but they write it too (--comment, scontrol update), so until attrib replaces it a segment "
+          "there may be a user's own, and tools that act on it must not trust it. `AdminComment`: only Slurm "
+          "operators and admins (and attrib, as SlurmUser) can write it; choose it where anything acts on the "
+          "segment. `SystemComment`: written by slurmctld, which users cannot change either; the segment is added "
+          "after slurmctld's text. Read it with `sacct -o AdminComment%200` (or SystemComment).",
+          one_of({"Comment", "AdminComment", "SystemComment"})),
       option<Config>(
           "head.allow_opt_out", [](Config& c) -> bool& { return c.head.allow_opt_out; }, "false",
           "Honour a user's `--attrib=off` (the SPANK option, forwarded by the epilog): the job is recorded as opted "

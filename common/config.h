@@ -53,6 +53,7 @@ struct HeadConfig {
   int window_grace_s = 60;
   int raw_evidence_max_kib = 8192;  // raw lines kept per attempt (pipeline/attribution.cpp)
   bool write_comment = true;
+  std::string comment_field = "Comment";  // Comment | AdminComment | SystemComment (slurm::CommentField)
   bool allow_opt_out = false;
   bool sweep = true;  // the reconciliation sweep of slurmdbd (head_daemon.cpp)
   int sweep_interval_s = 300;
@@ -111,6 +112,17 @@ struct ArchiveConfig {
   int prune_interval_s = 3600;
 };
 
+// Where else each verdict goes, besides the archive and the Slurm field (docs/sinks.md;
+// attributiond/sinks/).
+struct SinksConfig {
+  std::string jsonl_path;  // one verdict v1 per line, appended; "-": stdout; empty: off
+  std::string webhook_url;  // POST of each verdict v1 (application/json); empty: off
+  std::string webhook_spool_dir = "/var/lib/attrib/webhook";
+  std::string webhook_token_file;  // its content sent as "Authorization: Bearer ..."; empty: none
+  int webhook_timeout_ms = 5000;
+  int webhook_max_backoff_s = 300;
+};
+
 struct Config {
   std::string path;
   std::string cluster;
@@ -121,6 +133,7 @@ struct Config {
   FleetConfig fleet;
   RemediationConfig remediation;
   ArchiveConfig archive;
+  SinksConfig sinks;
   std::string rules_pack_dir;
   std::vector<std::string> rules_site_dirs;
   std::vector<CollectorConfig> collectors;

@@ -13,27 +13,23 @@
 namespace attrib::common {
 namespace {
 
-std::string safe_name(const std::string& text) {
-  std::string out;
-  for (char c : text) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-') ? c : '_';
-  return out.empty() ? "unknown" : out;
-}
-
 Error io_error(const std::string& what, const std::filesystem::path& path) {
   return Error{kSpoolIo, what + " " + path.string() + ": " + std::strerror(errno)};
 }
 
 }  // namespace
 
-Result<std::filesystem::path> write_spool_bytes(const std::filesystem::path& dir, const std::string& cluster,
-                                                const std::string& job_id, const std::string& bytes) {
-  auto now = wall_clock_us();
-  std::string base =
-      safe_name(cluster) + "_" + safe_name(job_id) + "_" + std::to_string(now) + "_" + std::to_string(::getpid());
-  auto tmp = dir / ("." + base + ".tmp");
-  auto final_path = dir / (base + kSpoolSuffix);
+std::string safe_file_name(const std::string& text) {
+  std::string out;
+  for (char c : text) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '+' || c == '-') ? c : '_';
+  return out.empty() ? "unknown" : out;
+}
 
-  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640));
+Result<std::filesystem::path> write_file_durably(const std::filesystem::path& dir, const std::string& name,
+                                                 const std::string& bytes) {
+  auto tmp = dir / ("." + name + "." + std::to_string(::getpid()) + ".tmp");
+  auto final_path = dir / name;
+  UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640));
   if (fd.get() < 0) return io_error("cannot create", tmp);
   size_t done = 0;
   while (done < bytes.size()) {
@@ -45,7 +41,7 @@ Result<std::filesystem::path> write_spool_bytes(const std::filesystem::path& dir
     }
     done += static_cast<size_t>(n);
   }
-  // The job must survive a crash of the node right after the hook returned.
+  // What is written here must survive a crash of the host right after.
   if (::fsync(fd.get()) != 0 || !fd.close()) {
     ::unlink(tmp.c_str());
     return io_error("cannot sync", tmp);
@@ -57,6 +53,15 @@ Result<std::filesystem::path> write_spool_bytes(const std::filesystem::path& dir
   UniqueFd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (dir_fd.get() >= 0) ::fsync(dir_fd.get());
   return final_path;
+}
+
+Result<std::filesystem::path> write_spool_bytes(const std::filesystem::path& dir, const std::string& cluster,
+                                                const std::string& job_id, const std::string& bytes) {
+  // Time and pid make the name unique: two hooks of one job each leave their own file.
+  return write_file_durably(dir,
+                            safe_file_name(cluster) + "_" + safe_file_name(job_id) + "_" +
+                                std::to_string(wall_clock_us()) + "_" + std::to_string(::getpid()) + kSpoolSuffix,
+                            bytes);
 }
 
 }  // namespace attrib::common

@@ -14,6 +14,15 @@ namespace attrib::common {
 
 inline constexpr const char* kSpoolSuffix = ".jobended";
 
+// Writes `bytes` as <dir>/<name> atomically and durably (hidden temporary, fsync, rename,
+// directory fsync); an existing <name> is replaced. Returns the path.
+Result<std::filesystem::path> write_file_durably(const std::filesystem::path& dir, const std::string& name,
+                                                 const std::string& bytes);
+
+// `text` with every character but letters, digits, '+' and '-' turned into '_', for
+// file names ("unknown" when empty).
+std::string safe_file_name(const std::string& text);
+
 // Writes `bytes` (a serialized attrib.v1.JobEnded) as
 // <dir>/<cluster>_<job_id>_<time>_<pid>.jobended. Returns the path.
 Result<std::filesystem::path> write_spool_bytes(const std::filesystem::path& dir, const std::string& cluster,

@@ -123,10 +123,15 @@ std::string render_comment(const Verdict& verdict) {
   return truncate_utf8(sanitize_for_comment(join(parts, " ")), kMaxCommentLength);
 }
 
-int comment_attempt(const std::string& comment) {
+std::string comment_segment(const std::string& comment) {
   const size_t start = segment_start(comment);
-  if (start == std::string::npos) return -1;
-  const std::string segment = comment.substr(start, comment.find(kSeparator, start) - start);
+  if (start == std::string::npos) return "";
+  return comment.substr(start, comment.find(kSeparator, start) - start);
+}
+
+int comment_attempt(const std::string& comment) {
+  const std::string segment = comment_segment(comment);
+  if (segment.empty()) return -1;
   const size_t at = segment.find(" attempt=");
   if (at == std::string::npos) return 0;
   return std::atoi(segment.c_str() + at + 9);

@@ -16,6 +16,10 @@ std::string render_comment(const Verdict& verdict);
 // segment appended after " | " when there was none). The user's text is kept as is.
 std::string merge_comment(const std::string& existing, const std::string& segment);
 
+// The comment's attrib segment ("attrib: ..." up to the next " | " or the end); "" when
+// it has none.
+std::string comment_segment(const std::string& comment);
+
 // The attempt whose verdict a comment's attrib segment shows ("attempt=K"; 0 without
 // it), or -1 when the comment has no attrib segment.
 int comment_attempt(const std::string& comment);

@@ -96,6 +96,8 @@ enum class ErrorKind {
   X(kSlurmdbConnection, "SLURMDB_E_CONNECTION", Unavailable, "slurmdbd is unreachable or refused")               \
   X(kSlurmdbNotFound, "SLURMDB_E_NOT_FOUND", NotFound, "slurmdbd has no record of the job (yet)")                \
   X(kSlurmdbQuery, "SLURMDB_E_QUERY", Unavailable, "a slurmdbd request failed")                                  \
+  X(kSinkIo, "SINK_E_IO", Unavailable, "a verdict sink cannot write its file or spool")                         \
+  X(kSinkConfig, "SINK_E_CONFIG", InvalidArgument, "a verdict sink's configuration is unusable")               \
   X(kSpankArg, "SPANK_E_ARG", InvalidArgument, "a plugstack.conf argument of the SPANK plugin is wrong")         \
   X(kSpankIo, "SPANK_E_IO", Unavailable, "the SPANK plugin cannot write its task record")                        \
   X(kSpoolDecode, "SPOOL_E_DECODE", Internal, "a spool file cannot be decoded")                                  \

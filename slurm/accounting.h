@@ -12,9 +12,20 @@
 
 namespace attrib::slurm {
 
+// The job field that holds the verdict's segment (head.comment_field). Comment is what
+// users see first, but users write it too (--comment, scontrol update), so a segment there
+// may be theirs until attrib replaces it; AdminComment only operators and admins can
+// write; SystemComment only slurmctld and slurmdbd clients such as attrib.
+enum class CommentField { kComment, kAdminComment, kSystemComment };
+
+// "Comment", "AdminComment" or "SystemComment" (as sacct names the fields); nullopt else.
+std::optional<CommentField> comment_field_named(const std::string& name);
+const char* comment_field_name(CommentField field);
+
 struct JobRecordFacts {
   JobFacts facts;       // state, exit code/signal, start/end, nodes, attempt
-  std::string comment;  // the job's current Comment (the user's --comment plus any attrib segment)
+  std::string comment;  // the job's current text in the configured CommentField (for Comment: the user's
+                        // --comment plus any attrib segment)
   bool final = false;   // the record has stopped changing (see slurmdbd lag)
   // How the job ended is there (state, exit code, end), though the allocation may still
   // lag: enough when the hook names the job's nodes (AccountingRecord::has_ended). Only

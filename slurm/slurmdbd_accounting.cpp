@@ -6,7 +6,7 @@ namespace attrib::slurm {
 
 using slurm::SlurmdbdConnection;
 
-SlurmdbdAccounting::SlurmdbdAccounting() = default;
+SlurmdbdAccounting::SlurmdbdAccounting(CommentField field) : field_(field) {}
 SlurmdbdAccounting::~SlurmdbdAccounting() = default;
 
 // Connects lazily and again after any failure: slurmdbd restarts must not stall workers.
@@ -33,7 +33,7 @@ Result<JobRecordFacts> SlurmdbdAccounting::read_attempt(const std::string& clust
   }
   JobRecordFacts out;
   out.facts = record->to_job_facts();
-  out.comment = record->comment;
+  out.comment = record->comment_in(field_);
   out.final = record->is_final();
   out.ended = record->has_ended() && !record->other_rows;
   out.submit = record->submit;
@@ -44,12 +44,12 @@ Result<JobRecordFacts> SlurmdbdAccounting::read_attempt(const std::string& clust
 namespace {
 
 // An attempt's final row as the sweep and the backfill compare it with the archive.
-std::vector<JobRecordFacts> attempt_facts(const std::vector<AccountingRecord>& rows) {
+std::vector<JobRecordFacts> attempt_facts(const std::vector<AccountingRecord>& rows, CommentField field) {
   std::vector<JobRecordFacts> out;
   for (const AccountingRecord& row : rows) {
     JobRecordFacts facts;
     facts.facts = row.to_job_facts();
-    facts.comment = row.comment;
+    facts.comment = row.comment_in(field);
     facts.final = true;
     facts.ended = true;
     facts.submit = row.submit;
@@ -69,7 +69,7 @@ Result<std::vector<JobRecordFacts>> SlurmdbdAccounting::ended_attempts(const std
     connection_.reset();
     return rows.error();
   }
-  return attempt_facts(*rows);
+  return attempt_facts(*rows, field_);
 }
 
 Result<std::vector<JobRecordFacts>> SlurmdbdAccounting::job_attempts(const std::string& cluster,
@@ -80,13 +80,13 @@ Result<std::vector<JobRecordFacts>> SlurmdbdAccounting::job_attempts(const std::
     if (rows.error().code != kSlurmdbNotFound) connection_.reset();
     return rows.error();
   }
-  return attempt_facts(*rows);
+  return attempt_facts(*rows, field_);
 }
 
 Status SlurmdbdAccounting::write_comment(const std::string& cluster, const std::string& job_id,
                                          const std::string& comment) {
   if (auto s = connect(); !s) return s;
-  auto written = connection_->write_comment(cluster, job_id, comment);
+  auto written = connection_->write_comment(cluster, job_id, comment, field_);
   if (!written && written.error().code != kSlurmdbNotFound) connection_.reset();
   return written;
 }

@@ -11,10 +11,11 @@ class SlurmdbdConnection;
 
 namespace attrib::slurm {
 
-// One per worker thread; reconnects after an error.
+// One per worker thread; reconnects after an error. `comment` and write_comment are the
+// job's `field` (head.comment_field).
 class SlurmdbdAccounting : public Accounting {
  public:
-  SlurmdbdAccounting();
+  explicit SlurmdbdAccounting(CommentField field = CommentField::kComment);
   ~SlurmdbdAccounting() override;
   Result<JobRecordFacts> read_job(const std::string& cluster, const std::string& job_id) override;
   Result<JobRecordFacts> read_attempt(const std::string& cluster, const std::string& job_id,
@@ -25,6 +26,7 @@ class SlurmdbdAccounting : public Accounting {
 
  private:
   Status connect();
+  CommentField field_;
   std::unique_ptr<slurm::SlurmdbdConnection> connection_;
 };
 

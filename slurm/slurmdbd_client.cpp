@@ -323,6 +323,18 @@ std::vector<std::string> expand_hostlist(const std::string& expr) {
 
 // --- the record ------------------------------------------------------------------------
 
+const std::string& AccountingRecord::comment_in(CommentField field) const {
+  switch (field) {
+    case CommentField::kAdminComment:
+      return admin_comment;
+    case CommentField::kSystemComment:
+      return system_comment;
+    case CommentField::kComment:
+      break;
+  }
+  return comment;
+}
+
 bool AccountingRecord::has_ended() const { return !completing && terminal_states().contains(state) && end; }
 
 bool AccountingRecord::is_final() const {
@@ -563,19 +575,24 @@ Result<AccountingRecord> SlurmdbdConnection::read_job(const std::string& cluster
   auto found = rows_of(cluster, job_id, with_steps);
   if (!found) return found.error();
   std::vector<AccountingRecord>& rows = *found;
-  // rows_of numbered the rows; the Comment is read from the newest row whose own id is
-  // the id asked for (a het job's first component), the one slurmdb_job_modify writes.
-  std::string comment = rows.back().comment;
+  // rows_of numbered the rows; the comment fields are read from the newest row whose own
+  // id is the id asked for (a het job's first component), the one slurmdb_job_modify writes.
+  const AccountingRecord* commented = &rows.back();
   for (auto row = rows.rbegin(); row != rows.rend(); ++row)
     if (!row->het_job_id || row->db_job_id == *row->het_job_id) {
-      comment = row->comment;
+      commented = &*row;
       break;
     }
+  std::string comment = commented->comment;
+  std::string admin_comment = commented->admin_comment;
+  std::string system_comment = commented->system_comment;
   const size_t chosen = attempt_row(rows, ended_by);
   // "H+O" asks for one component (an older hook's report): read as it is.
   AccountingRecord record =
       job_id.find('+') == std::string::npos ? join_het_components(rows, chosen, job_id) : std::move(rows[chosen]);
   record.comment = std::move(comment);
+  record.admin_comment = std::move(admin_comment);
+  record.system_comment = std::move(system_comment);
   record.other_rows = rows.size() > 1;
   return record;
 }
@@ -612,20 +629,33 @@ Result<std::vector<AccountingRecord>> SlurmdbdConnection::ended_attempts(const s
 }
 
 Status SlurmdbdConnection::write_comment(const std::string& cluster, const std::string& job_id,
-                                         const std::string& comment) {
+                                         const std::string& comment, CommentField field) {
   auto ref = parse_job_ref(job_id);
   if (!ref) return ref.error();
 
   JobSelection selection(cluster, *ref);
   slurmdb_job_rec_t change{};
   change.derived_ec = NO_VAL;  // mandatory: 0 would overwrite the derived exit code
-  change.derived_es = const_cast<char*>(comment.c_str());
+  // slurmdbd updates each of the three when set (checked on 22.05 and 24.11).
+  char* text = const_cast<char*>(comment.c_str());
+  switch (field) {
+    case CommentField::kComment:
+      change.derived_es = text;
+      break;
+    case CommentField::kAdminComment:
+      change.admin_comment = text;
+      break;
+    case CommentField::kSystemComment:
+      change.system_comment = text;
+      break;
+  }
 
   errno = 0;
   ListPtr modified(slurmdb_job_modify(db_conn_, &selection.cond, &change));
   if (modified && slurm_list_count(modified.get()) > 0) {
     if (slurmdb_connection_commit(db_conn_, true) != SLURM_SUCCESS) {
-      return Error{kSlurmdbQuery, last_slurm_error(("committing the comment of job " + job_id).c_str())};
+      return Error{kSlurmdbQuery, last_slurm_error(("committing the " + std::string(comment_field_name(field)) +
+                                                    " of job " + job_id).c_str())};
     }
     return ok_status();
   }
@@ -635,7 +665,8 @@ Status SlurmdbdConnection::write_comment(const std::string& cluster, const std::
     return Error{kSlurmdbNotFound, "slurmdbd modified no record for job " + job_id + " on cluster " + cluster};
   }
   errno = err;
-  return Error{kSlurmdbQuery, last_slurm_error(("writing the comment of job " + job_id).c_str())};
+  return Error{kSlurmdbQuery,
+               last_slurm_error(("writing the " + std::string(comment_field_name(field)) + " of job " + job_id).c_str())};
 }
 
 }  // namespace attrib::slurm

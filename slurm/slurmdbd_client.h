@@ -21,6 +21,7 @@
 
 #include "core/result.h"
 #include "core/types.h"
+#include "slurm/accounting.h"
 
 namespace attrib::slurm {
 
@@ -94,7 +95,9 @@ struct AccountingRecord {
   std::string user;                // user name (uid as text when slurmdbd could not resolve it)
   uint32_t uid = 0;
   std::string partition;
-  std::string comment;  // Comment (derived_es) of the job's newest row, where slurmdbd writes it
+  // Comment (derived_es), AdminComment and SystemComment; read_job takes all three from
+  // the job's newest row, where slurmdbd writes them.
+  std::string comment;
   std::string admin_comment;
   std::string system_comment;
   int requeue_count = 0;           // the attempt's number within its job (number_attempts)
@@ -124,6 +127,9 @@ struct AccountingRecord {
 
   // The subset the rules engine uses.
   JobFacts to_job_facts() const;
+
+  // The text of one of the three comment fields.
+  const std::string& comment_in(CommentField field) const;
 };
 
 // Whether text is a hostlist as Slurm prints one: comma-separated names, each with
@@ -186,10 +192,11 @@ class SlurmdbdConnection {
   // "4242+1"); requeue_count is not set (each row stands alone).
   Result<std::vector<AccountingRecord>> ended_attempts(const std::string& cluster, TimeUs since, TimeUs until);
 
-  // Replaces the job's Comment with exactly `comment` (case, spaces and punctuation
-  // kept; slurmdbd stores TEXT and cuts silently at 65,535 bytes). Error
+  // Replaces the job's Comment (or the other `field`) with exactly `comment` (case, spaces
+  // and punctuation kept; slurmdbd stores TEXT and cuts silently at 65,535 bytes). Error
   // kSlurmdbNotFound when no record matched.
-  Status write_comment(const std::string& cluster, const std::string& job_id, const std::string& comment);
+  Status write_comment(const std::string& cluster, const std::string& job_id, const std::string& comment,
+                       CommentField field = CommentField::kComment);
 
  private:
   explicit SlurmdbdConnection(void* db_conn) : db_conn_(db_conn) {}

@@ -82,6 +82,9 @@ Status HeadDaemon::start() {
     spdlog::warn("remediation.mode {}: nodes blamed by trusted verdicts are {} (docs/fleet.md)",
                  config_.remediation.mode, config_.remediation.mode == "drain" ? "drained" : "reported, not drained");
   service_->set_retention(config_.archive);
+  auto sinks = sinks::make_verdict_sinks(config_.sinks);
+  if (!sinks) return sinks.error();
+  sinks_ = std::move(*sinks);
   // An admin's attrib-show --attribute / --backfill: a slurmdbd connection per call.
   service_->set_backfill(
       [this](const std::string& cluster, const std::string& job_id, TimeUs since) -> Result<SweepCount> {
@@ -146,6 +149,7 @@ void HeadDaemon::stop() {
   wake();
   for (auto& t : threads_) t.join();
   threads_.clear();
+  sinks_.clear();  // the webhook's sender; what it has not sent stays in its spool
   metrics_server_.reset();  // its gauges read the store
   dashboard_server_.reset();
 }
@@ -305,6 +309,7 @@ void HeadDaemon::worker_loop() {
   pipeline::AttributionContext context{config_.head,  config_.cluster, pack_,    collectors_,
                                        agents_.get(), *store_,         &metrics_};
   context.remediator = remediator_.get();
+  context.sinks = &sinks_;
   while (!stopping_) {
     std::optional<store::QueuedJob> job;
     {

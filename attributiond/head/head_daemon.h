@@ -20,6 +20,7 @@
 #include "attributiond/ops/daemon_metrics.h"
 #include "attributiond/ops/metrics_server.h"
 #include "attributiond/pipeline/attribution.h"
+#include "attributiond/sinks/verdict_sink.h"
 #include "core/unique_fd.h"
 #include "slurm/accounting.h"
 
@@ -69,6 +70,7 @@ class HeadDaemon {
   std::unique_ptr<AttributionService> service_;
   std::shared_ptr<const common::Authenticator> authenticator_;
   std::unique_ptr<fleet::Remediator> remediator_;  // null with remediation.mode off
+  std::vector<std::unique_ptr<sinks::VerdictSink>> sinks_;  // made by start(); stopped after the workers
   std::unique_ptr<grpc::Server> server_;
   // Declared before the threads and the server that update and read them.
   ops::MetricsRegistry registry_;

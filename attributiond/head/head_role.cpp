@@ -14,8 +14,10 @@ Status run_head_role(const common::Config& config, std::shared_ptr<const rules::
                      const sigset_t& stop_signals) {
   auto store = store::JobStore::open(config.head.database);
   if (!store) return store.error();
+  // The config table admits only the three names.
+  const slurm::CommentField field = slurm::comment_field_named(config.head.comment_field).value();
   HeadDaemon daemon(config, std::move(*store), std::move(pack), std::move(collectors),
-                    [] { return std::make_unique<slurm::SlurmdbdAccounting>(); });
+                    [field] { return std::make_unique<slurm::SlurmdbdAccounting>(field); });
   if (auto s = daemon.start(); !s) return s;
   spdlog::info("attributiond (head) ready for cluster {}", config.cluster);
   systemd.ready(

@@ -34,7 +34,8 @@ HeadMetrics::HeadMetrics(ops::MetricsRegistry& registry)
       attribution_failures(registry.counter(
           "attrib_attribution_failures_total",
           "Attribution steps that failed with an error, by step (scope: reading the accounting record; archive: "
-          "writing the verdict; comment: writing the Slurm comment; done/opt_out: updating the queue; exception: "
+          "writing the verdict; comment: writing the Slurm comment; sink: a verdict sink (its file or spool); "
+          "done/opt_out: updating the queue; exception: "
           "an unexpected error). The job is retried after an exponential backoff from head.retry_backoff_s.",
           {"step"})),
       attribution_retries(registry.counter(

@@ -136,10 +136,28 @@ Outcome retry_after_failure(const AttributionContext& context, const store::Queu
 
 namespace {
 
-// Writes the verdict's segment into the job's Comment, keeping the user's text, and reads
-// it back: slurmdbd answers success for modifications it did not store in some cases.
-Status write_and_verify_comment(slurm::Accounting& accounting, const store::JobKey& key, const std::string& segment,
-                                std::optional<TimeUs> attempt_submit) {
+// Whether `segment` is one attrib wrote for the job id: the comment of a verdict the
+// archive holds for one of its runs. A segment a user typed into their Comment
+// (--comment "attrib: ... attempt=9") is not, whatever it claims.
+Result<bool> archived_segment(store::JobStore& store, const store::JobKey& key, const std::string& segment) {
+  auto newest = store.lookup(key.cluster, key.job_id);
+  if (!newest) return newest.error();
+  if (!*newest) return false;
+  for (int64_t run = (*newest)->runs - 1; run >= 0; --run) {
+    auto record = store.lookup(key.cluster, key.job_id, run);
+    if (!record) return record.error();
+    if (*record && (*record)->verdict_json &&
+        json_string_or(nlohmann::json::parse(*(*record)->verdict_json), "comment") == segment)
+      return true;
+  }
+  return false;
+}
+
+// Writes the verdict's segment into the job's comment field, keeping the text already
+// there (the user's), and reads it back: slurmdbd answers success for modifications it
+// did not store in some cases.
+Status write_and_verify_comment(slurm::Accounting& accounting, store::JobStore& store, const store::JobKey& key,
+                                const std::string& segment, std::optional<TimeUs> attempt_submit) {
   auto before = accounting.read_job(key.cluster, key.job_id);
   if (!before) return before.error();
   // slurmdbd writes the id's newest row. When a later job reuses the id, that row is not
@@ -149,8 +167,14 @@ Status write_and_verify_comment(slurm::Accounting& accounting, const store::JobK
     return ok_status();
   }
   // One Comment serves every attempt of a requeued job: an earlier attempt judged late
-  // does not replace a later one's verdict.
-  if (comment_attempt(before->comment) > comment_attempt(segment)) return ok_status();
+  // does not replace a later one's verdict, when attrib wrote that one.
+  if (comment_attempt(before->comment) > comment_attempt(segment)) {
+    auto ours = archived_segment(store, key, comment_segment(before->comment));
+    if (!ours) return ours.error();
+    if (*ours) return ok_status();
+    spdlog::warn("job {}: the comment holds an attrib segment attrib never wrote, replaced: {}", key.job_id,
+                 sanitize_for_comment(comment_segment(before->comment)));
+  }
   std::string merged = merge_comment(before->comment, segment);
   if (merged == before->comment) return ok_status();  // written by an earlier attempt
   if (auto s = accounting.write_comment(key.cluster, key.job_id, merged); !s) return s;
@@ -381,11 +405,13 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
     return Outcome::Done;
   }
   std::string segment;
+  std::string verdict_json;  // verdict v1 as archived, for the sinks
   std::optional<TimeUs> attempt_submit = job.attempt_submit;
   std::optional<PhaseTimes> times;  // this attempt scopes and judges: its phases are logged
   if (job.verdict_json) {
-    // Archived by an earlier attempt: only the comment is left to write.
-    segment = json_string_or(nlohmann::json::parse(*job.verdict_json), "comment");
+    // Archived by an earlier attempt: only the comment and the sinks are left.
+    verdict_json = *job.verdict_json;
+    segment = json_string_or(nlohmann::json::parse(verdict_json), "comment");
   } else {
     std::optional<slurm::JobRecordFacts> record;
     // The attempt this run reports (a requeued job's newest row is the next one, pending),
@@ -463,6 +489,7 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
       context.metrics->record_verdict(verdict, facts.end.value_or(hook_time), wall_clock_us());
     }
     segment = verdict.comment;
+    verdict_json = json_text(to_json(verdict));
   }
 
   // Only here, in the head's worker after the archive, may a node be drained (never from
@@ -475,9 +502,15 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
   }
 
   if (context.config.write_comment) {
-    if (auto s = write_and_verify_comment(accounting, job.key, segment, attempt_submit); !s)
+    if (auto s = write_and_verify_comment(accounting, context.store, job.key, segment, attempt_submit); !s)
       return retry_after_failure(context, job, now, "comment", "comment not written: " + s.error().message);
   }
+  // Each sink takes the verdict once it is in the archive and the Slurm field; one that
+  // cannot (its file or spool unwritable) has the job tried again from here.
+  if (context.sinks != nullptr)
+    for (const auto& sink : *context.sinks)
+      if (auto s = sink->deliver(job.key, verdict_json); !s)
+        return retry_after_failure(context, job, now, "sink", std::string(sink->name()) + ": " + s.error().message);
   if (times) {
     times->commented = wall_clock_us();
     spdlog::info("job {}: phases {}", job_id, describe_phases(*times));

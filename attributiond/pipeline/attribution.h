@@ -14,6 +14,7 @@
 #include "attributiond/ops/daemon_metrics.h"
 #include "attributiond/pipeline/agent_fanout.h"
 #include "attributiond/pipeline/phase_times.h"
+#include "attributiond/sinks/verdict_sink.h"
 #include "attributiond/store/job_store.h"
 #include "collectors/collector.h"
 #include "common/config.h"
@@ -32,6 +33,8 @@ struct AttributionContext {
   store::JobStore& store;
   ops::HeadMetrics* metrics = nullptr;      // counted when given (the head daemon's)
   fleet::Remediator* remediator = nullptr;  // remediation.mode other than off (remediation.h)
+  // Where each verdict also goes when its job is done (sinks.*); none when null.
+  const std::vector<std::unique_ptr<sinks::VerdictSink>>* sinks = nullptr;
 };
 
 // Held: the queue could not record what comes next (its file locked or full), so the job

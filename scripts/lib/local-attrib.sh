@@ -131,14 +131,15 @@ inject_journal() {
 }
 
 # wait_verdict JOBID OUT_JSON: until the verdict is archived, written to the job's
-# Comment and the daemon has finished the job.
+# Comment (ATTRIB_COMMENT_FIELD: the head.comment_field in use) and the daemon has
+# finished the job.
 wait_verdict() {
   local shown
   for _ in $(seq 600); do
     shown=$("$ATTRIB_SHOW" --server "$DAEMON_ADDR" "$1" 2>/dev/null || true)
     if [[ -n "$shown" && "$shown" != *"not yet written to Slurm"* ]] &&
        "$ATTRIB_SHOW" --server "$DAEMON_ADDR" --json "$1" > "$2" 2>/dev/null &&
-       [[ "$(sacct -n -X -j "$1" -o Comment%1000)" == *"attrib:"* ]]; then
+       [[ "$(sacct -n -X -j "$1" -o "${ATTRIB_COMMENT_FIELD:-Comment}%1000")" == *"attrib:"* ]]; then
       return 0
     fi
     sleep 0.1

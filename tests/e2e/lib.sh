@@ -68,6 +68,11 @@ run_verdict() {
   fail "no verdict for run $2 of job $1"
 }
 
+# as_user COMMAND...: COMMAND as the ordinary user nobody, against this cluster.
+as_user() {
+  (cd /tmp && setpriv --reuid=nobody --regid=nogroup --clear-groups env SLURM_CONF="$SLURM_CONF" \
+    ATTRIB_MUNGE_SOCKET="$ATTRIB_MUNGE_SOCKET" "$@")
+}
 expect_eq() { [ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"; }
 expect_contains() { case "$1" in *"$2"*) ;; *) fail "$3: '$1' does not contain '$2'" ;; esac; }
 

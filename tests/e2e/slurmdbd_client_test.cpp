@@ -299,6 +299,23 @@ TEST_F(SlurmdbdClientTest, WriteCommentKeepsExactText) {
   EXPECT_EQ(again->comment, "second");
 }
 
+// head.comment_field: AdminComment and SystemComment are written and read back like the
+// Comment, each on its own, and sacct shows each in its column.
+TEST_F(SlurmdbdClientTest, WritesEachCommentFieldOnItsOwn) {
+  std::string id = submit("--comment='user note' --wrap 'exit 0'");
+  ASSERT_FALSE(id.empty());
+  wait_final(id);
+  ASSERT_TRUE(connection_->write_comment(cluster_name(), id, "attrib: NONE admin", CommentField::kAdminComment).ok());
+  ASSERT_TRUE(connection_->write_comment(cluster_name(), id, "attrib: NONE system", CommentField::kSystemComment).ok());
+  auto after = connection_->read_job(cluster_name(), id);
+  ASSERT_TRUE(after.ok()) << after.error().message;
+  EXPECT_EQ(after->comment, "user note");
+  EXPECT_EQ(after->comment_in(CommentField::kAdminComment), "attrib: NONE admin");
+  EXPECT_EQ(after->comment_in(CommentField::kSystemComment), "attrib: NONE system");
+  EXPECT_EQ(run("sacct -n -X -P -j " + id + " -o Comment,AdminComment,SystemComment").output,
+            "user note|attrib: NONE admin|attrib: NONE system");
+}
+
 // A requeued job keeps one row per attempt (sacct -D). When attempt 0's hooks run, the
 // next attempt's row may already be there (pending, or even started within the same
 // second: slurmdbd keeps whole seconds): attempt 0 read by its own start is the first

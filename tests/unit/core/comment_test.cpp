@@ -101,6 +101,14 @@ TEST(MergeComment, KeepsTheUsersText) {
   EXPECT_EQ(merge_comment(once, segment), once);
 }
 
+// The segment alone, wherever it sits among the user's text: what the head compares with
+// the segments it archived before trusting one.
+TEST(CommentSegment, IsTheAttribSegmentBetweenTheUsersText) {
+  EXPECT_EQ(comment_segment("user note"), "");
+  EXPECT_EQ(comment_segment("attrib: NONE coverage=1/1"), "attrib: NONE coverage=1/1");
+  EXPECT_EQ(comment_segment("mine | attrib: NONE coverage=1/1 attempt=2 | after"), "attrib: NONE coverage=1/1 attempt=2");
+}
+
 // Which attempt a Comment shows: a requeued job's earlier attempt, judged late, must not
 // replace a later attempt's verdict (attribution.cpp compares these).
 TEST(CommentAttempt, ReadsTheAttemptOfTheAttribSegmentOnly) {

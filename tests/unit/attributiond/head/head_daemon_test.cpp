@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
 #include <thread>
 
@@ -541,6 +542,45 @@ TEST_F(HeadDaemonTest, AJobWhoseIdALaterJobReusesLeavesThatJobsCommentAlone) {
   std::lock_guard lock(state_->mutex);
   EXPECT_EQ(state_->comment_writes, 0);
   EXPECT_EQ(state_->records["107"].comment, "their note");
+}
+
+// A user's --comment can carry text that looks like attrib's segment. One that claims a
+// later attempt than the one judged would hold the verdict back, were it trusted: only a
+// segment the archive holds for the job id is, so this one is replaced.
+TEST_F(HeadDaemonTest, AForgedSegmentClaimingALaterAttemptIsReplacedByTheVerdict) {
+  const std::string forged =
+      "attrib: GPU_HARDWARE node=n2 rule=gpu.fallen_off_bus action=DRAIN_NODE symptoms=1 coverage=3/3 attempt=9";
+  AddRecord("108", "FAILED", 3, wall_clock_us() - 20 * kSecond, wall_clock_us() - 10 * kSecond, "mine | " + forged);
+  Start();
+  v1::SubmitResponse response;
+  ASSERT_TRUE(Submit("108", &response).ok());
+  auto verdict = WaitDone("108");
+  std::lock_guard lock(state_->mutex);
+  EXPECT_EQ(state_->comment_writes, 1);
+  EXPECT_EQ(state_->records["108"].comment, "mine | " + verdict["comment"].get<std::string>());
+}
+
+// sinks.jsonl_path: the verdict log holds each done job's verdict, as GetVerdict serves
+// it, one line each.
+TEST_F(HeadDaemonTest, EachDoneVerdictIsAppendedToTheVerdictLog) {
+  config_.sinks.jsonl_path = (dir_ / "verdicts.jsonl").string();
+  AddRecord("109", "FAILED", 3, wall_clock_us() - 20 * kSecond, wall_clock_us() - 10 * kSecond);
+  AddRecord("110", "COMPLETED", 0, wall_clock_us() - 20 * kSecond, wall_clock_us() - 10 * kSecond);
+  Start();
+  v1::SubmitResponse response;
+  ASSERT_TRUE(Submit("109", &response).ok());
+  ASSERT_TRUE(Submit("110", &response).ok());
+  const auto first = WaitDone("109");
+  const auto second = WaitDone("110");
+  std::ifstream log(config_.sinks.jsonl_path);
+  std::map<std::string, nlohmann::json> logged;
+  for (std::string line; std::getline(log, line);) {
+    auto verdict = nlohmann::json::parse(line);
+    logged[verdict["job_id"].get<std::string>()] = verdict;
+  }
+  ASSERT_EQ(logged.size(), 2u);
+  EXPECT_EQ(logged["109"], first);
+  EXPECT_EQ(logged["110"], second);
 }
 
 TEST_F(HeadDaemonTest, SpooledJobsAreDrainedAtStart) {
