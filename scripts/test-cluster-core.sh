@@ -2,9 +2,10 @@
 # The real-cluster core of the suite, on whatever Slurm this machine has: builds only what
 # it needs, runs the Slurm adapter's and the SPANK module's unit tests, then the e2e
 # scenarios that touch every Slurm API attrib uses on a real local cluster: the demo's
-# Xid 79 job with its verdict in sacct, the user's Comment kept, SPANK task records, node
-# drain, requeued attempts, daemon down -> spool -> drained, and the slurmdbd client
-# (job and step rows, requeue rows, comment write and read-back). scripts/test.sh runs it
+# Xid 79 job with its verdict in sacct, the user's Comment kept (and a forged segment
+# replaced), the verdict in AdminComment, SPANK task records, node drain, requeued
+# attempts, daemon down -> spool -> drained, and the slurmdbd client (job and step rows,
+# requeue rows, each comment field written and read back). scripts/test.sh runs it
 # in a Debian 13 root for Slurm 24.11 (scripts/in-debian13.sh); the Debian 12 build runs
 # the same scenarios within the whole suite. Run as root.
 set -euo pipefail
@@ -20,21 +21,15 @@ ATTRIB_BUILD_TARGETS="attributiond attrib-epilog attrib-epilog-send attrib-show 
   "$src/scripts/build.sh"
 
 slurm_version=$(dpkg-query -W -f='${Version}' libslurm-dev | cut -d- -f1)  # the headers built against
-stages=()
-finish() {
-  local rc=$?
-  local done_stages
-  done_stages=$(IFS=';'; echo "${stages[*]:-no stage finished}")
-  echo "attrib cluster core on Slurm $slurm_version: $([ "$rc" = 0 ] && echo PASSED || echo "FAILED (exit $rc)") -- $done_stages"
-}
-trap finish EXIT
-source "$src/scripts/lib/ctest-stage.sh"  # run_ctest
+source "$src/scripts/lib/ctest-stage.sh"  # stages, stages_summary, run_ctest
+trap 'stages_summary "attrib cluster core on Slurm $slurm_version" $?' EXIT
 
 for test in "${unit_tests[@]}"; do
   "$build/tests/unit/$test" --gtest_brief=1
   stages+=(" unit $(basename "$test"): passed")
 done
 cd "$build"
-scenarios="xid79_symptoms|user_comment_kept|spank_task_records|drain_node|requeue_attempts|daemon_down_spool"
+scenarios="xid79_symptoms|user_comment_kept|admin_comment_field|spank_task_records|drain_node|requeue_attempts"
+scenarios+="|daemon_down_spool"
 run_ctest "e2e core" --output-on-failure --timeout 600 \
   -R "^(stage_runtime|cluster_up|cluster_down|slurmdbd_client_test|e2e_($scenarios))\$"

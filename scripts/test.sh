@@ -33,24 +33,16 @@ cd "$build"
 
 # One line per stage that finished, and one closing line for the whole run, whatever
 # stage stopped it: the last thing printed is never a single stage's own summary.
-stages=()
+source "$src/scripts/lib/ctest-stage.sh"  # stages, stages_summary, run_ctest
 finish() {
   local rc=$?
-  local done_stages
   # A run that stopped early still lets the Debian 13 root's debootstrap finish: killed,
   # it would leave its mounts inside the half-made root.
   [ -z "${debian13_root:-}" ] || wait "$debian13_root" 2>/dev/null || true
-  done_stages=$(IFS=';'; echo "${stages[*]:-no stage finished}")
-  if [ "$rc" = 0 ]; then
-    echo "attrib test suite: PASSED in $SECONDS s -- $done_stages"
-  else
-    echo "attrib test suite: FAILED (exit $rc) after $SECONDS s -- $done_stages"
-  fi
+  stages_summary "attrib test suite" "$rc"
 }
 trap finish EXIT
 stages+=(" build: $build_seconds s")
-
-source "$src/scripts/lib/ctest-stage.sh"  # run_ctest
 
 run_ctest "build ($build)" --output-on-failure --timeout 600 -j"$(nproc)"
 # The RPMs from this tree (its install() rules are the package layout), checked with
@@ -65,6 +57,7 @@ stages+=(" rpms: built and checked ($((SECONDS - stage_started)) s)")
 if [ "${ATTRIB_SKIP_SLURM_24_11:-0}" != 1 ]; then
   stage_started=$SECONDS
   wait "$debian13_root" || { cat "$debian13_log" >&2; echo "could not make the Debian 13 root" >&2; exit 1; }
+  rm -f "$debian13_log"
   "$src/scripts/in-debian13.sh" 'scripts/demo.sh && scripts/test-cluster-core.sh'
   stages+=(" Slurm 24.11 in Debian 13: demo and cluster core passed ($((SECONDS - stage_started)) s)")
 fi

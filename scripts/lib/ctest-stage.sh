@@ -1,6 +1,20 @@
-# Sourced by scripts/test.sh and scripts/test-cluster-core.sh: one stage of the suite is
-# one ctest run, and a test that does not run fails it.
+# Sourced by scripts/test.sh and scripts/test-cluster-core.sh: the stages of a run, each
+# named in one closing line; a ctest stage fails when a test does not run.
 #
+stages=()
+
+# stages_summary LABEL RC: the closing line of a run of stages, whatever stopped it:
+# "LABEL: PASSED in N s -- <each stage>" or "LABEL: FAILED (exit RC) after N s -- ...".
+stages_summary() {
+  local label=$1 rc=$2 done_stages
+  done_stages=$(IFS=';'; echo "${stages[*]:-no stage finished}")
+  if [ "$rc" = 0 ]; then
+    echo "$label: PASSED in $SECONDS s -- $done_stages"
+  else
+    echo "$label: FAILED (exit $rc) after $SECONDS s -- $done_stages"
+  fi
+}
+
 # run_ctest STAGE ARGS...: ctest with ARGS; a test that did not run (skipped for a missing
 # prerequisite, or not run at all) fails the stage: everything this suite needs is
 # installed by install-deps.sh, so a skip here means a check silently went missing. On
