@@ -3,9 +3,12 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include "core/clock.h"
 #include "core/unique_fd.h"
@@ -18,6 +21,27 @@ Error io_error(const std::string& what, const std::filesystem::path& path) {
 }
 
 }  // namespace
+
+std::vector<std::filesystem::path> list_files_with_suffix(const std::filesystem::path& dir, const std::string& suffix) {
+  std::vector<std::filesystem::path> files;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const auto name = entry.path().filename().string();
+    if (name.empty() || name[0] == '.' || !entry.is_regular_file(ec)) continue;
+    if (name.size() > suffix.size() && name.ends_with(suffix)) files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+Result<std::string> read_file_bytes(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return io_error("cannot read", file);
+  std::stringstream bytes;
+  bytes << in.rdbuf();
+  if (in.bad()) return io_error("cannot read", file);
+  return bytes.str();
+}
 
 std::string safe_file_name(const std::string& text) {
   std::string out;

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "core/result.h"
 
@@ -18,6 +19,13 @@ inline constexpr const char* kSpoolSuffix = ".jobended";
 // directory fsync); an existing <name> is replaced. Returns the path.
 Result<std::filesystem::path> write_file_durably(const std::filesystem::path& dir, const std::string& name,
                                                  const std::string& bytes);
+
+// The regular files in dir whose names end in `suffix`, hidden ones (temporaries being
+// written) left out, sorted by name; none when dir cannot be read.
+std::vector<std::filesystem::path> list_files_with_suffix(const std::filesystem::path& dir, const std::string& suffix);
+
+// The whole content of `file`; error SPOOL_E_IO naming it when it cannot be read.
+Result<std::string> read_file_bytes(const std::filesystem::path& file);
 
 // `text` with every character but letters, digits, '+' and '-' turned into '_', for
 // file names ("unknown" when empty).

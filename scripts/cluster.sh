@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# A real Slurm cluster (22.05 on Debian 12, 24.11 on Debian 13) on this one machine, for the end-to-end tests and the demo.
+# A real Slurm cluster (22.05 on Debian 12, 24.11 on Debian 13) on this one machine, for
+# the end-to-end tests and the demo.
 #
 #   scripts/cluster.sh up     [BASE_DIR]   start munged, MariaDB, slurmdbd, slurmctld and
 #                                          slurmd for nodes n1 n2 n3; wait until usable

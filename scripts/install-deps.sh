@@ -5,7 +5,7 @@
 # Quiet unless it fails (then apt's output is shown). Run as root.
 #   ATTRIB_DEPS=core  only what builds attrib and runs the demo and the real-cluster tests
 #                     (no fuzzing toolchain, browser, RPM tools or benchmark references):
-#                     the Slurm 24.11 stage of scripts/test.sh (scripts/test-slurm-24.11.sh)
+#                     the Slurm 24.11 stage of scripts/test.sh (scripts/in-debian13.sh)
 set -euo pipefail
 # libFuzzer's runtime comes with the release's default clang.
 codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")

@@ -19,21 +19,10 @@ build=${ATTRIB_BUILD_DIR:-$src/build}
 # run in a runtime directory under /tmp (scripts/lib/runtime.sh); it must be reachable.
 source "$src/scripts/lib/runtime.sh"
 preflight_runtime "$(attrib_runtime_dir "$build")"
-# The Debian 13 root of the Slurm 24.11 stage is made (debootstrap: network and disk, little
-# CPU) while the main build runs; the stage waits for it.
-if [ "${ATTRIB_SKIP_SLURM_24_11:-0}" != 1 ]; then
-  debian13_log=$(mktemp /tmp/attrib-debian13-root.XXXXXX.log)
-  nice "$src/scripts/in-debian13.sh" --prepare >"$debian13_log" 2>&1 &
-  debian13_root=$!
-fi
-build_started=$SECONDS
-"$src/scripts/build.sh"
-build_seconds=$((SECONDS - build_started))
-cd "$build"
 
 # One line per stage that finished, and one closing line for the whole run, whatever
 # stage stopped it: the last thing printed is never a single stage's own summary.
-source "$src/scripts/lib/ctest-stage.sh"  # stages, stages_summary, run_ctest
+source "$src/scripts/lib/ctest-stage.sh"  # stages, stages_summary, timed_stage, run_ctest
 finish() {
   local rc=$?
   # A run that stopped early still lets the Debian 13 root's debootstrap finish: killed,
@@ -42,43 +31,46 @@ finish() {
   stages_summary "attrib test suite" "$rc"
 }
 trap finish EXIT
-stages+=(" build: $build_seconds s")
+
+# The Debian 13 root of the Slurm 24.11 stage is made (debootstrap: network and disk, little
+# CPU) while the main build runs; the stage waits for it.
+if [ "${ATTRIB_SKIP_SLURM_24_11:-0}" != 1 ]; then
+  debian13_log=$(mktemp /tmp/attrib-debian13-root.XXXXXX.log)
+  nice "$src/scripts/in-debian13.sh" --prepare >"$debian13_log" 2>&1 &
+  debian13_root=$!
+fi
+timed_stage "build" "$src/scripts/build.sh"
+cd "$build"
 
 run_ctest "build ($build)" --output-on-failure --timeout 600 -j"$(nproc)"
 # The RPMs from this tree (its install() rules are the package layout), checked with
 # rpm -qlp / -qRp; %check runs the unit tests once more inside rpmbuild.
-stage_started=$SECONDS
-"$src/scripts/build-rpms.sh" "$build"
-stages+=(" rpms: built and checked ($((SECONDS - stage_started)) s)")
+timed_stage "rpms: built and checked" "$src/scripts/build-rpms.sh" "$build"
 
 # Slurm 24.11, as sites run it: the same tree built against Debian 13's Slurm, the demo's
 # verdict in sacct and the real-cluster core on a real 24.11 cluster (drain, requeue,
 # SPANK records, the user's Comment kept, daemon down -> spool -> drained).
 if [ "${ATTRIB_SKIP_SLURM_24_11:-0}" != 1 ]; then
-  stage_started=$SECONDS
   wait "$debian13_root" || { cat "$debian13_log" >&2; echo "could not make the Debian 13 root" >&2; exit 1; }
   rm -f "$debian13_log"
-  "$src/scripts/in-debian13.sh" 'scripts/demo.sh && scripts/test-cluster-core.sh'
-  stages+=(" Slurm 24.11 in Debian 13: demo and cluster core passed ($((SECONDS - stage_started)) s)")
+  timed_stage "Slurm 24.11 in Debian 13: demo and cluster core passed" \
+    "$src/scripts/in-debian13.sh" 'scripts/demo.sh && scripts/test-cluster-core.sh'
 fi
 
 if [ "${ATTRIB_SKIP_SANITIZE:-0}" != 1 ]; then
-  stage_started=$SECONDS
   # The sanitizer stage: unit tests only (the e2e suite loads the SPANK plugin into the
   # real slurmstepd, which is not built with ASan). Debug: the build is the slow part.
   sanitize_build=${ATTRIB_SANITIZE_BUILD_DIR:-$src/build-sanitize}
-  ATTRIB_BUILD_DIR=$sanitize_build "$src/scripts/build.sh" -DCMAKE_BUILD_TYPE=Debug -DATTRIB_SANITIZE=ON \
-    -DATTRIB_BUILD_BENCH=OFF
+  timed_stage "ASan/UBSan build" env ATTRIB_BUILD_DIR="$sanitize_build" "$src/scripts/build.sh" \
+    -DCMAKE_BUILD_TYPE=Debug -DATTRIB_SANITIZE=ON -DATTRIB_BUILD_BENCH=OFF
   cd "$sanitize_build"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
     UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    run_ctest "ASan/UBSan unit (after a $((SECONDS - stage_started)) s build)" -L unit --output-on-failure --timeout 900 -j"$(nproc)"
+    run_ctest "ASan/UBSan unit" -L unit --output-on-failure --timeout 900 -j"$(nproc)"
   cd "$build"
 fi
 
 # The fuzzing stage (docs/security.md, "Fuzzing record"): a clang build of its own.
 if [ "${ATTRIB_SKIP_FUZZ:-0}" != 1 ]; then
-  stage_started=$SECONDS
-  "$src/scripts/fuzz.sh"
-  stages+=(" fuzz: every target, no finding ($((SECONDS - stage_started)) s)")
+  timed_stage "fuzz: every target, no finding" "$src/scripts/fuzz.sh"
 fi

@@ -1,7 +1,7 @@
 // Slurm's C API as attrib's Slurm adapter uses it: the one place that includes libslurm's
 // headers and the one place where the Slurm releases attrib builds against differ at
 // compile time, by SLURM_VERSION_NUMBER. Built and tested on 22.05 (Debian 12) and 24.11
-// (Debian 13); docs/operations.md has the supported-versions table.
+// (Debian 13); docs/admin-guide.md has the supported-versions table.
 //
 // What differs between them, as their headers and libslurm.so's exports show:
 // - 23.11 removed the pointer typedefs List, ListIterator and hostlist_t-as-pointer

@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
 #include <spdlog/spdlog.h>
@@ -20,16 +18,7 @@ namespace {
 constexpr const char* kVerdictSuffix = ".verdict.json";
 
 // The spooled verdicts, oldest first (their names start with the time they were spooled).
-std::vector<fs::path> spooled(const fs::path& dir) {
-  std::vector<fs::path> files;
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    if (entry.is_regular_file(ec) && name[0] != '.' && name.ends_with(kVerdictSuffix)) files.push_back(entry.path());
-  }
-  std::sort(files.begin(), files.end());
-  return files;
-}
+std::vector<fs::path> spooled(const fs::path& dir) { return common::list_files_with_suffix(dir, kVerdictSuffix); }
 
 bool retried(long status) { return status >= 500 || status == 408 || status == 429; }
 
@@ -44,11 +33,9 @@ Result<std::unique_ptr<WebhookSink>> WebhookSink::start(const common::SinksConfi
     return Error{kSinkIo, "sinks.webhook_spool_dir: cannot create " + config.webhook_spool_dir + ": " + ec.message()};
   std::string token;
   if (!config.webhook_token_file.empty()) {
-    std::ifstream in(config.webhook_token_file);
-    if (!in) return Error{kSinkConfig, "sinks.webhook_token_file: cannot read " + config.webhook_token_file};
-    std::stringstream text;
-    text << in.rdbuf();
-    token = text.str();
+    auto text = common::read_file_bytes(config.webhook_token_file);
+    if (!text) return Error{kSinkConfig, "sinks.webhook_token_file: " + text.error().message};
+    token = std::move(*text);
     while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
     if (token.empty() || token.find_first_of("\r\n") != std::string::npos)
       return Error{kSinkConfig, "sinks.webhook_token_file: " + config.webhook_token_file + " must hold one line"};
@@ -90,12 +77,16 @@ Status WebhookSink::deliver(const store::JobKey& key, const std::string& verdict
 size_t WebhookSink::pending() const { return spooled(spool_).size(); }
 
 bool WebhookSink::send(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  std::stringstream body;
-  body << in.rdbuf();
+  auto body = common::read_file_bytes(file);
+  if (!body) {  // unreadable: set aside like a refused verdict (a file gone meanwhile stays gone)
+    std::error_code ec;
+    fs::rename(file, spool_ / "rejected" / file.filename(), ec);
+    spdlog::error("webhook: {}; set aside in {}", body.error().message, (spool_ / "rejected").string());
+    return true;
+  }
   std::vector<std::string> headers = {"Content-Type: application/json"};
   if (!token_.empty()) headers.push_back("Authorization: Bearer " + token_);
-  auto answer = collectors::http_post(url_, body.str(), headers, timeout_ms_);
+  auto answer = collectors::http_post(url_, *body, headers, timeout_ms_);
   if (!answer) {
     spdlog::warn("webhook: {} not delivered, tried again later: {}", file.filename().string(), answer.error().message);
     return false;

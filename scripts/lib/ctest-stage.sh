@@ -15,6 +15,14 @@ stages_summary() {
   fi
 }
 
+# timed_stage LABEL COMMAND...: runs COMMAND; once it succeeds, " LABEL (S s)" is a stage.
+timed_stage() {
+  local label=$1 started=$SECONDS
+  shift
+  "$@"
+  stages+=(" $label ($((SECONDS - started)) s)")
+}
+
 # run_ctest STAGE ARGS...: ctest with ARGS; a test that did not run (skipped for a missing
 # prerequisite, or not run at all) fails the stage: everything this suite needs is
 # installed by install-deps.sh, so a skip here means a check silently went missing. On
