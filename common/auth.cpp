@@ -227,6 +227,14 @@ Result<std::string> encode_dashboard_login(const std::string& socket, int ttl_s)
   return encode_payload(socket, std::string(kDashboardLoginPayload), ttl_s);
 }
 
+std::string http_attribute_payload(std::string_view body) {
+  return "attrib.v1 POST /v1/attribute " + sha256_hex(std::string(body));
+}
+
+Result<std::string> encode_http_attribute(const std::string& socket, std::string_view body, int ttl_s) {
+  return encode_payload(socket, http_attribute_payload(body), ttl_s);
+}
+
 namespace {
 
 // The encode runs on a thread of its own; past `by` the caller goes on without it (it
@@ -305,6 +313,11 @@ Result<Caller> Authenticator::authenticate(const grpc::ServerContext* context, s
 Result<Caller> Authenticator::verify_dashboard_login(const std::string& credential) const {
   if (!config_.enabled()) return Caller{};
   return decode_payload(config_.munge_socket, credential, std::string(kDashboardLoginPayload));
+}
+
+Result<Caller> Authenticator::verify_http_attribute(const std::string& credential, std::string_view body) const {
+  if (!config_.enabled()) return Caller{};
+  return decode_payload(config_.munge_socket, credential, http_attribute_payload(body));
 }
 
 grpc::Status Authenticator::require_cluster_daemon(const grpc::ServerContext* context, std::string_view method,

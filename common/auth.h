@@ -51,6 +51,7 @@ inline constexpr std::string_view kListVerdicts = "/attrib.v1.Attribution/ListVe
 inline constexpr std::string_view kListFailed = "/attrib.v1.Attribution/ListFailed";            // own jobs unless admin
 inline constexpr std::string_view kBackfill = "/attrib.v1.Attribution/Backfill";                // admins only
 inline constexpr std::string_view kGetArchiveStats = "/attrib.v1.Attribution/GetArchiveStats";  // admins only
+inline constexpr std::string_view kAttribute = "/attrib.v1.Attribution/Attribute";            // anyone; trust: admins
 inline constexpr std::string_view kCollect = "/attrib.v1.NodeCollector/Collect";
 
 // Errors: the AUTH_E_* codes of core/error_codes.h (common/grpc_status.h maps them:
@@ -82,6 +83,12 @@ Result<std::string> encode_credential(const std::string& socket, std::string_vie
 // has another payload and cannot open a session, nor can this one sign an RPC.
 inline constexpr std::string_view kDashboardLoginPayload = "attrib.v1 dashboard-login";
 Result<std::string> encode_dashboard_login(const std::string& socket, int ttl_s = 0);
+
+// The HTTP attribution API's MUNGE credential (Authorization: MUNGE <credential>, docs/
+// api.md): its payload binds it to the one request body, "attrib.v1 POST /v1/attribute
+// <sha256 hex of the body>", as an RPC's is bound to its request.
+std::string http_attribute_payload(std::string_view body);
+Result<std::string> encode_http_attribute(const std::string& socket, std::string_view body, int ttl_s = 0);
 
 // Adds a fresh credential to context when auth.mode is munge; nothing otherwise. Call it
 // once per call: munged rejects a credential decoded twice. With `by`, gives up at that
@@ -116,6 +123,8 @@ class Authenticator {
   // A dashboard login credential (kDashboardLoginPayload): decoded by munged, which
   // rejects expired and replayed ones. With mode none: an unverified Caller (an admin).
   Result<Caller> verify_dashboard_login(const std::string& credential) const;
+  // An HTTP attribution request's credential, bound to its body. Mode none: unverified.
+  Result<Caller> verify_http_attribute(const std::string& credential, std::string_view body) const;
 
   // authenticate, then require root or the SlurmUser (JobEnded, Collect): OK or the status
   // to return, already logged.

@@ -178,6 +178,31 @@ const OptionTable<Config>& table() {
           "sinks.webhook_max_backoff_s", [](Config& c) -> int& { return c.sinks.webhook_max_backoff_s; }, "300",
           "Longest wait between two tries of a verdict the receiver did not take.", at_least(1)),
       option<Config>(
+          "api.listen", [](Config& c) -> std::string& { return c.api.listen; }, "",
+          "host:port of the attribution API's JSON endpoint, POST /v1/attribute (docs/api.md), e.g. "
+          "\"0.0.0.0:8477\"; a bare port binds 127.0.0.1. Empty: none (the default). Callers authenticate with "
+          "a token of api.token_file (Authorization: Bearer) or a MUNGE credential (Authorization: MUNGE). The "
+          "same API over gRPC (Attribute, MUNGE-authenticated) is always served on head.listen. Plain HTTP: put "
+          "it behind TLS termination or keep it on a management network."),
+      option<Config>(
+          "api.token_file", [](Config& c) -> std::string& { return c.api.token_file; }, "",
+          "Service callers of the HTTP API (an orchestrator's connector): one `<name> <token>` per line, `#` "
+          "comments. Their requests' trust assertions count, as root's do over MUNGE; the name is logged and "
+          "archived as who submitted. Readable by the daemon only (0600). Empty: MUNGE callers only."),
+      option<Config>(
+          "api.max_request_bytes", [](Config& c) -> int64_t& { return c.api.max_request_bytes; }, "16777216",
+          "Largest attribution request accepted (bytes of JSON, or of the gRPC message); larger: "
+          "API_E_TOO_LARGE (HTTP 413, gRPC RESOURCE_EXHAUSTED).",
+          at_least(1024)),
+      option<Config>(
+          "api.max_observations", [](Config& c) -> int& { return c.api.max_observations; }, "200000",
+          "Most observations (log lines) in one attribution request; more: API_E_TOO_LARGE.", at_least(1)),
+      option<Config>(
+          "api.rate_per_minute", [](Config& c) -> int& { return c.api.rate_per_minute; }, "60",
+          "Attribution requests each caller (a token's name, a MUNGE uid) may make per minute, in bursts of as "
+          "many; beyond: API_E_RATE (HTTP 429 with Retry-After, gRPC RESOURCE_EXHAUSTED).",
+          at_least(1)),
+      option<Config>(
           "archive.prune_interval_s", [](Config& c) -> int& { return c.archive.prune_interval_s; }, "3600",
           "How often the head applies the archive's retention (and once at start), in the background; each pass "
           "is counted in attrib_archive_pruned_total.",
@@ -365,7 +390,7 @@ Result<Config> load_config(const std::string& path) {
 
 std::string config_reference_markdown() { return options_markdown(option_docs(table())); }
 
-std::string dashboard_address(const std::string& listen) {
+std::string loopback_default_address(const std::string& listen) {
   if (!listen.empty() && listen.find_first_not_of("0123456789") == std::string::npos) return "127.0.0.1:" + listen;
   if (listen.size() > 1 && listen.front() == ':') return "127.0.0.1" + listen;
   return listen;

@@ -123,6 +123,16 @@ struct SinksConfig {
   int webhook_max_backoff_s = 300;
 };
 
+// The attribution API (docs/api.md; attributiond/api/): a verdict for an attempt of any
+// scheduler, judged from the observations its caller hands in.
+struct ApiConfig {
+  std::string listen;      // host:port of POST /v1/attribute; empty: off (gRPC Attribute is on head.listen)
+  std::string token_file;  // "<name> <token>" lines: the service callers of the HTTP API
+  int64_t max_request_bytes = 16 * 1024 * 1024;
+  int max_observations = 200000;
+  int rate_per_minute = 60;  // requests per caller and minute (a burst of as many)
+};
+
 struct Config {
   std::string path;
   std::string cluster;
@@ -134,6 +144,7 @@ struct Config {
   RemediationConfig remediation;
   ArchiveConfig archive;
   SinksConfig sinks;
+  ApiConfig api;
   std::string rules_pack_dir;
   std::vector<std::string> rules_site_dirs;
   std::vector<CollectorConfig> collectors;
@@ -142,9 +153,9 @@ struct Config {
 Result<Config> load_config(const std::string& path);
 Result<Config> parse_config(const std::string& yaml_text, const std::string& path_for_errors);
 
-// head.dashboard_listen as host:port: a bare port ("8470", ":8470") means 127.0.0.1, so
-// the dashboard is never exposed beyond the host unless a host is written out.
-std::string dashboard_address(const std::string& listen);
+// head.dashboard_listen or api.listen as host:port: a bare port ("8470", ":8470") means
+// 127.0.0.1, so neither is exposed beyond the host unless a host is written out.
+std::string loopback_default_address(const std::string& listen);
 
 // Markdown table of every key with its default and meaning.
 std::string config_reference_markdown();

@@ -26,6 +26,9 @@ grpc::Status to_grpc_status(const Error& error) {
     case ErrorKind::Internal:
       code = grpc::StatusCode::INTERNAL;
       break;
+    case ErrorKind::ResourceExhausted:
+      code = grpc::StatusCode::RESOURCE_EXHAUSTED;
+      break;
   }
   return grpc::Status(code, error.message);
 }

@@ -17,10 +17,15 @@ enum class ErrorKind {
   Unavailable,         // a dependency (slurmdbd, munged, the disk) failed: retry later
   FailedPrecondition,  // the request reached the wrong place or state
   Internal,            // a bug or corrupt state
+  ResourceExhausted,   // over a size or rate limit: smaller, or later
 };
 
 // X(constant, code, kind, meaning)
 #define ATTRIB_ERROR_CODES(X)                                                                                    \
+  X(kApiRequest, "API_E_REQUEST", InvalidArgument, "an attribution API request is malformed (the field is named)") \
+  X(kApiTooLarge, "API_E_TOO_LARGE", ResourceExhausted, "an attribution API request is over api.max_* limits")   \
+  X(kApiRate, "API_E_RATE", ResourceExhausted, "the caller is over api.rate_per_minute; retry later")            \
+  X(kApiCluster, "API_E_CLUSTER", InvalidArgument, "the attribution API cannot judge the daemon's Slurm cluster") \
   X(kAuthMissing, "AUTH_E_MISSING", Unauthenticated, "no MUNGE credential in the request")                       \
   X(kAuthInvalid, "AUTH_E_INVALID", Unauthenticated, "not a credential of this cluster's MUNGE key")             \
   X(kAuthExpired, "AUTH_E_EXPIRED", Unauthenticated, "the credential is older than its time-to-live")            \

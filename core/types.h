@@ -107,6 +107,9 @@ struct JobFacts {
   // Restarts inside the allocation: application steps started again after the same step
   // failed (a retry loop around srun), from the accounting's step records.
   int restarts = 0;
+  // Who ran the attempt when it was not Slurm ("kubernetes", ...): set by the attribution
+  // API's callers (docs/api.md); "" for every Slurm job.
+  std::string scheduler;
 };
 
 // ISO 8601 UTC with microseconds: 2026-11-30T10:03:12.123456Z

@@ -67,6 +67,7 @@ struct Verdict {
   std::vector<std::string> nodes;  // the job's allocated nodes, sorted (added in v1)
   std::vector<JobComponent> components;  // a het job's components (JobFacts), else empty
   int restarts = 0;                      // restarts inside the allocation (JobFacts)
+  std::string scheduler;                 // JobFacts::scheduler: "" for Slurm (added in v1)
   std::vector<std::string> affected_nodes;
   std::vector<AffectedGpu> affected_gpus;
   std::string recommended_action = "NONE";

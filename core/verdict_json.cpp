@@ -257,6 +257,7 @@ json to_json(const Verdict& verdict) {
   if (!verdict.components.empty()) j["components"] = components_to_json(verdict.components);
   // Restarts inside the allocation (added in v1; only when there were some).
   if (verdict.restarts > 0) j["restarts"] = verdict.restarts;
+  if (!verdict.scheduler.empty()) j["scheduler"] = verdict.scheduler;
   std::vector<std::string> affected_nodes = verdict.affected_nodes;
   std::sort(affected_nodes.begin(), affected_nodes.end());
   j["affected_nodes"] = affected_nodes;
@@ -364,6 +365,7 @@ Result<Verdict> verdict_from_json(const json& j) {
       }
     }
     if (j.contains("restarts")) v.restarts = static_cast<int>(Reader::unsigned_integer(j, "restarts", root));
+    if (j.contains("scheduler")) v.scheduler = Reader::string(j, "scheduler", root);
     if (j.contains("components")) {
       auto components = components_from_json(j["components"], root + ".components");
       if (!components) return components.error();

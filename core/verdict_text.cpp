@@ -50,6 +50,8 @@ std::string render_verdict_text(const Verdict& v) {
       << ", signal " << v.signal << ")";
   if (v.attempt > 0) out << ", attempt " << v.attempt;
   out << "\n";
+  if (!v.scheduler.empty())
+    out << "Run by " << v.scheduler << ", judged from the observations its caller handed in (attribution API)\n";
   if (v.restarts > 0)
     out << "Restarted " << v.restarts << (v.restarts == 1 ? " time" : " times")
         << " inside the allocation after failing; the first failure is judged\n";

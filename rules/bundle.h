@@ -57,6 +57,10 @@ struct BundleOptions {
 // a corpus incident's incident.json), sorted by name.
 std::vector<std::filesystem::path> list_bundles_with(const std::filesystem::path& root, const std::string& marker);
 
+// job.json's fields (job facts, window, utc_offset) into bundle; errors BUNDLE_E_JOB
+// ("job.json: <field>: message"). The attribution API's `job` object is read with it.
+Status job_from_json(const nlohmann::json& job, Bundle& bundle);
+
 // Reads job.json and lists the streams. Errors (code, "file:line: field: message"):
 // BUNDLE_E_IO (missing or unreadable), BUNDLE_E_JOB (job.json invalid), BUNDLE_E_SOURCE
 // (a file that is no known source), BUNDLE_E_HOST (a host entry that is not a directory).

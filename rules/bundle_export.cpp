@@ -84,6 +84,7 @@ json job_json(const JobFacts& facts, std::optional<TimeUs> window_start, std::op
   job["nodes"] = facts.nodes;
   if (!facts.components.empty()) job["components"] = components_to_json(facts.components);
   if (facts.restarts > 0) job["restarts"] = facts.restarts;
+  if (!facts.scheduler.empty()) job["scheduler"] = facts.scheduler;
   if (!facts.ranks.empty()) {
     json ranks = json::object();
     for (const auto& [rank, node] : facts.ranks) ranks[std::to_string(rank)] = node;

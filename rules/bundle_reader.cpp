@@ -66,15 +66,9 @@ Result<std::string> string_field(const json& j, const char* name, const std::str
   return it->get<std::string>();
 }
 
-Status read_job_json(const fs::path& file, Bundle& bundle) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return Error{kBundleIo, file.string() + ": cannot read (every bundle needs job.json)"};
-  json j;
-  try {
-    j = json::parse(in);
-  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e400 (fuzz/)
-    return Error{kBundleJob, "job.json: not JSON: " + std::string(e.what())};
-  }
+}  // namespace
+
+Status job_from_json(const json& j, Bundle& bundle) {
   if (!j.is_object()) return job_error("(top)", "expected a JSON object");
 
   JobFacts& job = bundle.job;
@@ -151,7 +145,24 @@ Status read_job_json(const fs::path& file, Bundle& bundle) {
     bundle.window_end = b;
     bundle.explicit_window = true;
   }
+  auto scheduler = string_field(j, "scheduler", "");
+  if (!scheduler) return scheduler.error();
+  job.scheduler = *scheduler;
   return ok_status();
+}
+
+namespace {
+
+Status read_job_json(const fs::path& file, Bundle& bundle) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return Error{kBundleIo, file.string() + ": cannot read (every bundle needs job.json)"};
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e400 (fuzz/)
+    return Error{kBundleJob, "job.json: not JSON: " + std::string(e.what())};
+  }
+  return job_from_json(j, bundle);
 }
 
 // Replaces invalid UTF-8 with U+FFFD: the verdict is JSON, and a log line may hold any bytes.

@@ -532,6 +532,7 @@ Verdict correlate(const RulePack& pack, const JobFacts& job, std::vector<Event> 
   v.nodes = job.nodes;
   v.components = job.components;
   v.restarts = job.restarts;
+  v.scheduler = job.scheduler;
   std::sort(v.nodes.begin(), v.nodes.end());
   v.nodes.erase(std::unique(v.nodes.begin(), v.nodes.end()), v.nodes.end());
   std::sort(coverage.begin(), coverage.end(), [](const Coverage& a, const Coverage& b) {

@@ -35,6 +35,7 @@ tool_packages=(
   rpm                     # rpmbuild, rpm -qlp/-qRp: scripts/build-rpms.sh
   chromium nodejs         # the dashboard in headless Chromium via playwright-core (tests/browser)
   ripgrep linux-perf      # bench/: the extraction reference and its profile (docs/benchmarks.md)
+  python3-jsonschema      # tests/docs: the API's example requests against docs/schemas/
 )
 
 wanted=("${build_packages[@]}" "${cluster_packages[@]}" "${core_tool_packages[@]}")

@@ -115,7 +115,8 @@ json summary_json(const store::VerdictSummary& row) {
               {"domain", row.domain},   {"state", row.state},
               {"rule", row.rule},       {"action", row.action},
               {"comment", row.comment}, {"exit_code", row.exit_code},
-              {"nodes", row.nodes},     {"affected_nodes", row.affected_nodes}};
+              {"nodes", row.nodes},     {"affected_nodes", row.affected_nodes},
+              {"scheduler", row.scheduler}};
 }
 
 json offenders_json(const fleet::OffenderReport& report) {
@@ -147,7 +148,7 @@ Result<std::unique_ptr<DashboardServer>> DashboardServer::start(const DashboardO
   ops::HttpServerOptions http{
       .what = "dashboard", .threads = 4, .timeout = std::chrono::seconds(10), .max_payload = 16 * 1024};
   DashboardServer* self = out.get();
-  auto server = ops::HttpServer::start(common::dashboard_address(options.listen), http,
+  auto server = ops::HttpServer::start(common::loopback_default_address(options.listen), http,
                                        [self](httplib::Server& routes) { self->routes(routes); });
   if (!server) return server.error();
   out->server_ = std::move(*server);

@@ -156,4 +156,29 @@ grpc::Status AttributionService::GetVerdict(grpc::ServerContext* context, const 
   return grpc::Status::OK;
 }
 
+grpc::Status AttributionService::Attribute(grpc::ServerContext* context, const v1::AttributeRequest* request,
+                                           v1::AttributeResponse* response) {
+  if (attributor_ == nullptr)
+    return common::to_grpc_status(Error{kApiRequest, "this daemon serves no attribution API"});
+  auto caller = auth_->authenticate(context, common::kAttribute, *request);
+  if (!caller) {
+    spdlog::warn("Attribute from {} rejected: {}",
+                 context != nullptr ? context->peer() : std::string("an in-process caller"), caller.error().message);
+    attributor_->count_unauthenticated("grpc");
+    return common::to_grpc_status(caller.error());
+  }
+  const api::ApiCaller api_caller =
+      caller->verified ? api::ApiCaller{"uid:" + std::to_string(caller->uid), caller->uid, auth_->is_admin(*caller)}
+                       : api::ApiCaller{"anonymous", std::nullopt, true};
+  auto outcome = attributor_->attribute(request->request_json(), api_caller, wall_clock_us());
+  attributor_->count("grpc", outcome);
+  if (!outcome) return common::to_grpc_status(outcome.error());
+  response->set_verdict_json(outcome->verdict_json);
+  response->set_cluster(outcome->key.cluster);
+  response->set_job_id(outcome->key.job_id);
+  response->set_run(outcome->key.run);
+  response->set_duplicate(!outcome->created);
+  return grpc::Status::OK;
+}
+
 }  // namespace attrib::head

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "attrib/v1/attrib.grpc.pb.h"
+#include "attributiond/api/attributor.h"
 #include "attributiond/fleet/offender_policy.h"
 #include "attributiond/head/sweep.h"
 #include "attributiond/ops/daemon_metrics.h"
@@ -41,6 +42,10 @@ class AttributionService final : public v1::Attribution::Service {
   // Admins only (fleet_rpcs.cpp): store::archive_stats with the retention settings.
   grpc::Status GetArchiveStats(grpc::ServerContext* context, const v1::ArchiveStatsRequest* request,
                                v1::FleetReport* response) override;
+  // The attribution API over gRPC (docs/api.md): anyone with a MUNGE credential; only an
+  // admin's trust assertions count. Answered by the attributor (set_attributor).
+  grpc::Status Attribute(grpc::ServerContext* context, const v1::AttributeRequest* request,
+                         v1::AttributeResponse* response) override;
 
   // Queues from slurmdbd the attempts the archive lacks: one job's (job_id), or those that
   // ended since `since` (job_id empty). Set by the head daemon, which owns accounting.
@@ -49,6 +54,8 @@ class AttributionService final : public v1::Attribution::Service {
   void set_backfill(BackfillFn backfill) { backfill_ = std::move(backfill); }
   // The retention GetArchiveStats reports next to the figures.
   void set_retention(common::ArchiveConfig retention) { retention_ = retention; }
+  // The head daemon's attributor (attributiond/api), which outlives the service.
+  void set_attributor(api::Attributor* attributor) { attributor_ = attributor; }
 
  private:
   store::JobStore& store_;
@@ -58,6 +65,7 @@ class AttributionService final : public v1::Attribution::Service {
   ops::HeadMetrics* metrics_;
   fleet::FleetPolicy fleet_;
   BackfillFn backfill_;
+  api::Attributor* attributor_ = nullptr;
   common::ArchiveConfig retention_;
 };
 

@@ -85,6 +85,8 @@ Status HeadDaemon::start() {
   auto sinks = sinks::make_verdict_sinks(config_.sinks);
   if (!sinks) return sinks.error();
   sinks_ = std::move(*sinks);
+  attributor_ = std::make_unique<api::Attributor>(config_, pack_, *store_, &sinks_, &metrics_);
+  service_->set_attributor(attributor_.get());
   // An admin's attrib-show --attribute / --backfill: a slurmdbd connection per call.
   service_->set_backfill(
       [this](const std::string& cluster, const std::string& job_id, TimeUs since) -> Result<SweepCount> {
@@ -118,8 +120,16 @@ Status HeadDaemon::start() {
     auto dashboard = dashboard::DashboardServer::start(options);
     if (!dashboard) return dashboard.error();
     dashboard_server_ = std::move(*dashboard);
-    spdlog::info("dashboard on http://{}/ (port {})", common::dashboard_address(config_.head.dashboard_listen),
+    spdlog::info("dashboard on http://{}/ (port {})", common::loopback_default_address(config_.head.dashboard_listen),
                  dashboard_server_->port());
+  }
+  if (!config_.api.listen.empty()) {
+    auto api = api::ApiHttpServer::start(
+        {config_.api.listen, config_.api.token_file, config_.api.max_request_bytes, *authenticator}, *attributor_);
+    if (!api) return api.error();
+    api_server_ = std::move(*api);
+    spdlog::info("attribution API on http://{}/v1/attribute (port {})",
+                 common::loopback_default_address(config_.api.listen), api_server_->port());
   }
 
   std::error_code ec;
@@ -149,6 +159,7 @@ void HeadDaemon::stop() {
   wake();
   for (auto& t : threads_) t.join();
   threads_.clear();
+  api_server_.reset();  // before the sinks and the attributor it calls
   sinks_.clear();  // the webhook's sender; what it has not sent stays in its spool
   metrics_server_.reset();  // its gauges read the store
   dashboard_server_.reset();

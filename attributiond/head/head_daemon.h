@@ -14,6 +14,8 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include "attributiond/api/api_http_server.h"
+#include "attributiond/api/attributor.h"
 #include "attributiond/dashboard/dashboard_server.h"
 #include "attributiond/fleet/remediation.h"
 #include "attributiond/head/attribution_service.h"
@@ -49,6 +51,8 @@ class HeadDaemon {
   const ops::MetricsRegistry& metrics_registry() const { return registry_; }
   // The port of the web dashboard (head.dashboard_listen; useful with port 0), or 0.
   int dashboard_port() const { return dashboard_server_ ? dashboard_server_->port() : 0; }
+  // The port of the attribution API's POST /v1/attribute (api.listen), or 0.
+  int api_port() const { return api_server_ ? api_server_->port() : 0; }
 
  private:
   void worker_loop();
@@ -77,6 +81,8 @@ class HeadDaemon {
   ops::HeadMetrics metrics_{registry_};
   std::unique_ptr<ops::HttpServer> metrics_server_;
   std::unique_ptr<dashboard::DashboardServer> dashboard_server_;
+  std::unique_ptr<api::Attributor> attributor_;  // made by start(), after the sinks it delivers to
+  std::unique_ptr<api::ApiHttpServer> api_server_;  // api.listen; stopped before the attributor
 
   std::mutex mutex_;
   std::condition_variable wakeup_;

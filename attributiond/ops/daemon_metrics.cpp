@@ -73,6 +73,11 @@ HeadMetrics::HeadMetrics(ops::MetricsRegistry& registry)
                                           "request could not be decoded), by the step that failed last; listed by "
                                           "attrib-show --failed.",
                                           {"step"})),
+      api_requests(registry.counter("attrib_api_requests_total",
+                                    "Requests of the attribution API (docs/api.md) by transport (http, grpc) and "
+                                    "result: attributed, duplicate (the attempt was judged before), invalid, "
+                                    "unauthenticated, too_large, rate_limited, failed.",
+                                    {"transport", "result"})),
       archive_pruned(registry.counter("attrib_archive_pruned_total",
                                       "Archived runs the archive's retention pruned (archive.*), by what went: "
                                       "evidence (the run's raw evidence only) or runs (the whole run).",

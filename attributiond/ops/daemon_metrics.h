@@ -34,6 +34,7 @@ struct HeadMetrics {
   ops::Family<ops::Histogram>& attribution_phase;  // phase (pipeline/phase_times.h)
   ops::Family<ops::Counter>& spool_quarantined;
   ops::Family<ops::Counter>& jobs_dead_lettered;  // step
+  ops::Family<ops::Counter>& api_requests;  // transport (http | grpc), result (attributiond/api)
   ops::Family<ops::Counter>& archive_pruned;      // what: evidence | runs
   ops::Family<ops::Gauge>& archive_used_bytes;
 

@@ -13,14 +13,14 @@ namespace {
 
 // The verdict's fields a listing shows are read by SQLite's JSON functions, so a row the
 // filters drop is never parsed; its owner and user come from the job's history row (the
-// request, a protobuf, is decoded only for one job's page). Columns 0..13, read by
+// request, a protobuf, is decoded only for one job's page). Columns 0..14, read by
 // read_summary.
 #define ATTRIB_SUMMARY_COLUMNS                                                                            \
   "SELECT j.cluster, j.job_id, j.status, j.received_us, j.domain, h.user_name, h.uid, "                   \
   "json_extract(j.verdict_json, '$.terminal_state'), json_extract(j.verdict_json, '$.root_cause.rule'), " \
   "json_extract(j.verdict_json, '$.recommended_action'), json_extract(j.verdict_json, '$.comment'), "     \
   "json_extract(j.verdict_json, '$.exit_code'), json_extract(j.verdict_json, '$.nodes'), "                \
-  "json_extract(j.verdict_json, '$.affected_nodes') "
+  "json_extract(j.verdict_json, '$.affected_nodes'), j.scheduler "
 #define ATTRIB_ARCHIVE \
   " FROM jobs j LEFT JOIN history h ON h.cluster = j.cluster AND h.job_id = j.job_id AND h.run = j.run "
 
@@ -87,6 +87,7 @@ VerdictSummary read_summary(const store::Statement& stmt) {
   row.exit_code = stmt.int_at(11);
   row.nodes = string_array(stmt, 12);
   row.affected_nodes = string_array(stmt, 13);
+  row.scheduler = stmt.text_at(14);
   return row;
 }
 
@@ -174,7 +175,7 @@ Result<std::optional<JobDetail>> DashboardQueries::job(const std::string& cluste
   }
   // One job: its owner from the stored request itself, as GetVerdict decides.
   v1::JobEnded request;
-  if (!request.ParseFromString(stmt.text_at(15)))
+  if (!request.ParseFromString(stmt.text_at(16)))
     return Error{kDbDecode, "stored request of job " + job_id + " is corrupt"};
   if (!may_view(viewer, request.uid(), request.user()))
     return Error{kDashForbidden, "job " + job_id + " is not yours: you may see only your own jobs"};
@@ -182,7 +183,7 @@ Result<std::optional<JobDetail>> DashboardQueries::job(const std::string& cluste
   detail.summary = read_summary(stmt);
   detail.summary.user = request.user();
   detail.summary.uid = request.uid();
-  detail.verdict_json = stmt.text_at(14);
+  detail.verdict_json = stmt.text_at(15);
   return std::optional<JobDetail>(std::move(detail));
 }
 

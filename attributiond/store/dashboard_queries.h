@@ -50,6 +50,7 @@ struct VerdictSummary {
   std::string domain, state, rule, action, comment;
   int64_t exit_code = 0;
   std::vector<std::string> nodes, affected_nodes;
+  std::string scheduler;  // slurm, or another one's through the attribution API
 };
 
 struct VerdictPage {

@@ -300,6 +300,11 @@ CREATE TABLE mined_templates (
   skeleton    TEXT NOT NULL
 );
 )sql",
+    // 11: who ran each attempt. Slurm's, reported by the hooks and the sweep; another
+    // scheduler's, judged through the attribution API (attributiond/api, docs/api.md).
+    R"sql(
+ALTER TABLE jobs ADD COLUMN scheduler TEXT NOT NULL DEFAULT 'slurm';
+)sql",
 };
 
 Error db_error(const store::Statement& stmt) { return Error{kDbStep, stmt.error()}; }
@@ -714,6 +719,12 @@ Status JobStore::archive(const JobKey& key, const Verdict& verdict, const std::v
     }
     if (!judged.error().empty()) return db_error(judged);
   }
+  if (auto s = archive_row(key, verdict, events, now, attempt_submit, evidence); !s) return s;
+  return tx.commit();
+}
+
+Status JobStore::archive_row(const JobKey& key, const Verdict& verdict, const std::vector<Event>& events, TimeUs now,
+                             std::optional<TimeUs> attempt_submit, const ArchivedEvidence* evidence) {
   auto update = db_.prepare(
       "UPDATE jobs SET status = 'archived', verdict_json = ?, domain = ?, archived_us = ?, last_error = '', "
       "attempt_submit_us = ? WHERE cluster = ? AND job_id = ? AND run = ? AND verdict_json IS NULL");
@@ -756,8 +767,50 @@ Status JobStore::archive(const JobKey& key, const Verdict& verdict, const std::v
     if (auto s = ins.run(); !s) return s;
   }
   failpoint("archive.mid_transaction");  // verdict, history, events and evidence written, not committed
-  if (auto s = insert_coverage(db_, key, verdict.coverage); !s) return s;
-  return tx.commit();
+  return insert_coverage(db_, key, verdict.coverage);
+}
+
+Result<ExternalArchived> JobStore::archive_external(const v1::JobEnded& request, const std::string& scheduler,
+                                                    const Verdict& verdict, const std::vector<Event>& events,
+                                                    const ArchivedEvidence* evidence, TimeUs now,
+                                                    std::optional<uint32_t> only_owner) {
+  std::string bytes;
+  if (!request.SerializeToString(&bytes)) return Error{kQueueEncode, "cannot encode JobEnded"};
+  const std::string& cluster = request.cluster();
+  std::lock_guard lock(mutex_);
+  store::Transaction tx(db_);
+  if (auto s = tx.began(); !s) return s.error();
+  // The same attempt handed in again (a client retrying after a lost answer): its run
+  // keeps the verdict it was given.
+  auto known = db_.prepare(
+      "SELECT run, verdict_json, owner_uid FROM jobs WHERE cluster = ? AND job_id = ? AND scheduler = ? "
+      "AND verdict_json IS NOT NULL AND json_extract(verdict_json, '$.attempt') = ? ORDER BY run DESC LIMIT 1");
+  known.bind(1, cluster).bind(2, request.job_id()).bind(3, scheduler).bind(4, int64_t{verdict.attempt});
+  if (known.step()) {
+    // Its verdict is its owner's to read: anyone else handing in the same ids learns nothing.
+    if (only_owner && (known.is_null(2) || known.int_at(2) != static_cast<int64_t>(*only_owner)))
+      return Error{kVerdictForbidden, "job " + request.job_id() + " attempt " + std::to_string(verdict.attempt) +
+                                          " of cluster " + cluster + " was judged for another caller"};
+    return ExternalArchived{{cluster, request.job_id(), known.int_at(0)}, false, known.text_at(1)};
+  }
+  if (!known.error().empty()) return db_error(known);
+  JobKey key{cluster, request.job_id(), 0};
+  {  // finalized (RETURNING read) before the next statement runs
+    auto insert = db_.prepare(
+        "INSERT INTO jobs (cluster, job_id, run, status, request, received_us, next_attempt_us, scheduler) "
+        "VALUES (?1, ?2, (SELECT COALESCE(MAX(run) + 1, 0) FROM jobs WHERE cluster = ?1 AND job_id = ?2), "
+        "'queued', ?3, ?4, ?4, ?5) RETURNING run");
+    insert.bind(1, cluster).bind(2, request.job_id()).bind_blob(3, bytes).bind(4, now).bind(5, scheduler);
+    if (!insert.step()) return db_error(insert);
+    key.run = insert.int_at(0);
+  }
+  if (auto s = archive_row(key, verdict, events, now, std::nullopt, evidence); !s) return s.error();
+  auto done = db_.prepare(
+      "UPDATE jobs SET status = 'done', done_us = ? WHERE cluster = ? AND job_id = ? AND run = ?");
+  done.bind(1, now).bind(2, key.cluster).bind(3, key.job_id).bind(4, key.run);
+  if (auto s = done.run(); !s) return s.error();
+  if (auto s = tx.commit(); !s) return s.error();
+  return ExternalArchived{key, true, json_text(to_json(verdict))};
 }
 
 namespace {
@@ -902,7 +955,7 @@ Result<std::optional<JobRecord>> JobStore::lookup(const std::string& cluster, co
   std::lock_guard lock(mutex_);
   auto stmt = db_.prepare(
       "SELECT CASE WHEN failed_us IS NULL THEN status ELSE 'failed' END, attempts, last_error, verdict_json, request, "
-      "run, (SELECT MAX(run) + 1 FROM jobs WHERE cluster = ?1 AND job_id = ?2) "
+      "run, (SELECT MAX(run) + 1 FROM jobs WHERE cluster = ?1 AND job_id = ?2), scheduler "
       "FROM jobs WHERE cluster = ?1 AND job_id = ?2 AND (?3 IS NULL OR run = ?3) ORDER BY run DESC LIMIT 1");
   stmt.bind(1, cluster).bind(2, job_id);
   if (run)
@@ -920,6 +973,7 @@ Result<std::optional<JobRecord>> JobStore::lookup(const std::string& cluster, co
   record.attempts = static_cast<int>(stmt.int_at(1));
   record.last_error = stmt.text_at(2);
   if (!stmt.is_null(3)) record.verdict_json = stmt.text_at(3);
+  record.scheduler = stmt.text_at(7);
   // The owner is read from the stored request (no column of its own): every row has it,
   // including rows written before attrib checked ownership.
   if (v1::JobEnded request; request.ParseFromString(stmt.text_at(4))) {

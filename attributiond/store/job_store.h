@@ -51,6 +51,14 @@ struct JobRecord {
   std::optional<std::string> verdict_json;
   uint32_t uid = 0;  // who the job ran as, from the stored JobEnded (0 with user "" : unknown)
   std::string user;
+  std::string scheduler = "slurm";  // another one's for an attempt judged through the attribution API
+};
+
+// What archive_external did: the run holding the attempt, and whether it was new.
+struct ExternalArchived {
+  JobKey key;
+  bool created = false;      // false: the attempt was archived before; nothing changed
+  std::string verdict_json;  // the run's verdict, as archived
 };
 
 // How attribution failures are retried (config head.retry_backoff_s and friends).
@@ -120,6 +128,16 @@ class JobStore {
   // once keeps its first verdict.
   Status archive(const JobKey& key, const Verdict& verdict, const std::vector<Event>& events, TimeUs now,
                  std::optional<TimeUs> attempt_submit = std::nullopt, const ArchivedEvidence* evidence = nullptr);
+  // An attempt of another scheduler judged through the attribution API (attributiond/api):
+  // recorded as a finished run of (request.cluster, request.job_id) with its verdict,
+  // events, evidence and scheduler in one transaction; nothing is queued, no Slurm field
+  // is written. The same attempt (the verdict's attempt number) handed in again is not
+  // archived twice: the run that holds it answers, only to `only_owner` when given (an
+  // ordinary caller; VERDICT_E_FORBIDDEN for another's).
+  Result<ExternalArchived> archive_external(const v1::JobEnded& request, const std::string& scheduler,
+                                            const Verdict& verdict, const std::vector<Event>& events,
+                                            const ArchivedEvidence* evidence, TimeUs now,
+                                            std::optional<uint32_t> only_owner = std::nullopt);
   // The raw evidence archived with a run (read on the read-only connection); none when
   // the run kept none (archived before it was kept, or head.raw_evidence_max_kib 0).
   Result<std::optional<ArchivedEvidence>> evidence(const JobKey& key);
@@ -171,6 +189,9 @@ class JobStore {
 
  private:
   JobStore(store::Database db, store::Database read_db) : db_(std::move(db)), read_db_(std::move(read_db)) {}
+  // archive()'s writes, under the lock and inside the caller's transaction.
+  Status archive_row(const JobKey& key, const Verdict& verdict, const std::vector<Event>& events, TimeUs now,
+                     std::optional<TimeUs> attempt_submit, const ArchivedEvidence* evidence);
   std::mutex mutex_;  // the writing connection, shared by the RPC threads and the workers
   store::Database db_;
   std::mutex read_mutex_;  // the reading connection, shared by the readers

@@ -48,13 +48,13 @@ require_reachable() {
   exit 1
 }
 
-# stage_binaries BUILD_DIR DEST: copies the programs other users run (the hook, attrib-show,
+# stage_binaries BUILD_DIR DEST: copies the programs other users run (the hook, attrib-show, attrib-submit,
 # the daemon) and the SPANK module into DEST, world-readable and -executable. Each is
 # linked statically against attrib's own libraries, so the copy runs anywhere.
 stage_binaries() {
   local build=$1 dest=$2 file
   install -d -m 755 "$dest"
-  for file in epilog/attrib-epilog epilog/attrib-epilog-send tools/attrib-show attributiond/attributiond \
+  for file in epilog/attrib-epilog epilog/attrib-epilog-send tools/attrib-show tools/attrib-submit attributiond/attributiond \
     spank/spank_attrib.so; do
     [ -e "$build/$file" ] || continue
     install -m 755 "$build/$file" "$dest/$(basename "$file")"

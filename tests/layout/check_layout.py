@@ -31,15 +31,20 @@ ALLOWED = {
     "attributiond/pipeline": ["core", "common", "slurm", "rules", "collectors", "proto", "attributiond/store",
                               "attributiond/fleet", "attributiond/ops", "attributiond/sinks"],
     "attributiond/dashboard": ["core", "common", "attributiond/store", "attributiond/fleet", "attributiond/ops"],
+    # The attribution API judges with the rules engine, archives, and hands verdicts to the sinks.
+    "attributiond/api": ["core", "common", "rules", "proto", "attributiond/store", "attributiond/sinks",
+                         "attributiond/ops"],
     "attributiond/node": ["core", "common", "rules", "collectors", "proto", "attributiond/pipeline",
                           "attributiond/ops"],
     "attributiond/head": ["core", "common", "slurm", "rules", "collectors", "proto", "attributiond/store",
                           "attributiond/fleet", "attributiond/pipeline", "attributiond/dashboard",
-                          "attributiond/ops", "attributiond/sinks"],
+                          "attributiond/ops", "attributiond/sinks", "attributiond/api"],
     "attributiond": ["core", "common", "rules", "collectors", "attributiond/head", "attributiond/node",
                      "attributiond/ops"],
     "tools/attrib-show": ["core", "common", "rules", "proto"],
     "tools/attrib-replay": ["core", "rules"],
+    # POSTs with the collectors' HTTP client, or calls Attribute over gRPC.
+    "tools/attrib-submit": ["core", "common", "rules", "proto", "collectors"],
     # mine reads the head's archive.
     "tools/attrib-rules": ["core", "common", "rules", "proto", "attributiond/store"],
     # Reads and revises the head's archive directly (an admin on the head host).

@@ -449,7 +449,7 @@ int main(int argc, char** argv) {
     }
     if (server.empty()) server = config->epilog.server;
     if (dashboard_url.empty() && !config->head.dashboard_listen.empty())
-      dashboard_url = attrib::common::dashboard_address(config->head.dashboard_listen);
+      dashboard_url = attrib::common::loopback_default_address(config->head.dashboard_listen);
     auth = config->auth;
   }
   if (munge_socket_option->count() > 0) auth.munge_socket = munge_socket;

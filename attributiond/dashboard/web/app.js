@@ -85,7 +85,9 @@ function renderVerdicts(body) {
     const nodes = v.affected_nodes.length ? v.affected_nodes : v.nodes;
     tbody.append(el('tr', {className: 'verdict-row'},
       el('td', {}, time(v.time_us)),
-      el('td', {}, el('a', {href: jobLink(v.cluster, v.job_id), className: 'job-link'}, v.job_id)),
+      el('td', {}, el('a', {href: jobLink(v.cluster, v.job_id), className: 'job-link'}, v.job_id),
+        // Another scheduler's job, judged through the attribution API (docs/api.md).
+        v.scheduler && v.scheduler !== 'slurm' ? el('span', {className: 'cluster'}, ` ${v.scheduler}`) : null),
       el('td', {}, v.user || (v.uid ? String(v.uid) : '')),
       el('td', {}, v.state),
       el('td', {className: 'domain'}, badge(v.domain)),
@@ -272,7 +274,8 @@ function renderJob(body) {
   const v = body.verdict;
   const job = body.job;
   const parts = [
-    el('h2', {id: 'job-title'}, `Job ${job.job_id} `, el('span', {className: 'cluster'}, `on ${job.cluster}`)),
+    el('h2', {id: 'job-title'}, `Job ${job.job_id} `, el('span', {className: 'cluster'}, `on ${job.cluster}`),
+      v.scheduler ? el('span', {className: 'cluster'}, ` (run by ${v.scheduler})`) : null),
     el('dl', {className: 'facts'},
       el('dt', {}, 'Domain'), el('dd', {id: 'job-domain'}, badge(v.domain)),
       el('dt', {}, 'State'), el('dd', {}, `${v.terminal_state} (exit ${v.exit_code}${v.signal ? ', signal ' + v.signal : ''})`),

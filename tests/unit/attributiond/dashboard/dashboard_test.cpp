@@ -331,9 +331,9 @@ TEST_F(DashboardTest, UnexplainedServesTheSavedTemplates) {
 }
 
 TEST_F(DashboardTest, BarePortBindsLoopback) {
-  EXPECT_EQ(common::dashboard_address("8470"), "127.0.0.1:8470");
-  EXPECT_EQ(common::dashboard_address(":8470"), "127.0.0.1:8470");
-  EXPECT_EQ(common::dashboard_address("0.0.0.0:8470"), "0.0.0.0:8470");
+  EXPECT_EQ(common::loopback_default_address("8470"), "127.0.0.1:8470");
+  EXPECT_EQ(common::loopback_default_address(":8470"), "127.0.0.1:8470");
+  EXPECT_EQ(common::loopback_default_address("0.0.0.0:8470"), "0.0.0.0:8470");
   dashboard::DashboardOptions options;
   options.listen = "not an address";
   options.database = database_;
