@@ -17,6 +17,7 @@ set(ATTRIB_FUZZ_TARGETS
   collect_request   # attributiond/node NodeCollectService::Collect, pipeline::from_proto
   dashboard_http    # attributiond/dashboard DashboardServer over loopback HTTP
   template_miner    # rules/template_miner.h masking, clustering, rule skeletons (attrib-rules mine)
+  attribute_request # attributiond/api/attribute_request.h, the API's body -> bundle v1 files
 )
 set(ATTRIB_FUZZ_SUPPORT_SOURCES ${CMAKE_CURRENT_LIST_DIR}/fuzz_support.cpp)
 set(ATTRIB_FUZZ_LIBS attributiond_lib attrib_hook_env attrib_rules attrib_collectors attrib_common attrib_core
