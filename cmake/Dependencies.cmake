@@ -23,6 +23,8 @@ find_package(OpenSSL REQUIRED COMPONENTS Crypto)
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib>=0.11)
 # zstd compresses the raw evidence the archive keeps for every attempt.
 pkg_check_modules(ZSTD REQUIRED IMPORTED_TARGET libzstd)
+# The log-file collectors read logrotate's gzipped generations (collectors/rotated_files.cpp).
+find_package(ZLIB REQUIRED)
 
 # libslurm ships no pkg-config file: headers <slurm/*.h>, library -lslurm.
 find_path(SLURM_INCLUDE_DIR slurm/slurmdb.h REQUIRED)

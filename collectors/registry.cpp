@@ -4,6 +4,7 @@
 #include "collectors/fabricmanager_collector.h"
 #include "collectors/journald_collector.h"
 #include "collectors/kmsg_collector.h"
+#include "collectors/log_file_collector.h"
 #include "collectors/loki_collector.h"
 #include "collectors/prometheus_collector.h"
 #include "collectors/slurm_accounting_collector.h"
@@ -25,6 +26,14 @@ const std::vector<CollectorKind>& collector_kinds() {
       {FabricManagerCollector::kName,
        "NVIDIA Fabric Manager's log file and its rotated .1 (node-local time, multi-line entries).",
        option_docs(FabricManagerCollector::option_table()), &FabricManagerCollector::create},
+      {LogFileCollector::kSyslogName,
+       "rsyslog's files (/var/log/messages, syslog, kern.log) with their rotated and gzipped generations: kernel "
+       "and syslog lines of the node, untrusted unless the file is vouched for (trust: file).",
+       option_docs(LogFileCollector::syslog_option_table()), &LogFileCollector::create_syslog},
+      {LogFileCollector::kSlurmName,
+       "Slurm's own log on the node (slurmd.log with slurmstepd's lines, slurmctld.log) with its rotated "
+       "generations: source slurm, trusted when only root or SlurmUser can write it.",
+       option_docs(LogFileCollector::slurm_option_table()), &LogFileCollector::create_slurm},
       {AppOutputCollector::kName,
        "The job's stdout/stderr files, split into per-rank streams by [rankN]: and srun --label prefixes (untrusted).",
        option_docs(AppOutputCollector::option_table()), &AppOutputCollector::create},

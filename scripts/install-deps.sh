@@ -19,7 +19,7 @@ build_packages=(
   libslurm-dev libsystemd-dev libprotobuf-dev protobuf-compiler libgrpc++-dev
   protobuf-compiler-grpc libsqlite3-dev libgtest-dev libgmock-dev libyaml-cpp-dev
   libre2-dev libvectorscan-dev libcli11-dev libspdlog-dev nlohmann-json3-dev
-  libcurl4-openssl-dev libmunge-dev libbenchmark-dev libcpp-httplib-dev libzstd-dev
+  libcurl4-openssl-dev libmunge-dev libbenchmark-dev libcpp-httplib-dev libzstd-dev zlib1g-dev
 )
 fuzz_packages=(clang "$clang_runtime")  # scripts/fuzz.sh: clang++ and libFuzzer (libclang_rt.fuzzer-x86_64.a)
 # A real Slurm cluster on one machine (scripts/cluster.sh).

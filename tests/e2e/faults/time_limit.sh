@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # A job past its time limit: slurmctld ends it (SIGTERM, KillWait, SIGKILL), sacct says
 # TIMEOUT, and the verdict is SCHEDULER by the time-limit rule (slurm.timeout), with
-# slurmstepd's "DUE TO TIME LIMIT" line from the job's output among its symptoms; the
-# Comment is written once and no node is drained.
+# slurmstepd's "DUE TO TIME LIMIT" line from the job's output among its symptoms, and the
+# same line from slurmd's own log (the slurm_log collector over the cluster's
+# SlurmdLogFile, root's file: trusted, source slurm); the Comment is written once and no
+# node is drained.
 #
 # Slurm keeps time limits in whole minutes and checks them every 30 s: a --time=1 job
 # would run 60-90 s. The job is submitted with --time=1 and, once running, its limit is
@@ -10,6 +12,11 @@
 # same time-limit path, within 30 s.
 source "$(dirname "$0")/../lib.sh"
 setup_run fault_time_limit
+cat >> "$run_dir/attrib.yaml" <<YAML
+  - kind: slurm_log
+    options:
+      path: $ATTRIB_E2E_CLUSTER_DIR/log/slurmd-{node}.log
+YAML
 start_daemon
 out=$run_dir/job-%j.out
 job=$(sbatch --parsable -N1 -w n3 --time=1 --output="$out" --wrap 'sleep 300' | cut -d';' -f1)
@@ -32,6 +39,10 @@ expect_contains "$(verdict "$job" .root_cause.summary)" "Job $job reached its ti
 expect_contains "$(cat "$run_dir/job-$job.out")" "DUE TO TIME LIMIT" "slurmstepd's line in the job's output"
 expect_eq "$(verdict "$job" '[.symptoms[] | select(.event.kind == "slurm.time_limit") | .event.node] | unique | join(",")')" n3 \
   "slurmstepd's time-limit line among the symptoms"
+expect_eq "$(verdict "$job" '[(.symptoms[].event), .root_cause.event | select(.kind == "slurm.time_limit" and .source == "slurm") | "\(.node) \(.trusted)"] | unique | join(",")')" "n3 true" \
+  "slurmd's log: the time-limit line, trusted, as source slurm"
+expect_eq "$(verdict "$job" '[.coverage[] | select(.source == "slurm" and .node == "n3") | .status] | join(",")')" ok \
+  "coverage of slurmd's log on n3"
 comment=$(sacct_field "$job" Comment)
 expect_eq "$(grep -o 'attrib:' <<<"$comment" | wc -l)" 1 "attrib segments in the Comment ($comment)"
 expect_contains "$comment" "attrib: SCHEDULER rule=slurm.timeout action=RESUBMIT" "sacct comment"
