@@ -128,6 +128,15 @@ Result<PromRangeAnswer> parse_prometheus_range(const std::string& body) {
   return answer;
 }
 
+std::string format_delta(double delta) {
+  char out[64];
+  if (std::fabs(delta) < 1e15 && delta == std::floor(delta))
+    std::snprintf(out, sizeof out, "%+lld", static_cast<long long>(delta));
+  else
+    std::snprintf(out, sizeof out, "%+.6g", delta);
+  return out;
+}
+
 std::string prometheus_line(const PromSeries& series, const std::string& fallback, const std::string& value) {
   auto name = series.labels.find("__name__");
   std::string line = name != series.labels.end() ? name->second : fallback;
@@ -227,9 +236,11 @@ std::vector<Coverage> PrometheusCollector::collect(const CollectRequest& request
           if (std::isnan(value)) continue;
           auto [it, first] = last_value.try_emplace(series.labels, value);
           const bool changed = first || it->second != value;
+          // A series that appears counts from 0: a counter's first total is all new.
+          const double delta = value - (first ? 0 : it->second);
           it->second = value;
           if (!changed || value == 0 || time < request.window_start || time > request.window_end) continue;
-          pending.push_back({time, q, prometheus_line(series, query.name, text)});
+          pending.push_back({time, q, prometheus_line(series, query.name, text) + " (" + format_delta(delta) + ")"});
         }
       }
     }

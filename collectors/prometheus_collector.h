@@ -45,6 +45,9 @@ Result<PromRangeAnswer> parse_prometheus_range(const std::string& body);
 // `name{k="v",...} value`, labels sorted, __name__ left out, values escaped as in the
 // Prometheus text format. `name` is the series' __name__, or `fallback` without one.
 std::string prometheus_line(const PromSeries& series, const std::string& fallback, const std::string& value);
+// The change a line reports, as the collector appends it: "(+2)", "(-0.5)", "(+1.5e+06)".
+// The rules' thresholds read it (a counter's increase; docs/rules.md "Thresholds").
+std::string format_delta(double delta);
 
 class PrometheusCollector final : public Collector {
  public:

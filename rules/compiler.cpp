@@ -121,6 +121,15 @@ CompiledExtractionRule compile_extraction(const ExtractionRuleDef& def) {
     }
     if (def.constants.contains(f.name)) fail(kRuleField, def.where, where + ".set." + f.name, "also a captured field");
   }
+  // A threshold names a captured number; a bit mask an integer.
+  const auto numeric = [&](const std::string& name, bool integer_only) {
+    auto it = declared.find(name);
+    return it != declared.end() && (it->second == FieldType::Int || (!integer_only && it->second == FieldType::Number));
+  };
+  for (const auto& [name, bound] : def.at_least)
+    if (!numeric(name, false)) fail(kRuleField, def.where, where + ".at_least." + name, "not a field of type int or number");
+  for (const auto& [name, mask] : def.any_bits)
+    if (!numeric(name, true)) fail(kRuleField, def.where, where + ".any_bits." + name, "not a field of type int");
   return rule;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 
 #include "core/json_text.h"
 #include "rules/rule_pack.h"
@@ -37,8 +38,35 @@ std::optional<nlohmann::json> convert(FieldType type, std::string_view text) {
       }
       return nlohmann::json(out);
     }
+    case FieldType::Number: {
+      // A metric's value as Prometheus prints it: 12, 12.5, 1e+06, +3 (a delta).
+      std::string_view digits = text;
+      if (!digits.empty() && digits[0] == '+') digits.remove_prefix(1);
+      double value = 0;
+      const auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+      if (ec != std::errc() || ptr != digits.data() + digits.size() || digits.empty() || !std::isfinite(value))
+        return std::nullopt;
+      // A whole number stays one ("+2" reads 2, not 2.0, in summaries and fields).
+      if (value == std::floor(value) && std::fabs(value) < 9007199254740992.0)
+        return nlohmann::json(static_cast<int64_t>(value));
+      return nlohmann::json(value);
+    }
   }
   return std::nullopt;
+}
+
+// The rule's thresholds (at_least, any_bits) over the captured fields; a field a
+// threshold names but the line did not capture fails it.
+bool meets_thresholds(const ExtractionRuleDef& def, const nlohmann::json& fields) {
+  for (const auto& [name, bound] : def.at_least) {
+    auto it = fields.find(name);
+    if (it == fields.end() || !it->is_number() || it->get<double>() < bound) return false;
+  }
+  for (const auto& [name, mask] : def.any_bits) {
+    auto it = fields.find(name);
+    if (it == fields.end() || !it->is_number_integer() || (it->get<int64_t>() & mask) == 0) return false;
+  }
+  return true;
 }
 
 // Runs `regex` over `text` (anchored at its start, or anywhere) and converts its typed
@@ -77,7 +105,9 @@ std::optional<nlohmann::json> match_line(const CompiledExtractionRule& rule, std
     });
     if (!any) return std::nullopt;
   }
-  return capture(*rule.regex, rule.fields, text, rule.def.constants, from_start);
+  auto fields = capture(*rule.regex, rule.fields, text, rule.def.constants, from_start);
+  if (fields && !meets_thresholds(rule.def, *fields)) return std::nullopt;
+  return fields;
 }
 
 bool rule_applies(const ExtractionRuleDef& rule, const std::string& source) {

@@ -3,7 +3,9 @@
 #include "rules/rule_definitions.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cstdlib>
 #include <set>
 
 namespace attrib::rules::detail {
@@ -27,7 +29,8 @@ FieldType parse_field_type(const MapView& fields, const std::string& name) {
   if (type == "int") return FieldType::Int;
   if (type == "string") return FieldType::String;
   if (type == "hex") return FieldType::Hex;
-  fail(kRuleField, fields.where(name), fields.field(name), "field type must be int, string or hex");
+  if (type == "number") return FieldType::Number;
+  fail(kRuleField, fields.where(name), fields.field(name), "field type must be int, number, string or hex");
 }
 
 std::string context_index(const std::string& base, size_t i) { return base + "[" + std::to_string(i) + "]"; }
@@ -105,7 +108,7 @@ BlockDef parse_block(const std::string& file, const MapView& rule) {
 ExtractionRuleDef parse_extraction_rule(const std::string& file, const YAML::Node& node, const std::string& context) {
   MapView map(file, node, context);
   map.allow_only({"id", "kind", "description", "sources", "prefilter", "regex", "block", "fields", "set", "examples",
-                  "override", "claims_line"});
+                  "override", "claims_line", "at_least", "any_bits"});
   ExtractionRuleDef rule;
   rule.where = map.where();
   rule.id = map.required_string("id");
@@ -128,6 +131,28 @@ ExtractionRuleDef parse_extraction_rule(const std::string& file, const YAML::Nod
     for (const auto& entry : map.get("fields")) {
       const std::string name = entry.first.Scalar();
       rule.fields.push_back({name, parse_field_type(fields, name)});
+    }
+  }
+  // at_least: {field: number}, any_bits: {field: mask} (a mask may be written 0xE8).
+  for (const char* key : {"at_least", "any_bits"}) {
+    if (!map.has(key)) continue;
+    MapView bounds(file, map.get(key), map.field(key), rule.where.line);
+    for (const auto& entry : map.get(key)) {
+      const std::string name = entry.first.Scalar();
+      const std::string text = entry.second.IsScalar() ? entry.second.Scalar() : "";
+      char* end = nullptr;
+      errno = 0;
+      if (std::string(key) == "at_least") {
+        const double bound = std::strtod(text.c_str(), &end);
+        if (text.empty() || *end != '\0' || errno != 0)
+          fail(kRuleField, bounds.where(name), bounds.field(name), "expected a number");
+        rule.at_least[name] = bound;
+      } else {
+        const long long mask = std::strtoll(text.c_str(), &end, 0);
+        if (text.empty() || *end != '\0' || errno != 0 || mask <= 0)
+          fail(kRuleField, bounds.where(name), bounds.field(name), "expected a positive bit mask such as 0x48");
+        rule.any_bits[name] = mask;
+      }
     }
   }
   if (map.has("set")) {

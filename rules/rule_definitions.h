@@ -15,7 +15,7 @@
 
 namespace attrib::rules::detail {
 
-enum class FieldType { Int, String, Hex };
+enum class FieldType { Int, String, Hex, Number };  // Number: a decimal such as a metric's 12.5
 
 struct FieldDef {
   std::string name;
@@ -68,6 +68,11 @@ struct ExtractionRuleDef {
   // user's text can never pass for another emitter's message (docs/security.md).
   bool claims_line = false;
   bool override_shipped = false;
+  // Thresholds on captured numbers (a metric line's value or delta, docs/rules.md
+  // "Thresholds"): the line is an event only when every named field is at least its
+  // bound, and has at least one of its mask's bits set.
+  std::map<std::string, double> at_least;
+  std::map<std::string, int64_t> any_bits;
   SourceLocation where;
   SourceLocation regex_where;
 };

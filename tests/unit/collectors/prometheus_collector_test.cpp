@@ -3,7 +3,9 @@
 // `prometheus` is started on a free loopback port over that TSDB for the whole suite.
 #include "collectors/prometheus_collector.h"
 
+#include <algorithm>
 #include <chrono>
+#include <set>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -54,6 +56,34 @@ std::string openmetrics() {
   series(R"(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{Hostname="n1",gpu="3"})", [](int64_t t) {
     return t >= 1200 ? 5 : t >= 900 ? 2 : 0;
   });
+  // The metric rules' cases (rules/pack/dcgm.yaml, network.yaml), named and typed as
+  // dcgm-exporter and node_exporter's infiniband collector export them:
+  // n3: its IB port goes down at +600 s after a burst of symbol errors at +500 s; GPU 0
+  //     is throttled by heat from +700 s (violation time and clock event reasons);
+  // n4: GPU 2 remaps a row for an uncorrectable error at +880 s, and remapping fails at +900 s;
+  // n5: GPU 6's NVLink retries 3 CRC flits at +300 s (below the bar) and recovers twice at +600 s.
+  om += "# TYPE node_infiniband_link_downed_total counter\n";
+  series(R"(node_infiniband_link_downed_total{device="mlx5_0",instance="n3:9100",port="1"})",
+         [](int64_t t) { return t >= 600 ? 1 : 0; });
+  om += "# TYPE node_infiniband_symbol_error_total counter\n";
+  series(R"(node_infiniband_symbol_error_total{device="mlx5_0",instance="n3:9100",port="1"})",
+         [](int64_t t) { return t >= 500 ? 4000 : 0; });
+  om += "# TYPE DCGM_FI_DEV_THERMAL_VIOLATION counter\n";
+  series(R"(DCGM_FI_DEV_THERMAL_VIOLATION{Hostname="n3",gpu="0"})", [](int64_t t) { return t >= 700 ? 3000000 : 0; });
+  om += "# TYPE DCGM_FI_DEV_CLOCK_THROTTLE_REASONS gauge\n";
+  series(R"(DCGM_FI_DEV_CLOCK_THROTTLE_REASONS{Hostname="n3",gpu="0"})", [](int64_t t) { return t >= 700 ? 72 : 1; });
+  om += "# TYPE DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS counter\n";
+  series(R"(DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS{Hostname="n4",gpu="2",pci_bus_id="00000000:5E:00.0"})",
+         [](int64_t t) { return t >= 880 ? 1 : 0; });
+  om += "# TYPE DCGM_FI_DEV_ROW_REMAP_FAILURE gauge\n";
+  series(R"(DCGM_FI_DEV_ROW_REMAP_FAILURE{Hostname="n4",gpu="2",pci_bus_id="00000000:5E:00.0"})",
+         [](int64_t t) { return t >= 900 ? 1 : 0; });
+  om += "# TYPE DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL counter\n";
+  series(R"(DCGM_FI_DEV_NVLINK_CRC_FLIT_ERROR_COUNT_TOTAL{Hostname="n5",gpu="6"})",
+         [](int64_t t) { return t >= 300 ? 253 : 250; });
+  om += "# TYPE DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL counter\n";
+  series(R"(DCGM_FI_DEV_NVLINK_RECOVERY_ERROR_COUNT_TOTAL{Hostname="n5",gpu="6"})",
+         [](int64_t t) { return t >= 600 ? 2 : 0; });
   om += "# EOF\n";
   return om;
 }
@@ -134,11 +164,11 @@ TEST_F(PrometheusServer, ChangesToNonZeroBecomeTrustedLinesInTimeOrder) {
   ASSERT_NE(collector, nullptr);
   const Collected r = run(*collector, "n1", at(60), at(3000));
   ASSERT_EQ(r.lines.size(), 3u);
-  EXPECT_EQ(r.lines[0].text, std::string(kXidN1Gpu3) + " 79");
+  EXPECT_EQ(r.lines[0].text, std::string(kXidN1Gpu3) + " 79 (+79)");
   EXPECT_EQ(r.lines[0].time, at(600));
-  EXPECT_EQ(r.lines[1].text, R"(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{Hostname="n1",gpu="3"} 2)");
+  EXPECT_EQ(r.lines[1].text, R"(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{Hostname="n1",gpu="3"} 2 (+2))");
   EXPECT_EQ(r.lines[1].time, at(900));
-  EXPECT_EQ(r.lines[2].text, R"(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{Hostname="n1",gpu="3"} 5)");
+  EXPECT_EQ(r.lines[2].text, R"(DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{Hostname="n1",gpu="3"} 5 (+3))");
   EXPECT_EQ(r.lines[2].time, at(1200));
   for (size_t i = 0; i < r.lines.size(); ++i) {
     EXPECT_EQ(r.lines[i].node, "n1");
@@ -161,7 +191,7 @@ TEST_F(PrometheusServer, EveryTransitionIsALineAndNodesAreSeparate) {
   EXPECT_EQ(r.lines[0].time, at(300));
   EXPECT_EQ(r.lines[1].time, at(1500));
   for (const LogLine& line : r.lines) {
-    EXPECT_EQ(line.text, R"(DCGM_FI_DEV_XID_ERRORS{Hostname="n2",gpu="1",pci_bus_id="00000000:5E:00.0"} 48)");
+    EXPECT_EQ(line.text, R"(DCGM_FI_DEV_XID_ERRORS{Hostname="n2",gpu="1",pci_bus_id="00000000:5E:00.0"} 48 (+48))");
   }
 }
 
@@ -206,8 +236,11 @@ TEST_F(PrometheusServer, DcgmXidLineBecomesATrustedGpuXidEvent) {
   auto collector = make(options(url_));
   const Collected r = run(*collector, "n1", at(60), at(3000));
   for (const LogLine& line : r.lines) extractor.feed(line);
-  const std::vector<Event> events = extractor.finish();
-  ASSERT_EQ(events.size(), 1u);  // the DBE counter has no rule of its own
+  std::vector<Event> events = extractor.finish();
+  ASSERT_EQ(events.size(), 3u);  // the Xid, and the DBE counter's two rises (+2, +3)
+  std::stable_partition(events.begin(), events.end(), [](const Event& e) { return e.kind == "gpu.xid"; });
+  EXPECT_EQ(events[1].kind, "gpu.ecc_uncorrectable");
+  EXPECT_EQ(events[1].fields["delta"], 2);
   EXPECT_EQ(events[0].kind, "gpu.xid");
   EXPECT_EQ(events[0].rule, "dcgm.xid");
   EXPECT_EQ(events[0].node, "n1");
@@ -225,6 +258,73 @@ TEST_F(PrometheusServer, DcgmXidLineBecomesATrustedGpuXidEvent) {
   job.nodes = {"n1"};
   const Verdict verdict = rules::correlate(**pack, job, events, r.coverage);
   EXPECT_EQ(verdict.domain, "GPU_HARDWARE");
+}
+
+// The pack's metric rules decide from the series alone, with the recommended queries
+// (docs/collectors.md): every DCGM series and every InfiniBand port counter of the node.
+TEST_F(PrometheusServer, MetricRulesDecideWithTheirThresholds) {
+  auto pack = rules::load_rule_pack({ATTRIB_RULES_PACK_DIR, {}});
+  ASSERT_TRUE(pack.ok()) << pack.error().message;
+  auto collector = make("url: " + url_ +
+                        "\nstep_s: 15\nqueries:\n"
+                        "  - {name: dcgm, promql: '{__name__=~\"DCGM_FI_DEV_.*\",Hostname=\"{node}\"}'}\n"
+                        "  - {name: infiniband, promql: '{__name__=~\"node_infiniband_.*\",instance=~\"{node}(:[0-9]+)?\"}'}\n");
+  ASSERT_NE(collector, nullptr);
+  auto judge = [&](const std::string& node, std::vector<Event>* out = nullptr) {
+    const Collected r = run(*collector, node, at(60), at(3000));
+    rules::Extractor extractor(*pack);
+    for (const LogLine& line : r.lines) extractor.feed(line);
+    std::vector<Event> events = extractor.finish();
+    if (out != nullptr) *out = events;
+    JobFacts job;
+    job.job_id = "4242";
+    job.state = "FAILED";
+    job.exit_code = 1;
+    job.start = at(60);
+    job.end = at(3000);
+    job.nodes = {node};
+    return rules::correlate(**pack, job, std::move(events), r.coverage);
+  };
+  auto kinds = [](const std::vector<Event>& events) {
+    std::multiset<std::string> out;
+    for (const Event& e : events) out.insert(e.kind + (e.fields.contains("cause") ? "/" + e.fields["cause"].get<std::string>() : ""));
+    return out;
+  };
+
+  std::vector<Event> events;
+  Verdict n3 = judge("n3", &events);
+  EXPECT_EQ(kinds(events), (std::multiset<std::string>{"ib.link_errors", "ib.port_state", "gpu.clock_throttled/THERMAL",
+                                                       "gpu.clock_throttled/REASONS"}));
+  // The port going down (high) decides the domain; the earliest NETWORK root, the link's
+  // symbol errors 100 s before, is the root cause, and the port down its fan-out.
+  EXPECT_EQ(n3.domain, "NETWORK");
+  ASSERT_TRUE(n3.root_cause);
+  EXPECT_EQ(n3.root_cause->rule, "network.ib_link_errors_metric");
+  EXPECT_EQ(n3.root_cause->summary, "Port 1 of mlx5_0 on n3: symbol_error +4000 during the job");
+  EXPECT_EQ(n3.recommended_action, "INSPECT_NETWORK");
+  ASSERT_EQ(n3.symptoms.size(), 1u);
+  EXPECT_EQ(n3.symptoms[0].event.kind, "ib.port_state");
+  // Heat is evidence, not a cause: listed, explained by nothing.
+  EXPECT_EQ(n3.unexplained.size(), 2u);
+
+  // Row remapping failed (CONTACT_VENDOR, the highest) 20 s after the uncorrectable error
+  // it could not contain: the error is the root cause, the failure its fan-out.
+  Verdict n4 = judge("n4");
+  EXPECT_EQ(n4.domain, "GPU_HARDWARE");
+  ASSERT_TRUE(n4.root_cause);
+  EXPECT_EQ(n4.root_cause->rule, "gpu.ecc_uncorrectable_metric");
+  EXPECT_EQ(n4.root_cause->summary, "GPU 2 on n4: uncorrectable memory errors during the job "
+                                    "(uncorrectable_remapped_rows +1)");
+  EXPECT_EQ(n4.recommended_action, "DRAIN_NODE");
+  ASSERT_EQ(n4.symptoms.size(), 1u);
+  EXPECT_EQ(n4.symptoms[0].event.kind, "gpu.row_remap_failure");
+
+  Verdict n5 = judge("n5", &events);
+  EXPECT_EQ(kinds(events), (std::multiset<std::string>{"nvlink.link_errors"}));  // +3 CRC flits are below the bar
+  EXPECT_EQ(n5.domain, "NVLINK_FABRIC");
+  ASSERT_TRUE(n5.root_cause);
+  EXPECT_EQ(n5.root_cause->summary, "NVLink of GPU 6 on n5: recovery errors +2 during the job");
+  EXPECT_EQ(n5.confidence, "medium");
 }
 
 TEST_F(PrometheusServer, PrometheusErrorsAreFailedAndPartialCoverage) {
