@@ -166,6 +166,21 @@ OptionProblem trust_problem(const std::string& trust) {
   return Error{kConfigValue, "must be auto, file or none"};
 }
 
+// The options both kinds share, with each kind's own default and words.
+Option<LogFileOptions> path_option(const char* fallback, const char* doc) {
+  return option("path", &LogFileOptions::path, fallback, doc, {},
+                [](const std::string& path) { return path_template_problem(path, {"node"}); });
+}
+Option<LogFileOptions> timezone_option(const char* doc) {
+  return option("timezone_offset_minutes", &LogFileOptions::timezone_offset_minutes, "0", doc,
+                between(-kMaxOffsetMinutes, kMaxOffsetMinutes));
+}
+Option<LogFileOptions> rotations_option() {
+  return option("rotations", &LogFileOptions::rotations, "4",
+                "Rotated generations read at most (the newest); those last written before the window are skipped.",
+                between(0, 100));
+}
+
 }  // namespace
 
 std::string unescape_rsyslog(std::string_view text) {
@@ -188,18 +203,13 @@ std::string unescape_rsyslog(std::string_view text) {
 
 const OptionTable<LogFileOptions>& LogFileCollector::syslog_option_table() {
   static const OptionTable<LogFileOptions> table = {
-      option("path", &LogFileOptions::path, "/var/log/messages",
-             "rsyslog's file (/var/log/messages on RHEL, /var/log/syslog or kern.log on Debian). Its rotated "
-             "generations (<path>.1, <path>.N.gz, <path>-YYYYMMDD[.gz]) are read first. May contain {node} (the "
-             "Slurm node name) for a head reading a log server's per-host files.",
-             {}, [](const std::string& path) { return path_template_problem(path, {"node"}); }),
-      option("timezone_offset_minutes", &LogFileOptions::timezone_offset_minutes, "0",
-             "The node's UTC offset in minutes (east positive) for stamps without a zone (rsyslog's traditional "
-             "format writes local time without one).",
-             between(-kMaxOffsetMinutes, kMaxOffsetMinutes)),
-      option("rotations", &LogFileOptions::rotations, "4",
-             "Rotated generations read at most (the newest); those last written before the window are skipped.",
-             between(0, 100)),
+      path_option("/var/log/messages",
+                  "rsyslog's file (/var/log/messages on RHEL, /var/log/syslog or kern.log on Debian). Its rotated "
+                  "generations (<path>.1, <path>.N.gz, <path>-YYYYMMDD[.gz]) are read first. May contain {node} (the "
+                  "Slurm node name) for a head reading a log server's per-host files."),
+      timezone_option("The node's UTC offset in minutes (east positive) for stamps without a zone (rsyslog's "
+                      "traditional format writes local time without one)."),
+      rotations_option(),
       option("match_hostname", &LogFileOptions::match_hostname, "true",
              "Keep only lines whose host field is the node (or its short name): a file many hosts log into."),
       option("trust", &LogFileOptions::trust, "auto",
@@ -214,17 +224,12 @@ const OptionTable<LogFileOptions>& LogFileCollector::syslog_option_table() {
 
 const OptionTable<LogFileOptions>& LogFileCollector::slurm_option_table() {
   static const OptionTable<LogFileOptions> table = {
-      option("path", &LogFileOptions::path, "/var/log/slurm/slurmd.log",
-             "Slurm's LogFile on the node (slurmd.log, with slurmstepd's lines), or slurmctld.log on the "
-             "controller. Rotated generations are read first. May contain {node}.",
-             {}, [](const std::string& path) { return path_template_problem(path, {"node"}); }),
-      option("timezone_offset_minutes", &LogFileOptions::timezone_offset_minutes, "0",
-             "The node's UTC offset in minutes for Slurm's stamps without a zone (LogTimeFormat iso8601_ms, "
-             "the default, writes local time).",
-             between(-kMaxOffsetMinutes, kMaxOffsetMinutes)),
-      option("rotations", &LogFileOptions::rotations, "4",
-             "Rotated generations read at most (the newest); those last written before the window are skipped.",
-             between(0, 100)),
+      path_option("/var/log/slurm/slurmd.log",
+                  "Slurm's LogFile on the node (slurmd.log, with slurmstepd's lines), or slurmctld.log on the "
+                  "controller. Rotated generations are read first. May contain {node}."),
+      timezone_option("The node's UTC offset in minutes for Slurm's stamps without a zone (LogTimeFormat "
+                      "iso8601_ms, the default, writes local time)."),
+      rotations_option(),
       option("trust", &LogFileOptions::trust, "auto",
              "`auto` and `file`: the lines are trusted when root or a system account (SlurmUser) owns the file and "
              "no one else may write it; the detail of the coverage row says why not otherwise. `none`: untrusted.",

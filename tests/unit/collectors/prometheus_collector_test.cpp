@@ -58,13 +58,17 @@ std::string openmetrics() {
   });
   // The metric rules' cases (rules/pack/dcgm.yaml, network.yaml), named and typed as
   // dcgm-exporter and node_exporter's infiniband collector export them:
-  // n3: its IB port goes down at +600 s after a burst of symbol errors at +500 s; GPU 0
+  // n3: its IB port goes down at +600 s (link_downed, state_id 4 -> 1) after a burst of
+//     symbol errors at +500 s; GPU 0
   //     is throttled by heat from +700 s (violation time and clock event reasons);
   // n4: GPU 2 remaps a row for an uncorrectable error at +880 s, and remapping fails at +900 s;
   // n5: GPU 6's NVLink retries 3 CRC flits at +300 s (below the bar) and recovers twice at +600 s.
   om += "# TYPE node_infiniband_link_downed_total counter\n";
   series(R"(node_infiniband_link_downed_total{device="mlx5_0",instance="n3:9100",port="1"})",
          [](int64_t t) { return t >= 600 ? 1 : 0; });
+  om += "# TYPE node_infiniband_state_id gauge\n";
+  series(R"(node_infiniband_state_id{device="mlx5_0",instance="n3:9100",port="1"})",
+         [](int64_t t) { return t >= 600 ? 1 : 4; });
   om += "# TYPE node_infiniband_symbol_error_total counter\n";
   series(R"(node_infiniband_symbol_error_total{device="mlx5_0",instance="n3:9100",port="1"})",
          [](int64_t t) { return t >= 500 ? 4000 : 0; });
@@ -86,6 +90,18 @@ std::string openmetrics() {
          [](int64_t t) { return t >= 600 ? 2 : 0; });
   om += "# EOF\n";
   return om;
+}
+
+// A one-node job that failed over the whole window the tests read, [+60 s, +3000 s].
+JobFacts failed_job(const std::string& node) {
+  JobFacts job;
+  job.job_id = "4242";
+  job.state = "FAILED";
+  job.exit_code = 1;
+  job.start = at(60);
+  job.end = at(3000);
+  job.nodes = {node};
+  return job;
 }
 
 class PrometheusServer : public ::testing::Test {
@@ -249,14 +265,7 @@ TEST_F(PrometheusServer, DcgmXidLineBecomesATrustedGpuXidEvent) {
   EXPECT_EQ(events[0].fields["gpu"], 3);
   EXPECT_EQ(events[0].fields["pci"], "00000000:3B:00.0");
 
-  JobFacts job;
-  job.job_id = "4242";
-  job.state = "FAILED";
-  job.exit_code = 1;
-  job.start = at(60);
-  job.end = at(3000);
-  job.nodes = {"n1"};
-  const Verdict verdict = rules::correlate(**pack, job, events, r.coverage);
+  const Verdict verdict = rules::correlate(**pack, failed_job("n1"), events, r.coverage);
   EXPECT_EQ(verdict.domain, "GPU_HARDWARE");
 }
 
@@ -276,14 +285,7 @@ TEST_F(PrometheusServer, MetricRulesDecideWithTheirThresholds) {
     for (const LogLine& line : r.lines) extractor.feed(line);
     std::vector<Event> events = extractor.finish();
     if (out != nullptr) *out = events;
-    JobFacts job;
-    job.job_id = "4242";
-    job.state = "FAILED";
-    job.exit_code = 1;
-    job.start = at(60);
-    job.end = at(3000);
-    job.nodes = {node};
-    return rules::correlate(**pack, job, std::move(events), r.coverage);
+    return rules::correlate(**pack, failed_job(node), std::move(events), r.coverage);
   };
   auto kinds = [](const std::vector<Event>& events) {
     std::multiset<std::string> out;
@@ -293,8 +295,8 @@ TEST_F(PrometheusServer, MetricRulesDecideWithTheirThresholds) {
 
   std::vector<Event> events;
   Verdict n3 = judge("n3", &events);
-  EXPECT_EQ(kinds(events), (std::multiset<std::string>{"ib.link_errors", "ib.port_state", "gpu.clock_throttled/THERMAL",
-                                                       "gpu.clock_throttled/REASONS"}));
+  EXPECT_EQ(kinds(events), (std::multiset<std::string>{"ib.link_errors", "ib.port_state", "ib.port_state",
+                                                       "gpu.clock_throttled/THERMAL", "gpu.clock_throttled/REASONS"}));
   // The port going down (high) decides the domain; the earliest NETWORK root, the link's
   // symbol errors 100 s before, is the root cause, and the port down its fan-out.
   EXPECT_EQ(n3.domain, "NETWORK");
@@ -302,8 +304,9 @@ TEST_F(PrometheusServer, MetricRulesDecideWithTheirThresholds) {
   EXPECT_EQ(n3.root_cause->rule, "network.ib_link_errors_metric");
   EXPECT_EQ(n3.root_cause->summary, "Port 1 of mlx5_0 on n3: symbol_error +4000 during the job");
   EXPECT_EQ(n3.recommended_action, "INSPECT_NETWORK");
-  ASSERT_EQ(n3.symptoms.size(), 1u);
+  ASSERT_EQ(n3.symptoms.size(), 2u);  // the down counter's rise and the state's change
   EXPECT_EQ(n3.symptoms[0].event.kind, "ib.port_state");
+  EXPECT_EQ(n3.symptoms[1].event.kind, "ib.port_state");
   // Heat is evidence, not a cause: listed, explained by nothing.
   EXPECT_EQ(n3.unexplained.size(), 2u);
 
