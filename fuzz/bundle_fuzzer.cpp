@@ -19,11 +19,11 @@
 namespace attrib::fuzz {
 
 int bundle(const uint8_t* data, size_t size) {
-  static ScratchDir* dir = new ScratchDir("bundle");
+  static ScratchDir dir("bundle");  // removed at exit, not left in /tmp
   static const auto pack = shipped_pack();
-  dir->clear();
+  dir.clear();
   const std::vector<Section> sections = split_sections(as_text(data, size), "#%");
-  dir->write("job.json", sections[0].text);
+  dir.write("job.json", sections[0].text);
   size_t files = 0;
   for (size_t i = 1; i < sections.size() && files < 16; ++i) {
     const std::string& name = sections[i].name;
@@ -31,11 +31,11 @@ int bundle(const uint8_t* data, size_t size) {
     if (slash == std::string::npos || !safe_name(name.substr(0, slash)) || !safe_name(name.substr(slash + 1)) ||
         name.substr(0, slash) == "job.json")
       continue;
-    dir->write(name, sections[i].text);
+    dir.write(name, sections[i].text);
     ++files;
   }
 
-  auto opened = rules::open_bundle(dir->path());
+  auto opened = rules::open_bundle(dir.path());
   if (!opened) return 0;
   auto verdict = rules::replay_bundle(*opened, pack);
   if (!verdict) return 0;

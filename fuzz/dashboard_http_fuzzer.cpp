@@ -157,8 +157,8 @@ Exchange exchange(int port, std::string_view request) {
 int dashboard_http(const uint8_t* data, size_t size) {
   static const int port = [] {
     quiet_logs();
-    static ScratchDir* dir = new ScratchDir("dashboard");
-    const std::string database = (dir->path() / "attrib.db").string();
+    static ScratchDir dir("dashboard");  // removed at exit, not left in /tmp
+    const std::string database = (dir.path() / "attrib.db").string();
     write_archive(database);
     dashboard::DashboardOptions options;
     options.listen = "127.0.0.1:0";

@@ -16,21 +16,21 @@
 namespace attrib::fuzz {
 
 int rule_pack(const uint8_t* data, size_t size) {
-  static ScratchDir* dir = new ScratchDir("rule-pack");
+  static ScratchDir dir("rule-pack");  // removed at exit, not left in /tmp
   static const std::string kManifest = "name: fuzz\nversion: 0.0.1\nrule_files: [rules.yaml]\n";
-  dir->clear();
+  dir.clear();
   const std::vector<Section> sections = split_sections(as_text(data, size), "#%");
   if (sections.size() == 1) {
-    dir->write("pack.yaml", kManifest);
-    dir->write("rules.yaml", sections[0].text);
+    dir.write("pack.yaml", kManifest);
+    dir.write("rules.yaml", sections[0].text);
   } else {
-    dir->write("pack.yaml", sections[0].text.empty() ? std::string_view(kManifest) : sections[0].text);
+    dir.write("pack.yaml", sections[0].text.empty() ? std::string_view(kManifest) : sections[0].text);
     for (size_t i = 1; i < sections.size() && i <= 8; ++i)
       if (safe_name(sections[i].name) && sections[i].name != "pack.yaml")
-        dir->write(sections[i].name, sections[i].text);
+        dir.write(sections[i].name, sections[i].text);
   }
   rules::LoadOptions options;
-  options.pack_dir = dir->path();
+  options.pack_dir = dir.path();
   auto pack = rules::load_rule_pack(options);
   if (!pack) {
     require(!pack.error().code.empty(), "a load error without a code");
