@@ -6,21 +6,14 @@
 #include <sstream>
 
 #include <httplib.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "core/clock.h"
-#include "core/json_text.h"
 
 namespace attrib::api {
 namespace {
 
-using json = nlohmann::json;
-
-void send_error(httplib::Response& response, int status, const std::string& code, const std::string& message) {
-  response.status = status;
-  response.set_content(json_text(json{{"error", code}, {"message", message}}), "application/json");
-}
+using ops::send_error;
 
 int http_status(const Error& error) {
   if (error.code == kApiRate) return 429;

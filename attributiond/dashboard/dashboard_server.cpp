@@ -36,9 +36,7 @@ void send_json(httplib::Response& response, int status, const json& body) {
   response.set_content(json_text(body), "application/json");
 }
 
-void send_error(httplib::Response& response, int status, const std::string& code, const std::string& message) {
-  send_json(response, status, json{{"error", code}, {"message", message}});
-}
+using ops::send_error;
 
 std::string content_type(std::string_view name) {
   if (name.ends_with(".html")) return "text/html; charset=utf-8";

@@ -3,8 +3,16 @@
 #include <sys/socket.h>
 
 #include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "core/json_text.h"
 
 namespace attrib::ops {
+
+void send_error(httplib::Response& response, int status, const std::string& code, const std::string& message) {
+  response.status = status;
+  response.set_content(json_text(nlohmann::json{{"error", code}, {"message", message}}), "application/json");
+}
 
 bool split_host_port(const std::string& address, std::string& host, int& port) {
   auto colon = address.rfind(':');

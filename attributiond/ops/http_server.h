@@ -14,6 +14,7 @@
 
 namespace httplib {
 class Server;
+struct Response;
 }
 
 namespace attrib::ops {
@@ -45,6 +46,10 @@ class HttpServer {
   std::atomic<bool> finished_{false};
   int port_ = 0;
 };
+
+// The daemon's HTTP error answer (the dashboard's and the attribution API's):
+// {"error": code, "message": message} as application/json with `status`.
+void send_error(httplib::Response& response, int status, const std::string& code, const std::string& message);
 
 // Splits "host:port" / "[v6]:port"; false when it is not one of those.
 bool split_host_port(const std::string& address, std::string& host, int& port);
