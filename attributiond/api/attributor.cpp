@@ -97,6 +97,13 @@ Result<store::ExternalArchived> Attributor::attribute(std::string_view body, con
     return Error{kApiCluster, "job.cluster: '" + request->job.cluster +
                                   "' is this daemon's Slurm cluster, whose jobs only its hooks report; name the "
                                   "other scheduler's cluster"};
+  // The same attempt handed in again (a client retrying after a lost answer) is answered
+  // from the archive, not judged a second time.
+  const std::optional<uint32_t> only_owner = caller.trusted ? std::nullopt : caller.uid;
+  auto known = store_.find_external(request->job.cluster, request->job.job_id, request->job.scheduler,
+                                    request->job.attempt, only_owner);
+  if (!known) return known.error();
+  if (*known) return std::move(**known);
   // Trust by structure: a line is trusted only when an admin or a service vouches for it.
   if (!caller.trusted)
     for (LogLine& line : request->observations) line.trusted = false;
@@ -118,8 +125,7 @@ Result<store::ExternalArchived> Attributor::attribute(std::string_view body, con
   evidence.complete = !evidence.blob.empty();
   auto archived = store_.archive_external(row_request(*request, caller, now), request->job.scheduler, *verdict,
                                           rules::events_of_verdict(*verdict),
-                                          evidence.blob.empty() ? nullptr : &evidence, now,
-                                          caller.trusted ? std::nullopt : caller.uid);
+                                          evidence.blob.empty() ? nullptr : &evidence, now, only_owner);
   if (!archived) return archived.error();
   spdlog::info("api: {} {}/{} run {} from {}: {}{}", request->job.scheduler, archived->key.cluster,
                archived->key.job_id, archived->key.run, caller.name, verdict->domain,

@@ -770,6 +770,32 @@ Status JobStore::archive_row(const JobKey& key, const Verdict& verdict, const st
   return insert_coverage(db_, key, verdict.coverage);
 }
 
+Result<std::optional<ExternalArchived>> JobStore::find_external(const std::string& cluster, const std::string& job_id,
+                                                                const std::string& scheduler, int attempt,
+                                                                std::optional<uint32_t> only_owner) {
+  std::lock_guard lock(mutex_);
+  return find_external_locked(cluster, job_id, scheduler, attempt, only_owner);
+}
+
+Result<std::optional<ExternalArchived>> JobStore::find_external_locked(const std::string& cluster,
+                                                                       const std::string& job_id,
+                                                                       const std::string& scheduler, int attempt,
+                                                                       std::optional<uint32_t> only_owner) {
+  auto known = db_.prepare(
+      "SELECT run, verdict_json, owner_uid FROM jobs WHERE cluster = ? AND job_id = ? AND scheduler = ? "
+      "AND verdict_json IS NOT NULL AND json_extract(verdict_json, '$.attempt') = ? ORDER BY run DESC LIMIT 1");
+  known.bind(1, cluster).bind(2, job_id).bind(3, scheduler).bind(4, int64_t{attempt});
+  if (!known.step()) {
+    if (!known.error().empty()) return db_error(known);
+    return std::optional<ExternalArchived>();
+  }
+  // Its verdict is its owner's to read: anyone else handing in the same ids learns nothing.
+  if (only_owner && (known.is_null(2) || known.int_at(2) != static_cast<int64_t>(*only_owner)))
+    return Error{kVerdictForbidden, "job " + job_id + " attempt " + std::to_string(attempt) + " of cluster " + cluster +
+                                        " was judged for another caller"};
+  return std::optional<ExternalArchived>(ExternalArchived{{cluster, job_id, known.int_at(0)}, false, known.text_at(1)});
+}
+
 Result<ExternalArchived> JobStore::archive_external(const v1::JobEnded& request, const std::string& scheduler,
                                                     const Verdict& verdict, const std::vector<Event>& events,
                                                     const ArchivedEvidence* evidence, TimeUs now,
@@ -780,20 +806,11 @@ Result<ExternalArchived> JobStore::archive_external(const v1::JobEnded& request,
   std::lock_guard lock(mutex_);
   store::Transaction tx(db_);
   if (auto s = tx.began(); !s) return s.error();
-  // The same attempt handed in again (a client retrying after a lost answer): its run
-  // keeps the verdict it was given.
-  auto known = db_.prepare(
-      "SELECT run, verdict_json, owner_uid FROM jobs WHERE cluster = ? AND job_id = ? AND scheduler = ? "
-      "AND verdict_json IS NOT NULL AND json_extract(verdict_json, '$.attempt') = ? ORDER BY run DESC LIMIT 1");
-  known.bind(1, cluster).bind(2, request.job_id()).bind(3, scheduler).bind(4, int64_t{verdict.attempt});
-  if (known.step()) {
-    // Its verdict is its owner's to read: anyone else handing in the same ids learns nothing.
-    if (only_owner && (known.is_null(2) || known.int_at(2) != static_cast<int64_t>(*only_owner)))
-      return Error{kVerdictForbidden, "job " + request.job_id() + " attempt " + std::to_string(verdict.attempt) +
-                                          " of cluster " + cluster + " was judged for another caller"};
-    return ExternalArchived{{cluster, request.job_id(), known.int_at(0)}, false, known.text_at(1)};
-  }
-  if (!known.error().empty()) return db_error(known);
+  // Looked up again inside the transaction: another request for the attempt may have
+  // archived it since the caller's find_external.
+  auto known = find_external_locked(cluster, request.job_id(), scheduler, verdict.attempt, only_owner);
+  if (!known) return known.error();
+  if (*known) return std::move(**known);
   JobKey key{cluster, request.job_id(), 0};
   {  // finalized (RETURNING read) before the next statement runs
     auto insert = db_.prepare(

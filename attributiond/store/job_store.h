@@ -138,6 +138,11 @@ class JobStore {
                                             const Verdict& verdict, const std::vector<Event>& events,
                                             const ArchivedEvidence* evidence, TimeUs now,
                                             std::optional<uint32_t> only_owner = std::nullopt);
+  // The run that holds that attempt of another scheduler, when one does (archive_external's
+  // duplicate, found before anything is judged); VERDICT_E_FORBIDDEN as archive_external.
+  Result<std::optional<ExternalArchived>> find_external(const std::string& cluster, const std::string& job_id,
+                                                        const std::string& scheduler, int attempt,
+                                                        std::optional<uint32_t> only_owner);
   // The raw evidence archived with a run (read on the read-only connection); none when
   // the run kept none (archived before it was kept, or head.raw_evidence_max_kib 0).
   Result<std::optional<ArchivedEvidence>> evidence(const JobKey& key);
@@ -189,6 +194,9 @@ class JobStore {
 
  private:
   JobStore(store::Database db, store::Database read_db) : db_(std::move(db)), read_db_(std::move(read_db)) {}
+  Result<std::optional<ExternalArchived>> find_external_locked(const std::string& cluster, const std::string& job_id,
+                                                               const std::string& scheduler, int attempt,
+                                                               std::optional<uint32_t> only_owner);
   // archive()'s writes, under the lock and inside the caller's transaction.
   Status archive_row(const JobKey& key, const Verdict& verdict, const std::vector<Event>& events, TimeUs now,
                      std::optional<TimeUs> attempt_submit, const ArchivedEvidence* evidence);
