@@ -7,7 +7,7 @@
 set -euo pipefail
 submit=$1 src=$2
 request=$("$submit" --print-request "$src/docs/examples/api/kubernetes-xid79")
-python3 - "$src/docs/schemas/attribute-request.v1.schema.json" "$request" <<'PY'
+/usr/bin/python3 - "$src/docs/schemas/attribute-request.v1.schema.json" "$request" <<'PY'
 import copy, json, sys
 import jsonschema
 schema = json.load(open(sys.argv[1]))
