@@ -192,13 +192,13 @@ ExtractResult run_by_run(const std::vector<std::string>& paths, std::shared_ptr<
   rules::Extractor extractor(pack);
   for (int i = 0; i < 4; ++i) {
     const bool system_log = i != 3;
-    rules::Extractor::LineRun run;
+    LineRun run;
     run.node = "gpu017";
     run.source = kSources[i];
     run.trusted = system_log;
-    run.prefix = [&](std::string_view line) -> std::optional<rules::Extractor::LineRun::Prefix> {
+    run.prefix = [&](std::string_view line) -> std::optional<LineRun::Prefix> {
       const rules::LineStamp stamp = rules::parse_line_stamp(line, context, system_log);
-      return rules::Extractor::LineRun::Prefix{stamp.time, stamp.payload_offset};
+      return LineRun::Prefix{stamp.time, stamp.payload_offset};
     };
     r.bytes += for_each_piece(paths[static_cast<size_t>(i)], [&](std::string_view piece) {
       run.first_seq = counts[i];

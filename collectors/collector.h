@@ -10,8 +10,10 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "core/line_run.h"
 #include "core/option_table.h"
 #include "core/result.h"
 #include "core/types.h"
@@ -36,7 +38,28 @@ struct CollectRequest {
   std::optional<uint32_t> owner_uid{};
 };
 
-using LineSink = std::function<void(const LogLine&)>;
+// Where a collector hands what it read: one line at a time (sources of records: the
+// journal, Loki, Prometheus), or a run of whole lines of one stream as a file holds them
+// (core/line_run.h), which the rules engine scans at once. Built from a plain line callback
+// (runs are then split into lines for it) or from both.
+class LineSink {
+ public:
+  using OnLine = std::function<void(const LogLine&)>;
+  using OnRun = std::function<uint64_t(const LineRun&)>;
+
+  template <typename F>
+    requires std::is_invocable_v<F, const LogLine&>
+  LineSink(F&& on_line) : on_line_(std::forward<F>(on_line)) {}  // NOLINT: implicit from a lambda
+  LineSink(OnLine on_line, OnRun on_run) : on_line_(std::move(on_line)), on_run_(std::move(on_run)) {}
+
+  void operator()(const LogLine& line) const { on_line_(line); }
+  // Returns the number of lines in the run (each takes a seq, see LineRun).
+  uint64_t run(const LineRun& run) const { return on_run_ ? on_run_(run) : for_each_line_of(run, on_line_); }
+
+ private:
+  OnLine on_line_;
+  OnRun on_run_;
+};
 
 class Collector {
  public:

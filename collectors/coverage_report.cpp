@@ -22,6 +22,12 @@ uint64_t CoverageReport::next_seq(const std::string& node, const std::string& so
   return row(node, source).lines++;
 }
 
+void CoverageReport::hand_over(LineRun run, const LineSink& sink) {
+  Coverage& c = row(run.node, run.source);
+  run.first_seq = c.lines;
+  c.lines += sink.run(run);
+}
+
 uint64_t CoverageReport::lines() const {
   uint64_t total = 0;
   for (const Coverage& c : rows_) total += c.lines;

@@ -25,6 +25,9 @@ class CoverageReport {
   // row yet (e.g. a rank's lines placed on another node) gets one, after the others.
   uint64_t next_seq(const std::string& node, const std::string& source);
   uint64_t next_seq(const std::string& source) { return next_seq(node_, source); }
+  // Hands a run of the stream (run.node, run.source) to the sink, its first line at the
+  // stream's next position, and counts every line of it.
+  void hand_over(LineRun run, const LineSink& sink);
   // Lines counted over every stream.
   uint64_t lines() const;
 

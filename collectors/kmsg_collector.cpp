@@ -19,8 +19,8 @@ constexpr const char* kProcStat = "/proc/stat";
 struct KmsgRecord {
   uint64_t priority = 0;  // facility * 8 + level
   uint64_t seq = 0;
-  uint64_t usec = 0;  // since boot (the kernel's local clock)
-  std::string message;
+  uint64_t usec = 0;         // since boot (the kernel's local clock)
+  std::string_view message;  // as the device writes it: escaped (see append_unescaped)
 };
 
 template <typename Int>
@@ -31,10 +31,12 @@ bool parse_number(std::string_view text, Int& out) {
 }
 
 // The kernel escapes bytes < 0x20, >= 0x7f and '\' as "\xNN" in /dev/kmsg; undo it
-// so the rules see the text as printed (an embedded newline stays inside the line).
-std::string unescape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
+// so the rules see the text as printed (an embedded newline stays inside the message).
+void append_unescaped(std::string_view text, std::string& out) {
+  if (text.find('\\') == std::string_view::npos) {
+    out.append(text);  // nearly every record: one copy
+    return;
+  }
   for (size_t i = 0; i < text.size(); ++i) {
     unsigned value = 0;
     if (text[i] == '\\' && i + 3 < text.size() && text[i + 1] == 'x' &&
@@ -45,7 +47,6 @@ std::string unescape(std::string_view text) {
       out += text[i];
     }
   }
-  return out;
 }
 
 // No machine has been up for a century: a larger usec is a damaged or made-up record,
@@ -70,7 +71,7 @@ std::optional<KmsgRecord> parse_record(std::string_view line) {
       !parse_number(fields[2], record.usec) || record.usec > kMaxUptimeUs) {
     return std::nullopt;
   }
-  record.message = unescape(line.substr(semicolon + 1));
+  record.message = line.substr(semicolon + 1);
   return record;
 }
 
@@ -151,10 +152,39 @@ std::vector<Coverage> KmsgCollector::collect(const CollectRequest& request, cons
   if (!boot)
     return report.finish(CoverageStatus::Failed, "cannot place " + *path + " in time: " + boot.error().message);
 
+  // The kernel's records in the window, message by message, as one run of lines for the
+  // engine to scan at once; each line's time is looked up only if a rule may match it.
+  std::string messages;
+  messages.reserve(content.data.size());
+  std::vector<std::pair<size_t, TimeUs>> starts;  // (offset in messages, time) of each line
+  auto hand_over = [&] {
+    if (messages.empty()) return;
+    LineRun run;
+    run.node = request.node;
+    run.source = "kernel";
+    run.trusted = true;
+    run.text = messages;
+    run.prefix = [&](std::string_view line) -> std::optional<LineRun::Prefix> {
+      const size_t offset = static_cast<size_t>(line.data() - messages.data());
+      auto at = std::lower_bound(starts.begin(), starts.end(), offset,
+                                 [](const auto& start, size_t o) { return start.first < o; });
+      return LineRun::Prefix{at->second, 0};
+    };
+    report.hand_over(std::move(run), sink);
+    messages.clear();
+    starts.clear();
+  };
+
   std::optional<KmsgRecord> first;
   uint64_t malformed = 0;
   uint64_t not_kernel = 0;
-  for (const std::string& text : split_lines(content.data)) {
+  const std::string_view data = content.data;
+  for (size_t pos = 0; pos < data.size();) {
+    size_t end = data.find('\n', pos);
+    if (end == std::string_view::npos) end = data.size();
+    std::string_view text = data.substr(pos, end - pos);
+    pos = end + 1;
+    if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
     // Continuation lines (" KEY=value") carry the record's device dictionary.
     if (text.empty() || text[0] == ' ') continue;
     std::optional<KmsgRecord> record = parse_record(text);
@@ -171,15 +201,21 @@ std::vector<Coverage> KmsgCollector::collect(const CollectRequest& request, cons
     }
     const TimeUs time = *boot + static_cast<TimeUs>(record->usec);
     if (time < request.window_start || time > request.window_end) continue;
-    LogLine line;
-    line.node = request.node;
-    line.source = "kernel";
-    line.time = time;
-    line.seq = report.next_seq("kernel");
-    line.trusted = true;
-    line.text = std::move(record->message);
-    sink(line);
+    const size_t start = messages.size();
+    append_unescaped(record->message, messages);
+    if (messages.find('\n', start) != std::string::npos) {
+      // An escaped newline inside the message: one line of its own, not two.
+      LogLine line{request.node, "kernel", time, 0, /*trusted=*/true, messages.substr(start)};
+      messages.resize(start);
+      hand_over();
+      line.seq = report.next_seq("kernel");
+      sink(line);
+      continue;
+    }
+    messages += '\n';
+    starts.emplace_back(start, time);
   }
+  hand_over();
 
   std::vector<std::string> notes;
   if (malformed > 0) notes.push_back(std::to_string(malformed) + " malformed records skipped");

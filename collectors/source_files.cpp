@@ -69,6 +69,34 @@ Result<std::string> expand_path_template(const std::string& path_template,
 
 namespace {
 
+// Reads a file without a size (a FIFO, /dev/kmsg, /proc) until no more data is ready.
+void read_stream(int fd, const std::string& path, uint64_t max_bytes, FileContent& content) {
+  // 64 KiB: larger than any kmsg record (a smaller buffer makes /dev/kmsg fail with EINVAL).
+  std::string buffer(64 * 1024, '\0');
+  while (true) {
+    const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (n > 0) {
+      content.data.append(buffer.data(), static_cast<size_t>(n));
+      if (content.data.size() >= max_bytes) {
+        content.truncated = true;  // a stream that keeps producing: stop rather than loop forever
+        return;
+      }
+      continue;
+    }
+    if (n == 0) return;  // end of file, or a FIFO without writers
+    const int error = errno;
+    if (error == EINTR) continue;
+    if (error == EAGAIN || error == EWOULDBLOCK) return;  // nothing more ready now
+    if (error == EPIPE) {
+      // /dev/kmsg: the next record was overwritten before we got to it; go on.
+      ++content.records_lost;
+      continue;
+    }
+    content.error = "reading " + path + ": " + errno_message(error);
+    return;
+  }
+}
+
 // Reads what is readable now from an open `fd` (stat'ed as `st`) into `content`.
 void read_open_file(int fd, const std::string& path, const struct stat& st, uint64_t max_bytes,
                     FileContent& content) {
@@ -87,38 +115,28 @@ void read_open_file(int fd, const std::string& path, const struct stat& st, uint
     }
   }
 
-  // 64 KiB: larger than any kmsg record (a smaller buffer makes /dev/kmsg fail with EINVAL).
-  std::string buffer(64 * 1024, '\0');
-  while (true) {
-    // A file with a size is read up to its size when opened: one that a job still
-    // appends to cannot make the read go on (files without one, like /proc's, are
-    // streams here).
-    size_t want = buffer.size();
-    if (sized) {
-      const uint64_t target = std::min(content.size, max_bytes);
-      if (content.data.size() >= target) break;
-      want = static_cast<size_t>(std::min<uint64_t>(want, target - content.data.size()));
-    }
-    const ssize_t n = ::read(fd, buffer.data(), want);
-    if (n > 0) {
-      content.data.append(buffer.data(), static_cast<size_t>(n));
-      if (!sized && content.data.size() >= max_bytes) {
-        content.truncated = true;  // a stream that keeps producing: stop rather than loop forever
-        break;
+  if (sized) {
+    // Straight into the result, sized once: no second copy of a log of many megabytes.
+    const size_t target = static_cast<size_t>(std::min(content.size, max_bytes));
+    content.data.resize(target);
+    size_t got = 0;
+    while (got < target) {
+      const ssize_t n = ::read(fd, content.data.data() + got, target - got);
+      if (n > 0) {
+        got += static_cast<size_t>(n);
+        continue;
       }
-      continue;
+      if (n == 0) break;  // the file shrank (truncated by logrotate's copytruncate)
+      const int error = errno;
+      if (error == EINTR) continue;
+      if (error == EAGAIN || error == EWOULDBLOCK) break;
+      content.error = "reading " + path + ": " + errno_message(error);
+      return;
     }
-    if (n == 0) break;  // end of file, or a FIFO without writers
-    const int error = errno;
-    if (error == EINTR) continue;
-    if (error == EAGAIN || error == EWOULDBLOCK) break;  // nothing more ready now
-    if (error == EPIPE) {
-      // /dev/kmsg: the next record was overwritten before we got to it; go on.
-      ++content.records_lost;
-      continue;
-    }
-    content.error = "reading " + path + ": " + errno_message(error);
-    return;
+    content.data.resize(got);
+  } else {
+    read_stream(fd, path, max_bytes, content);
+    if (!content.error.empty()) return;
   }
   if (skip_to_line_start) {
     const size_t newline = content.data.find('\n');

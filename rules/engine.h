@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/line_run.h"
 #include "core/result.h"
 #include "core/types.h"
 #include "core/verdict.h"
@@ -93,24 +94,10 @@ class Extractor {
 
   void feed(const LogLine& line);
 
-  // Many lines of one stream at once, as a file read holds them: the fast path of file
-  // sources (docs/benchmarks.md, extraction). The same events as feed() of each line in
-  // order, but one candidate scan covers the whole run, and only lines a rule may match
-  // are split off, dated (`prefix`) and fed; the others cost the scan alone.
-  struct LineRun {
-    std::string node;
-    std::string source;
-    bool trusted = false;
-    uint64_t first_seq = 0;  // the first line's seq; each next line's is one more
-    std::string_view text;   // whole lines, each ended by '\n' (the last one may lack it)
-    // Where a line's payload starts and when it was written; nullopt leaves the line out
-    // (before the job's window, say). Called only for lines that may yield an event.
-    struct Prefix {
-      std::optional<TimeUs> time;
-      size_t payload_offset = 0;
-    };
-    std::function<std::optional<Prefix>(std::string_view line)> prefix;
-  };
+  // Many lines of one stream at once (core/line_run.h): the fast path of file sources
+  // (docs/benchmarks.md, extraction). The same events as feed() of each line in order, but
+  // one candidate scan covers the whole run, and only lines a rule may match are split
+  // off, dated (`prefix`) and fed; the others cost the scan alone.
   // Returns the number of lines in the run (the next run's first_seq is first_seq + it).
   uint64_t feed_lines(const LineRun& run);
   // Events in deterministic order (time, node, source, seq), ids not yet assigned.

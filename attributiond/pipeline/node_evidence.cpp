@@ -94,19 +94,26 @@ NodeEvidence collect_node(const std::shared_ptr<const rules::RulePack>& pack,
   std::stable_partition(ordered.begin(), ordered.end(), [](const collectors::Collector* c) {
     return c->name() != collectors::AppOutputCollector::kName;
   });
+  const auto keep_raw = [&](const LogLine& line) {
+    if (raw_budget_bytes == nullptr) return;
+    if (line.text.size() <= *raw_budget_bytes) {
+      *raw_budget_bytes -= line.text.size();
+      evidence.raw_lines.push_back(line);
+    } else {
+      ++evidence.raw_dropped;
+    }
+  };
   for (collectors::Collector* collector : ordered) {
     ops::LogScope log_scope(request.job_id, request.node, collector->name());
-    auto reported = collector->collect(request, [&](const LogLine& line) {
-      if (raw_budget_bytes != nullptr) {
-        if (line.text.size() <= *raw_budget_bytes) {
-          *raw_budget_bytes -= line.text.size();
-          evidence.raw_lines.push_back(line);
-        } else {
-          ++evidence.raw_dropped;
-        }
-      }
-      extractor.feed(line);
-    });
+    auto reported = collector->collect(request, collectors::LineSink(
+                                                    [&](const LogLine& line) {
+                                                      keep_raw(line);
+                                                      extractor.feed(line);
+                                                    },
+                                                    [&](const LineRun& run) {
+                                                      if (raw_budget_bytes != nullptr) for_each_line_of(run, keep_raw);
+                                                      return extractor.feed_lines(run);
+                                                    }));
     evidence.coverage.insert(evidence.coverage.end(), reported.begin(), reported.end());
   }
   evidence.events = extractor.finish();

@@ -80,6 +80,42 @@ TEST(KmsgCollector, ReadsKernelRecordsInTheWindowAsTrustedWallClockLines) {
   EXPECT_NE(got.coverage[0].detail.find("1 user-space"), std::string::npos) << got.coverage[0].detail;
 }
 
+// Collectors hand a file's lines over as runs (core/line_run.h) where the sink takes
+// them: the lines are those a line-by-line sink gets, in the same order with the same
+// seqs, and a record whose message holds an escaped newline stays one line of its own.
+TEST(KmsgCollector, HandsRecordsOverAsRunsThatHoldTheSameLines) {
+  ScratchDir dir;
+  write_file(dir.file("n2.kmsg"), kRecords +
+                                      "6,1206,900100000,-;two\\x0alines in one record\n"
+                                      "6,1207,900200000,-;after it\n");
+  auto collector = make("path: " + dir.file("{node}.kmsg") + "\nboot_time: " + std::to_string(kBootSeconds) + "\n");
+  ASSERT_TRUE(collector.ok()) << collector.error().message;
+  const auto by_line = collect_all(**collector, request_for("n2"));
+
+  std::vector<LogLine> from_runs;
+  int runs = 0;
+  const auto keep = [&](const LogLine& line) { from_runs.push_back(line); };
+  const auto coverage = (*collector)->collect(request_for("n2"), LineSink(keep, [&](const LineRun& run) {
+                                                ++runs;
+                                                return for_each_line_of(run, keep);
+                                              }));
+  EXPECT_EQ(runs, 2);  // the records before the two-line message, and the one after it
+  ASSERT_EQ(from_runs.size(), 5u);
+  ASSERT_EQ(by_line.lines.size(), from_runs.size());
+  for (size_t i = 0; i < from_runs.size(); ++i) {
+    EXPECT_EQ(from_runs[i].text, by_line.lines[i].text);
+    EXPECT_EQ(from_runs[i].time, by_line.lines[i].time);
+    EXPECT_EQ(from_runs[i].seq, i);
+    EXPECT_EQ(by_line.lines[i].seq, i);
+    EXPECT_TRUE(from_runs[i].trusted);
+    EXPECT_EQ(from_runs[i].source, "kernel");
+  }
+  EXPECT_EQ(from_runs[3].text, "two\nlines in one record");
+  EXPECT_EQ(from_runs[4].text, "after it");
+  ASSERT_EQ(coverage.size(), 1u);
+  EXPECT_EQ(coverage[0].lines, 5u);
+}
+
 TEST(KmsgCollector, BootTimeFromAPerNodeProcStatCopy) {
   ScratchDir dir;
   write_file(dir.file("n3.kmsg"), "3,0,800000000,-;first\n");

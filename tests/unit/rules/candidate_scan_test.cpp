@@ -235,9 +235,9 @@ TEST(CandidateScan, FeedingWholeRunsGivesExactlyWhatFeedingEachLineGives) {
   // The payload behind a prefix "<time>|" ("-|": no time); a time divisible by 7 is outside
   // the window: left out by both ways (its seq is still used up).
   auto in_window = [](const std::optional<TimeUs>& time) { return !time || *time % 7 != 0; };
-  auto prefix = [](std::string_view raw) -> std::optional<rules::Extractor::LineRun::Prefix> {
+  auto prefix = [](std::string_view raw) -> std::optional<LineRun::Prefix> {
     const size_t bar = raw.find('|');
-    rules::Extractor::LineRun::Prefix p;
+    LineRun::Prefix p;
     p.payload_offset = bar + 1;
     if (raw.substr(0, bar) != "-") p.time = std::stoll(std::string(raw.substr(0, bar)));
     if (p.time && *p.time % 7 == 0) return std::nullopt;
@@ -261,7 +261,7 @@ TEST(CandidateScan, FeedingWholeRunsGivesExactlyWhatFeedingEachLineGives) {
         size_t to = std::min(text.size(), from + 1 + static_cast<size_t>(rng() % 20000));
         const size_t nl = text.find('\n', to);
         to = nl == std::string::npos ? text.size() : nl + 1;  // whole lines
-        rules::Extractor::LineRun run{s.node, s.source, s.trusted, seq, std::string_view(text).substr(from, to - from),
+        LineRun run{s.node, s.source, s.trusted, seq, std::string_view(text).substr(from, to - from),
                                       prefix};
         seq += by_run.feed_lines(run);
         from = to;

@@ -1,0 +1,29 @@
+#include "core/line_run.h"
+
+#include <algorithm>
+
+namespace attrib {
+
+uint64_t for_each_line_of(const LineRun& run, const std::function<void(const LogLine&)>& each) {
+  LogLine line;
+  line.node = run.node;
+  line.source = run.source;
+  line.trusted = run.trusted;
+  uint64_t seq = run.first_seq;
+  const std::string_view text = run.text;
+  for (size_t pos = 0; pos < text.size(); ++seq) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view raw = text.substr(pos, end - pos);
+    if (auto prefix = run.prefix(raw)) {
+      line.time = prefix->time;
+      line.seq = seq;
+      line.text.assign(raw.substr(std::min(prefix->payload_offset, raw.size())));
+      each(line);
+    }
+    pos = end + 1;
+  }
+  return seq - run.first_seq;
+}
+
+}  // namespace attrib

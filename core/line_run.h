@@ -1,0 +1,37 @@
+// Many lines of one stream at once, as a file read holds them: how file collectors hand
+// what they read to the rules engine (rules::Extractor::feed_lines, the fast path of
+// docs/benchmarks.md) without cutting every line into its own LogLine.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/types.h"
+
+namespace attrib {
+
+struct LineRun {
+  std::string node;
+  std::string source;
+  bool trusted = false;
+  uint64_t first_seq = 0;  // the first line's seq; each next line's is one more
+  std::string_view text;   // whole lines, each ended by '\n' (the last one may lack it)
+  // Where a line's payload starts and when it was written; nullopt leaves the line out
+  // (before the job's window, say). The engine calls it only for lines that may yield an
+  // event, so a source dates the lines that matter, not every line.
+  struct Prefix {
+    std::optional<TimeUs> time;
+    size_t payload_offset = 0;
+  };
+  std::function<std::optional<Prefix>(std::string_view line)> prefix;
+};
+
+// Every line of the run in order, as the LogLine feed() would get (the ones `prefix`
+// leaves out skipped; they still take their seq), for consumers that need each line (the
+// archive's raw evidence, tests). Returns the number of lines in the run.
+uint64_t for_each_line_of(const LineRun& run, const std::function<void(const LogLine&)>& each);
+
+}  // namespace attrib
