@@ -4,7 +4,14 @@
 // which about --match-rate (default 0.1%) are lines some rule of the shipped pack
 // extracts (taken from the pack's own examples). Same seed, same bytes.
 //
-//   attrib-bench-gen --bytes 1073741824 --seed 1 --out corpus.log
+//   attrib-bench-gen --bytes 1073741824 --seed 1 --out corpus.log [--incidents DIR]
+//
+// --incidents DIR (the second corpus): the mixed-in lines are instead every line of the
+// real-incident bundles under DIR (tests/corpus/real: <incident>/<host>/<source>.log, lines
+// people pasted in public threads), matching or not, each taken at random. A kernel or
+// syslog line keeps its message and gets the noise's syslog head in place of its own stamp
+// (kernel.log as "kernel: [uptime] ", syslog.log and slurm.log as a daemon's); app.log lines
+// are job output as written.
 //
 // Line shapes, by source (what bench/extract_bench.cpp maps them back to):
 //   kernel         "Nov 30 08:00:01 gpu017 kernel: [ 1234.567890] <message>"
@@ -14,9 +21,14 @@
 #include <cinttypes>
 #include <cstdint>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
+
+#include "rules/line_time.h"
 
 namespace {
 
@@ -63,9 +75,45 @@ const char* kAppMatches[] = {
 const char* kUsers[] = {"alice", "bob", "carol", "dmitri", "erin", "farid", "grace", "heidi"};
 const char* kOps[] = {"AllReduce", "AllGather", "ReduceScatter", "Broadcast"};
 
+// Real-incident lines by the stream they join: kernel, a daemon's syslog, job output.
+struct IncidentLines {
+  std::vector<std::string> kernel, daemon, app;
+  size_t size() const { return kernel.size() + daemon.size() + app.size(); }
+};
+
+IncidentLines load_incidents(const std::string& dir) {
+  namespace fs = std::filesystem;
+  IncidentLines out;
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::recursive_directory_iterator(dir))
+    if (entry.is_regular_file() && entry.path().extension() == ".log") files.push_back(entry.path());
+  std::sort(files.begin(), files.end());  // same seed, same bytes: not the directory's order
+  const attrib::rules::TimeContext context{};
+  for (const fs::path& file : files) {
+    const std::string source = file.stem().string();
+    const bool system_log = source == "kernel" || source == "syslog" || source == "slurm";
+    std::ifstream in(file);
+    for (std::string text; std::getline(in, text);) {
+      if (!text.empty() && text.back() == '\r') text.pop_back();
+      if (text.empty()) continue;
+      if (!system_log) {
+        out.app.push_back(text);
+        continue;
+      }
+      const auto stamp = attrib::rules::parse_line_stamp(text, context, true);
+      std::string payload = text.substr(stamp.payload_offset);
+      (source == "kernel" ? out.kernel : out.daemon).push_back(std::move(payload));
+    }
+  }
+  return out;
+}
+
 class Writer {
  public:
-  Writer(FILE* out, uint64_t seed) : out_(out), rng_{seed} { buf_.reserve(1 << 22); }
+  Writer(FILE* out, uint64_t seed, const IncidentLines* incidents)
+      : out_(out), rng_{seed}, incidents_(incidents) {
+    buf_.reserve(1 << 22);
+  }
 
   // One line of the mix; returns its length including the newline.
   size_t line(double match_rate) {
@@ -73,7 +121,9 @@ class Writer {
     const int source = pick_source();
     char text[1024];
     if (rng_.unit() < match_rate) {
-      if (source == 0 || source == 1)
+      if (incidents_ != nullptr)
+        incident(text);
+      else if (source == 0 || source == 1)
         prefix_kernel(text, kKernelMatches[rng_.below(sizeof kKernelMatches / sizeof *kKernelMatches)]);
       else if (source == 2)
         prefix_fabric(text, kFabricMatches[rng_.below(sizeof kFabricMatches / sizeof *kFabricMatches)]);
@@ -120,6 +170,20 @@ class Writer {
     char head[96];
     syslog_head(head, sizeof head, "kernel");
     std::snprintf(text, 1024, "%s[%6" PRIu64 ".%06u] %s", head, 86400 + t_ms_ / 1000, rng_.below(1000000), message);
+  }
+  // One line of the incident bundles, drawn uniformly over all of them.
+  void incident(char* text) {
+    const IncidentLines& lines = *incidents_;
+    size_t i = rng_.below(static_cast<uint32_t>(lines.size()));
+    if (i < lines.kernel.size()) return prefix_kernel(text, lines.kernel[i].c_str());
+    i -= lines.kernel.size();
+    if (i < lines.daemon.size()) {
+      char head[96];
+      syslog_head(head, sizeof head, "slurmd[2211]");
+      std::snprintf(text, 1024, "%s%s", head, lines.daemon[i].c_str());
+      return;
+    }
+    std::snprintf(text, 1024, "%s", lines.app[i - lines.daemon.size()].c_str());
   }
   void prefix_fabric(char* text, const char* message) {
     int h, m, s;
@@ -288,6 +352,7 @@ class Writer {
 
   FILE* out_;
   Rng rng_;
+  const IncidentLines* incidents_;
   uint64_t t_ms_ = 0;
   std::string buf_;
 };
@@ -297,7 +362,7 @@ class Writer {
 int main(int argc, char** argv) {
   uint64_t bytes = 1ull << 30, seed = 1;
   double match_rate = 0.001;
-  std::string out_path;
+  std::string out_path, incidents_dir;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string key = argv[i];
     if (key == "--bytes")
@@ -308,13 +373,15 @@ int main(int argc, char** argv) {
       match_rate = std::stod(argv[i + 1]);
     else if (key == "--out")
       out_path = argv[i + 1];
+    else if (key == "--incidents")
+      incidents_dir = argv[i + 1];
     else {
-      std::fprintf(stderr, "usage: attrib-bench-gen --out FILE [--bytes N] [--seed S] [--match-rate R]\n");
+      std::fprintf(stderr, "usage: attrib-bench-gen --out FILE [--bytes N] [--seed S] [--match-rate R] [--incidents DIR]\n");
       return 2;
     }
   }
   if (out_path.empty()) {
-    std::fprintf(stderr, "usage: attrib-bench-gen --out FILE [--bytes N] [--seed S] [--match-rate R]\n");
+    std::fprintf(stderr, "usage: attrib-bench-gen --out FILE [--bytes N] [--seed S] [--match-rate R] [--incidents DIR]\n");
     return 2;
   }
   FILE* out = std::fopen(out_path.c_str(), "wb");
@@ -322,7 +389,15 @@ int main(int argc, char** argv) {
     std::perror(out_path.c_str());
     return 1;
   }
-  Writer writer(out, seed);
+  IncidentLines incidents;
+  if (!incidents_dir.empty()) {
+    incidents = load_incidents(incidents_dir);
+    if (incidents.size() == 0) {
+      std::fprintf(stderr, "%s: no <incident>/<host>/<source>.log lines\n", incidents_dir.c_str());
+      return 1;
+    }
+  }
+  Writer writer(out, seed, incidents_dir.empty() ? nullptr : &incidents);
   uint64_t written = 0, lines = 0;
   while (written < bytes) {
     written += writer.line(match_rate);
@@ -333,7 +408,9 @@ int main(int argc, char** argv) {
     std::perror(out_path.c_str());
     return 1;
   }
-  std::printf("corpus %s: %" PRIu64 " bytes, %" PRIu64 " lines, seed %" PRIu64 ", match rate %.4f\n", out_path.c_str(),
-              written, lines, seed, match_rate);
+  std::printf("corpus %s: %" PRIu64 " bytes, %" PRIu64 " lines, seed %" PRIu64 ", match rate %.4f%s\n", out_path.c_str(),
+              written, lines, seed, match_rate,
+              incidents_dir.empty() ? "" : (", mixed-in lines from " + std::to_string(incidents.size()) +
+                                            " real-incident lines under " + incidents_dir).c_str());
   return 0;
 }

@@ -33,9 +33,9 @@ data=$build/bench-data
 mkdir -p "$data"
 
 if ((quick)); then
-  corpus_bytes=67108864 storm=100000 runs=100 jobs=1000 lines=2000 nodes=16 entries=10000 rows=100000 prefixes=20000
+  corpus_bytes=67108864 incident_bytes=8388608 storm=100000 runs=100 jobs=1000 lines=2000 nodes=16 entries=10000 rows=100000 prefixes=20000
 else
-  corpus_bytes=1073741824 storm=1000000 runs=1000 jobs=10000 lines=10000 nodes=64 entries=100000 rows=1000000 prefixes=200000
+  corpus_bytes=1073741824 incident_bytes=134217728 storm=1000000 runs=1000 jobs=10000 lines=10000 nodes=64 entries=100000 rows=1000000 prefixes=200000
 fi
 
 {
@@ -80,6 +80,14 @@ if ((profile)) && command -v perf >/dev/null; then
   echo "== extraction profile (perf, self time, top 30): $out/extract-profile.txt"
   head -15 "$out/extract-profile.txt" || true
 fi
+# The second corpus: the real-incident bundles' lines (tests/corpus/real) mixed into the
+# noise. Smaller: ripgrep runs below 1 MB/s on it (docs/benchmarks.md says why).
+incident_corpus=$data/corpus-$incident_bytes-seed2-incidents.log
+if [ ! -s "$incident_corpus" ]; then
+  "$bin/attrib-bench-gen" --bytes "$incident_bytes" --seed 2 --incidents "$source_dir/tests/corpus/real" \
+    --out "$incident_corpus"
+fi
+step 1-extract-incidents "$bin/attrib-bench-extract" --corpus "$incident_corpus" --rg
 step 2-storm "$bin/attrib-bench-storm" --storm "$storm"
 step 3-epilog "$bin/attrib-bench-epilog" --runs "$runs"
 step 4-burst "$bin/attrib-bench-burst" --jobs "$jobs" --lines "$lines"

@@ -33,6 +33,11 @@ run gen "$bin/attrib-bench-gen" --bytes 2000000 --seed 7 --out "$work/corpus.log
 # them a figure is missing, which is a failure, not a skip.
 run extract "$bin/attrib-bench-extract" --corpus "$work/corpus.log" --rg
 check extract extract.attrib_mb_s extract.ripgrep_mb_s extract.ratio_attrib_over_ripgrep
+# The second corpus: the real-incident bundles' lines mixed in (ripgrep is slow on it).
+run gen-incidents "$bin/attrib-bench-gen" --bytes 500000 --seed 2 --match-rate 0.01 \
+  --incidents "$(dirname "$0")/../tests/corpus/real" --out "$work/incidents.log"
+run extract-incidents "$bin/attrib-bench-extract" --corpus "$work/incidents.log"
+check extract-incidents extract.attrib_mb_s
 run storm "$bin/attrib-bench-storm" --storm 20000 --background 500
 check storm storm.seconds storm.peak_rss_growth_mib storm.verdict_identical
 run epilog "$bin/attrib-bench-epilog" --runs 10
