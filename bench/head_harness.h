@@ -20,6 +20,7 @@
 #include "attrib/v1/attrib.grpc.pb.h"
 #include "attributiond/head/head_daemon.h"
 #include "bench/bench_util.h"
+#include "common/grpc_limits.h"
 #include "collectors/registry.h"
 #include "rules/bundle.h"
 
@@ -46,6 +47,7 @@ class BundleAccounting : public slurm::Accounting {
     record.facts.job_id = job_id;
     record.facts.cluster = cluster;
     record.final = true;
+    record.sole_row = true;
     std::lock_guard lock(state_->mutex);  // the daemon reads its comment back to verify it
     if (auto it = state_->comments.find(job_id); it != state_->comments.end()) record.comment = it->second;
     return record;
@@ -109,8 +111,10 @@ inline double queue_depth(const head::HeadDaemon& daemon) {
   return std::stod(text.substr(at + key.size()));
 }
 
+// With attrib's own message limit, as attrib-show has it: a wide job's verdict passes
+// gRPC's default 4 MiB.
 inline std::unique_ptr<v1::Attribution::Stub> client(const std::string& address) {
-  return v1::Attribution::NewStub(grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+  return v1::Attribution::NewStub(common::make_channel(address));
 }
 
 // GetVerdict status of one job ("done", "pending", ...; "" when unknown/failed).

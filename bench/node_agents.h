@@ -28,10 +28,11 @@ inline std::string node_name(int i) {
 }
 
 // journalctl's export format for `entries` background entries between start and end
-// (µs), piped into systemd-journal-remote, then `extra_message` (a kernel line) `copies`
-// times spread over the window. Returns false when it fails.
+// (µs), piped into systemd-journal-remote, then `extra_message` (a kernel line, or with
+// !extra_kernel a line of the python3 job's output) `copies` times spread over the window.
+// Returns false when it fails.
 inline bool write_journal(const std::filesystem::path& file, int entries, TimeUs start, TimeUs end,
-                          const std::string& extra_message, int copies = 1) {
+                          const std::string& extra_message, int copies = 1, bool extra_kernel = true) {
   const std::string cmd = std::string(ATTRIB_BENCH_JOURNAL_REMOTE) + " --output=" + file.string() + " - 2>/dev/null";
   FILE* pipe = ::popen(cmd.c_str(), "w");
   if (!pipe) return false;
@@ -68,7 +69,8 @@ inline bool write_journal(const std::filesystem::path& file, int entries, TimeUs
   }
   if (!extra_message.empty()) {
     const TimeUs extra_step = std::max<TimeUs>(1, (end - start) / 2 / std::max(1, copies));
-    for (int c = 0; c < copies; ++c) entry(start + (end - start) / 2 + extra_step * c, true, extra_message);
+    for (int c = 0; c < copies; ++c)
+      entry(start + (end - start) / 2 + extra_step * c, extra_kernel, extra_message);
   }
   return ::pclose(pipe) == 0;
 }
