@@ -215,6 +215,10 @@ int main(int argc, char** argv) {
   bench::figure("burst.jobs_per_s", jobs / elapsed, "jobs/s");
   bench::figure("burst.peak_queue_depth", peak_depth, "jobs");
   bench::figure("burst.peak_rss_mib", peak, "MiB");
+  // What slurmdbd would serve: each read and each write is one round trip there.
+  std::printf("accounting: %" PRIu64 " reads, %" PRIu64 " writes\n", accounting->reads.load(), accounting->writes.load());
+  bench::figure("burst.accounting_calls_per_job",
+                static_cast<double>(accounting->reads.load() + accounting->writes.load()) / jobs, "calls");
   bench::target("burst submitted within 60 s", submit_end.load() - t0, 60, true);
   bench::target("burst none lost", jobs - done, 0, true);
   bench::target("burst >= 500 jobs/s", jobs / elapsed, 500, false);

@@ -37,6 +37,9 @@ struct JobRecordFacts {
   // When its job's first attempt was submitted (slurm::number_attempts): attempts of one
   // job share it; a later job that reuses the id does not.
   std::optional<TimeUs> job_submit;
+  // The id has this row alone, so it is also the row a comment write changes (slurmdbd
+  // writes an id's newest row): its comment may stand for a fresh read of the job.
+  bool sole_row = false;
 };
 
 class Accounting {

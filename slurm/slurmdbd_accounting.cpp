@@ -38,6 +38,7 @@ Result<JobRecordFacts> SlurmdbdAccounting::read_attempt(const std::string& clust
   out.ended = record->has_ended() && !record->other_rows;
   out.submit = record->submit;
   out.job_submit = record->job_submit;
+  out.sole_row = !record->other_rows;
   return out;
 }
 

@@ -349,6 +349,29 @@ TEST_F(HeadDaemonTest, XidOnOneNodeBecomesTheVerdictAndTheComment) {
   EXPECT_GE(state_->reads["100"], 3) << "scoping waited for the final record";
 }
 
+// slurmdbd round trips per job: the record scoping read serves as the comment's text
+// before the write when it is the id's only row (the row the write changes); with other
+// rows (a requeue, a reused id) the comment's row is read afresh. The write is read back
+// either way.
+TEST_F(HeadDaemonTest, ASoleRowScopedRecordSavesTheCommentsReadBeforeItsWrite) {
+  const TimeUs start = wall_clock_us() - 60 * kSecond, end = wall_clock_us() - 10 * kSecond;
+  AddRecord("101", "FAILED", 1, start, end, "exp 42");
+  AddRecord("102", "FAILED", 1, start, end, "exp 43");
+  state_->records["101"].sole_row = true;
+  Start();
+  for (const char* id : {"101", "102"}) {
+    v1::SubmitResponse response;
+    ASSERT_TRUE(Submit(id, &response).ok());
+    WaitDone(id);
+  }
+  std::lock_guard lock(state_->mutex);
+  EXPECT_EQ(state_->reads["101"], 2) << "scope, then the read-back of the write";
+  EXPECT_EQ(state_->reads["102"], 3) << "scope, the comment's row, the read-back";
+  EXPECT_EQ(state_->records["101"].comment.rfind("exp 42 | attrib: ", 0), 0u) << state_->records["101"].comment;
+  EXPECT_EQ(state_->records["102"].comment.rfind("exp 43 | attrib: ", 0), 0u) << state_->records["102"].comment;
+  EXPECT_EQ(state_->comment_writes, 2);
+}
+
 // The raw evidence the head archives with a verdict (real journal files read by the
 // journald collector, real SQLite, GetVerdict over gRPC) replays to that verdict, byte for
 // byte; the lines outside the window are not in it.
