@@ -6,6 +6,10 @@
 
 namespace attrib::collectors {
 
+// How old a read of the job by this process may be to stand for the collector's own:
+// scoping reads it moments before the collectors run; an array read serves for a minute.
+constexpr TimeUs kRecentReadMaxAge = 60 * 1000000LL;
+
 std::string format_step_line(const slurm::StepRecord& step) {
   return "step " + step.step_id + " (" + step.name + ") ended " + step.state +
          " exit_code=" + std::to_string(step.exit_code) + " signal=" + std::to_string(step.signal) + " on " +
@@ -48,6 +52,12 @@ Result<slurm::AccountingRecord> SlurmAccountingCollector::job_record(const std::
                                                                      std::optional<TimeUs> attempt_end) {
   std::string key = cluster + "/" + job_id + "/" + std::to_string(attempt_end.value_or(0));
   if (cached_ && cached_key_ == key) return *cached_;
+  // The head has usually just read this job to scope it (with its steps): that read serves.
+  if (auto recent = slurm::recent_final_record(cluster, job_id, attempt_end, kRecentReadMaxAge)) {
+    cached_ = *recent;
+    cached_key_ = key;
+    return *recent;
+  }
   if (!connection_) {
     auto opened = slurm::SlurmdbdConnection::open();
     if (!opened) return opened.error();

@@ -51,9 +51,12 @@ class Accounting {
   // The attempt that had started by `attempt_time` (slurm::attempt_row): its start, or
   // when its hook ran. For a requeued job that is not the newest row, which is the next
   // attempt, still pending. An accounting without attempts answers with the job.
+  // `reported_at`: when the head received the attempt's report, on the head's own clock
+  // (a read made after it holds the attempt's row; see SlurmdbdAccounting's array reads).
   virtual Result<JobRecordFacts> read_attempt(const std::string& cluster, const std::string& job_id,
-                                              std::optional<TimeUs> attempt_time) {
-    (void)attempt_time;
+                                              std::optional<TimeUs> attempt_time,
+                                              std::optional<TimeUs> reported_at = std::nullopt) {
+    (void)attempt_time, (void)reported_at;
     return read_job(cluster, job_id);
   }
   virtual Status write_comment(const std::string& cluster, const std::string& job_id, const std::string& comment) = 0;

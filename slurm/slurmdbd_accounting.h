@@ -1,13 +1,15 @@
 // Accounting served by the real slurmdbd (libslurm's slurmdb API).
 #pragma once
 
+#include <map>
 #include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "slurm/accounting.h"
-
-namespace attrib::slurm {
-class SlurmdbdConnection;
-}
+#include "slurm/slurmdbd_client.h"
 
 namespace attrib::slurm {
 
@@ -19,15 +21,28 @@ class SlurmdbdAccounting : public Accounting {
   ~SlurmdbdAccounting() override;
   Result<JobRecordFacts> read_job(const std::string& cluster, const std::string& job_id) override;
   Result<JobRecordFacts> read_attempt(const std::string& cluster, const std::string& job_id,
-                                      std::optional<TimeUs> attempt_time) override;
+                                      std::optional<TimeUs> attempt_time,
+                                      std::optional<TimeUs> reported_at = std::nullopt) override;
   Status write_comment(const std::string& cluster, const std::string& job_id, const std::string& comment) override;
   Result<std::vector<JobRecordFacts>> ended_attempts(const std::string& cluster, TimeUs since, TimeUs until) override;
   Result<std::vector<JobRecordFacts>> job_attempts(const std::string& cluster, const std::string& job_id) override;
 
  private:
   Status connect();
+  JobRecordFacts facts_of(const AccountingRecord& record) const;
+  // A task of an array ("4242_7") from one read of the whole array (see read_attempt);
+  // nullopt when that read cannot serve it.
+  std::optional<Result<AccountingRecord>> from_array_read(const std::string& cluster, const JobRef& ref,
+                                                          const std::string& job_id, std::optional<TimeUs> attempt_time,
+                                                          TimeUs reported_at);
+
   CommentField field_;
   std::unique_ptr<slurm::SlurmdbdConnection> connection_;
+  struct ArrayRead {
+    TimeUs read_at = 0;
+    std::map<std::string, std::vector<AccountingRecord>> tasks;
+  };
+  std::map<std::pair<std::string, uint32_t>, ArrayRead> arrays_;  // (cluster, array job id)
 };
 
 }  // namespace attrib::slurm

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -21,10 +22,31 @@
 #include <string_view>
 #include <vector>
 
+#include "core/clock.h"
 #include "slurm/libslurm.h"
 
 namespace attrib::slurm {
 namespace {
+
+std::atomic<uint64_t> requests_sent{0};
+
+// Rows read with steps, by (cluster, job id), for recent_final_record; kept two minutes.
+struct RecentRows {
+  std::mutex mutex;
+  std::map<std::pair<std::string, std::string>, std::pair<TimeUs, std::vector<AccountingRecord>>> rows;
+};
+RecentRows& recent_rows() {
+  static RecentRows recent;
+  return recent;
+}
+void remember_rows(const std::string& cluster, const std::map<std::string, std::vector<AccountingRecord>>& by_id) {
+  constexpr TimeUs kKept = 120 * 1000000LL;
+  const TimeUs now = wall_clock_us();
+  RecentRows& recent = recent_rows();
+  std::lock_guard lock(recent.mutex);
+  std::erase_if(recent.rows, [&](const auto& entry) { return now - entry.second.first >= kKept; });
+  for (const auto& [id, rows] : by_id) recent.rows[{cluster, id}] = {now, rows};
+}
 
 // --- RAII for libslurm handles -------------------------------------------------------
 
@@ -528,6 +550,7 @@ Result<std::vector<AccountingRecord>> SlurmdbdConnection::rows_of(const std::str
   selection.cond.flags = JOBCOND_FLAG_NO_TRUNC | JOBCOND_FLAG_DUP | (with_steps ? 0 : JOBCOND_FLAG_NO_STEP);
 
   errno = 0;
+  ++requests_sent;
   ListPtr jobs(slurmdb_jobs_get(db_conn_, &selection.cond));
   // slurmdbd answers inside a database transaction that stays open on this connection;
   // without ending it every later read sees the same snapshot (a job that ends after the
@@ -553,6 +576,7 @@ Result<std::vector<AccountingRecord>> SlurmdbdConnection::rows_of(const std::str
     return a.submit.value_or(0) < b.submit.value_or(0);
   });
   number_attempts(rows);
+  if (with_steps) remember_rows(cluster, {{job_id, rows}});
   return rows;
 }
 
@@ -570,13 +594,27 @@ Result<std::vector<AccountingRecord>> SlurmdbdConnection::job_attempts(const std
   return out;
 }
 
-Result<AccountingRecord> SlurmdbdConnection::read_job(const std::string& cluster, const std::string& job_id,
-                                                      bool with_steps, std::optional<TimeUs> ended_by) {
-  auto found = rows_of(cluster, job_id, with_steps);
-  if (!found) return found.error();
-  std::vector<AccountingRecord>& rows = *found;
-  // rows_of numbered the rows; the comment fields are read from the newest row whose own
-  // id is the id asked for (a het job's first component), the one slurmdb_job_modify writes.
+uint64_t slurmdbd_requests() { return requests_sent.load(); }
+
+std::optional<AccountingRecord> recent_final_record(const std::string& cluster, const std::string& job_id,
+                                                    std::optional<TimeUs> ended_by, TimeUs max_age) {
+  std::vector<AccountingRecord> rows;
+  {
+    RecentRows& recent = recent_rows();
+    std::lock_guard lock(recent.mutex);
+    auto it = recent.rows.find({cluster, job_id});
+    if (it == recent.rows.end() || wall_clock_us() - it->second.first >= max_age) return std::nullopt;
+    rows = it->second.second;
+  }
+  AccountingRecord record = pick_attempt(std::move(rows), job_id, ended_by);
+  if (!record.is_final()) return std::nullopt;
+  return record;
+}
+
+AccountingRecord pick_attempt(std::vector<AccountingRecord> rows, const std::string& job_id,
+                              std::optional<TimeUs> ended_by) {
+  // The rows are numbered; the comment fields are read from the newest row whose own id
+  // is the id asked for (a het job's first component), the one slurmdb_job_modify writes.
   const AccountingRecord* commented = &rows.back();
   for (auto row = rows.rbegin(); row != rows.rend(); ++row)
     if (!row->het_job_id || row->db_job_id == *row->het_job_id) {
@@ -597,6 +635,39 @@ Result<AccountingRecord> SlurmdbdConnection::read_job(const std::string& cluster
   return record;
 }
 
+Result<AccountingRecord> SlurmdbdConnection::read_job(const std::string& cluster, const std::string& job_id,
+                                                      bool with_steps, std::optional<TimeUs> ended_by) {
+  auto found = rows_of(cluster, job_id, with_steps);
+  if (!found) return found.error();
+  return pick_attempt(std::move(*found), job_id, ended_by);
+}
+
+Result<std::map<std::string, std::vector<AccountingRecord>>> SlurmdbdConnection::array_task_rows(
+    const std::string& cluster, uint32_t array_job_id, bool with_steps) {
+  JobSelection selection(cluster, JobRef{.job_id = array_job_id});  // a plain id: every task of the array
+  selection.cond.flags = JOBCOND_FLAG_NO_TRUNC | JOBCOND_FLAG_DUP | (with_steps ? 0 : JOBCOND_FLAG_NO_STEP);
+  errno = 0;
+  ++requests_sent;
+  ListPtr jobs(slurmdb_jobs_get(db_conn_, &selection.cond));
+  slurmdb_connection_commit(db_conn_, false);  // see rows_of: end the read's transaction
+  const std::string id = std::to_string(array_job_id);
+  if (!jobs) return Error{kSlurmdbQuery, last_slurm_error(("reading array " + id + " from slurmdbd").c_str())};
+  std::map<std::string, std::vector<AccountingRecord>> tasks;
+  for_each_item<slurmdb_job_rec_t>(jobs.get(), [&](slurmdb_job_rec_t* job) {
+    if (job->array_job_id != array_job_id || job->array_task_id == NO_VAL) return;
+    const std::string task = id + "_" + std::to_string(job->array_task_id);
+    tasks[task].push_back(to_record(*job, task, cluster));
+  });
+  for (auto& [task, rows] : tasks) {  // as rows_of orders and numbers one id's rows
+    std::stable_sort(rows.begin(), rows.end(), [](const AccountingRecord& a, const AccountingRecord& b) {
+      return a.submit.value_or(0) < b.submit.value_or(0);
+    });
+    number_attempts(rows);
+  }
+  if (with_steps) remember_rows(cluster, tasks);
+  return tasks;
+}
+
 Result<std::vector<AccountingRecord>> SlurmdbdConnection::ended_attempts(const std::string& cluster, TimeUs since,
                                                                          TimeUs until) {
   slurmdb_job_cond_t cond{};
@@ -610,6 +681,7 @@ Result<std::vector<AccountingRecord>> SlurmdbdConnection::ended_attempts(const s
   cond.usage_end = static_cast<time_t>(until / 1000000) + 1;
   cond.flags = JOBCOND_FLAG_NO_TRUNC | JOBCOND_FLAG_DUP | JOBCOND_FLAG_NO_STEP;
   errno = 0;
+  ++requests_sent;
   ListPtr jobs(slurmdb_jobs_get(db_conn_, &cond));
   slurmdb_connection_commit(db_conn_, false);  // see read_job: end the read's transaction
   if (!jobs) return Error{kSlurmdbQuery, last_slurm_error("listing the jobs that ended")};
@@ -651,6 +723,7 @@ Status SlurmdbdConnection::write_comment(const std::string& cluster, const std::
   }
 
   errno = 0;
+  ++requests_sent;
   ListPtr modified(slurmdb_job_modify(db_conn_, &selection.cond, &change));
   if (modified && slurm_list_count(modified.get()) > 0) {
     if (slurmdb_connection_commit(db_conn_, true) != SLURM_SUCCESS) {

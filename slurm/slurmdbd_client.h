@@ -169,6 +169,24 @@ void number_attempts(std::vector<AccountingRecord>& rows);
 AccountingRecord join_het_components(const std::vector<AccountingRecord>& rows, size_t chosen,
                                      const std::string& job_id);
 
+// Of one job id's rows (sorted oldest first, numbered), the record SlurmdbdConnection::
+// read_job answers: the attempt that had ended by `ended_by` (attempt_row; a het job's
+// components joined), with the comment fields of the newest row the id itself names (the
+// one slurmdb_job_modify writes) and other_rows set. rows must not be empty.
+AccountingRecord pick_attempt(std::vector<AccountingRecord> rows, const std::string& job_id,
+                              std::optional<TimeUs> ended_by);
+
+// The record of `job_id`'s attempt ended by `ended_by` (pick_attempt) from rows this
+// process read with steps (a job's own read or its array's) less than `max_age` ago, when
+// that attempt's row is final: such a row no longer changes. The head's slurm_accounting
+// collector reads the job the head has just scoped; this saves slurmdbd the second read.
+std::optional<AccountingRecord> recent_final_record(const std::string& cluster, const std::string& job_id,
+                                                    std::optional<TimeUs> ended_by, TimeUs max_age);
+
+// Requests this process has sent to slurmdbd (job reads and comment writes), for the
+// head's metrics: each is one round trip.
+uint64_t slurmdbd_requests();
+
 class SlurmdbdConnection {
  public:
   // Connects to the slurmdbd named by slurm.conf (calls slurm_init once per process).
@@ -182,6 +200,12 @@ class SlurmdbdConnection {
   // Error kSlurmdbNotFound when slurmdbd has none.
   Result<AccountingRecord> read_job(const std::string& cluster, const std::string& job_id, bool with_steps = false,
                                     std::optional<TimeUs> ended_by = std::nullopt);
+
+  // Every task of the array `array_job_id` in one request: its rows (as rows_of gives
+  // one id's) by task id as Slurm prints it ("4242_7"). An array's tasks end in a burst,
+  // and one read serves them all.
+  Result<std::map<std::string, std::vector<AccountingRecord>>> array_task_rows(const std::string& cluster,
+                                                                               uint32_t array_job_id, bool with_steps);
 
   // Every row of one job id (one per attempt, and per earlier job that had the id) that
   // is final, oldest first; requeue_count is each row's attempt number.

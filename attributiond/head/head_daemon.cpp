@@ -22,6 +22,7 @@
 #include "core/error_codes.h"
 #include "core/failpoint.h"
 #include "slurm/node_drainer.h"
+#include "slurm/slurmdbd_client.h"
 
 namespace attrib::head {
 namespace {
@@ -60,7 +61,8 @@ HeadDaemon::HeadDaemon(common::Config config, std::unique_ptr<store::JobStore> s
       },
       [this]() -> std::optional<double> {
         return static_cast<double>(common::list_spool_files(config_.head.spool_dir).size());
-      });
+      },
+      []() -> std::optional<double> { return static_cast<double>(slurm::slurmdbd_requests()); });
 }
 
 HeadDaemon::~HeadDaemon() { stop(); }

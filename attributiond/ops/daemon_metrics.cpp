@@ -96,7 +96,8 @@ void HeadMetrics::record_verdict(const Verdict& verdict, TimeUs job_ended, TimeU
 }
 
 void register_head_gauges(ops::MetricsRegistry& registry, std::function<std::optional<double>()> queue_depth,
-                          std::function<std::optional<double>()> spool_backlog) {
+                          std::function<std::optional<double>()> spool_backlog,
+                          std::function<std::optional<double>()> slurmdbd_requests) {
   registry.gauge_callback("attrib_queue_depth",
                           "Jobs in the durable queue that are not done (waiting, being attributed, or archived "
                           "with the Slurm comment still to write).",
@@ -105,6 +106,11 @@ void register_head_gauges(ops::MetricsRegistry& registry, std::function<std::opt
                           "Files waiting in head.spool_dir (jobs attrib-epilog could not deliver), read at scrape "
                           "time.",
                           std::move(spool_backlog));
+  registry.gauge_callback("attrib_slurmdbd_requests",
+                          "Requests the head has sent to slurmdbd since it started (job reads and comment writes; "
+                          "each is one round trip), read at scrape time: divided by attrib_jobs_attributed_total, "
+                          "what a job costs slurmdbd.",
+                          std::move(slurmdbd_requests));
 }
 
 NodeMetrics::NodeMetrics(ops::MetricsRegistry& registry)

@@ -45,7 +45,8 @@ struct HeadMetrics {
 
 // The gauges read at scrape time from the head's own state.
 void register_head_gauges(ops::MetricsRegistry& registry, std::function<std::optional<double>()> queue_depth,
-                          std::function<std::optional<double>()> spool_backlog);
+                          std::function<std::optional<double>()> spool_backlog,
+                          std::function<std::optional<double>()> slurmdbd_requests);
 
 struct NodeMetrics {
   explicit NodeMetrics(ops::MetricsRegistry& registry);

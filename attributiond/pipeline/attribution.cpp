@@ -430,7 +430,8 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
                                                     : slurm::expand_hostlist(job.request.node_list());
     const ScopeStep step = scope_step(
         context.config,
-        accounting.read_attempt(cluster, job_id, attempt_time > 0 ? std::optional<TimeUs>(attempt_time) : std::nullopt),
+        accounting.read_attempt(cluster, job_id, attempt_time > 0 ? std::optional<TimeUs>(attempt_time) : std::nullopt,
+                                job.received),
         job.received, now, hook_nodes, job.outage);
     switch (step.kind) {
       case ScopeStep::Use:

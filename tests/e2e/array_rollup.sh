@@ -3,8 +3,12 @@
 # `attrib-show <array job>` rolls them up (attrib.array_rollup.v1): tasks by domain and
 # state, the tasks that did not succeed, nothing waiting once all are judged. The text
 # form names the failing tasks; `attrib-show <array>_<task>` still shows one task.
+# What the tasks cost slurmdbd is noted from the head's metrics (attrib_slurmdbd_requests).
 source "$(dirname "$0")/lib.sh"
 setup_run array_rollup
+metrics=127.0.0.1:7178
+sed -i "s|^head:\$|head:\n  metrics_listen: $metrics|" "$run_dir/attrib.yaml"
+grep -q "^  metrics_listen: $metrics\$" "$run_dir/attrib.yaml" || fail "cannot set head.metrics_listen"
 start_daemon
 
 array=$(sbatch --parsable --array=1-200 -N1 -n1 --output=/dev/null \
@@ -37,4 +41,11 @@ expect_contains "$text" "Array job $array on lab: 200 tasks judged" "text roll-u
 expect_contains "$text" "${array}_150" "text roll-up names a failed task"
 one=$("$ATTRIB_SHOW" --server "$DAEMON_ADDR" --json "${array}_100")
 expect_eq "$(jq -r '"\(.job_id) \(.terminal_state) \(.exit_code)"' <<<"$one")" "${array}_100 FAILED 3" "one task"
-echo "PASS: 200 tasks, one roll-up"
+# Each task costs a scoping read, the comment write and its read-back at most; when the
+# head falls behind, one read of the whole array serves the tasks reported before it.
+requests=$(curl -sS "http://$metrics/metrics" | awk '$1 == "attrib_slurmdbd_requests" {print $2}')
+note "slurmdbd requests for 200 tasks: $requests"
+[ -n "$requests" ] || fail "no attrib_slurmdbd_requests on /metrics"
+awk -v r="$requests" 'BEGIN {exit !(r >= 400 && r <= 800)}' ||
+  fail "$requests slurmdbd requests for 200 tasks: expected 400 (a write and its read-back each) to 800 (and up to two scoping reads each)"
+echo "PASS: 200 tasks, one roll-up, $requests slurmdbd requests"

@@ -335,7 +335,7 @@ TEST(MetricsDocs, OperationsGuideListsEveryMetric) {
   ops::MetricsRegistry head_registry, node_registry;
   ops::HeadMetrics head_metrics(head_registry);
   ops::register_head_gauges(
-      head_registry, [] { return 0.0; }, [] { return 0.0; });
+      head_registry, [] { return 0.0; }, [] { return 0.0; }, [] { return 0.0; });
   ops::register_info(head_registry, "head", "", "");
   ops::NodeMetrics node_metrics(node_registry);
   std::string doc = ReadFile(fs::path(ATTRIB_SOURCE_DIR) / "docs" / "operations.md");

@@ -120,7 +120,7 @@ TEST(DaemonMetrics, EveryFamilyOfBothRolesRegistersAndHookLabelsAreShort) {
   MetricsRegistry head;
   ops::HeadMetrics head_metrics(head);
   ops::register_head_gauges(
-      head, [] { return 0.0; }, [] { return 0.0; });
+      head, [] { return 0.0; }, [] { return 0.0; }, [] { return 0.0; });
   ops::register_info(head, "head", "1", "sha256:x");
   MetricsRegistry node;
   ops::NodeMetrics node_metrics(node);
