@@ -6,7 +6,8 @@
 #   bench/run-all.sh [--build DIR] [--out OUT_DIR] [--e2e] [--no-profile] [--quick]
 #
 #   --build DIR    build directory holding bench/attrib-bench-* (default build-bench)
-#   --e2e          also benchmark 6 on a real local Slurm cluster (root; bench/e2e_sacct_latency.sh)
+#   --e2e          also benchmarks 6 and 11 on a real local Slurm cluster (root; bench/e2e_sacct_latency.sh,
+#                  bench/e2e_array_burst.sh)
 #   --no-profile   skip the perf profile of the extraction path
 #   --quick        small sizes (a minute in all), to try the script out; not the documented figures
 set -euo pipefail
@@ -33,8 +34,10 @@ data=$build/bench-data
 mkdir -p "$data"
 
 if ((quick)); then
+  scale_sizes=64,512 array_tasks=40
   corpus_bytes=67108864 incident_bytes=8388608 storm=100000 runs=100 jobs=1000 lines=2000 nodes=16 entries=10000 rows=100000 prefixes=20000
 else
+  scale_sizes=64,512,2048,8192 array_tasks=500
   corpus_bytes=1073741824 incident_bytes=134217728 storm=1000000 runs=1000 jobs=10000 lines=10000 nodes=64 entries=100000 rows=1000000 prefixes=200000
 fi
 
@@ -97,8 +100,10 @@ step 5-fanout "$bin/attrib-bench-fanout" --nodes "$nodes" --entries "$entries"
 step 7-list "$bin/attrib-bench-list" --rows "$rows"
 step 8-bounded "$bin/attrib-bench-bounded" --ranks "$prefixes" --lines "$prefixes"
 step 9-archive "$bin/attrib-bench-archive" --nodes "$nodes" --storm "$storm"
+step 10-scale "$bin/attrib-bench-scale" --sizes "$scale_sizes"
 if ((e2e)); then
   step 6-e2e "$here/e2e_sacct_latency.sh" --build "$build"
+  step 11-array-burst "$here/e2e_array_burst.sh" --tasks "$array_tasks" --build "$build"
 fi
 
 echo
@@ -106,5 +111,5 @@ echo "== summary ($out/summary.txt)"
 {
   cat "$out/machine.txt"
   echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
-  grep -hE '^(figure|target) ' "$out"/[0-9]-*.log
+  grep -hE '^(figure|target) ' "$out"/[0-9]*-*.log
 } | tee "$out/summary.txt"

@@ -52,4 +52,6 @@ run fanout "$bin/attrib-bench-fanout" --nodes 4 --entries 500 --repeat 1
 check fanout fanout.median_s
 run archive "$bin/attrib-bench-archive" --quiet 50 --nodes 3 --entries 200 --storm 2000 --jobs 5
 check archive archive.quiet.bytes_per_job archive.failing.bytes_per_job archive.storm.evidence_stored
+run scale "$bin/attrib-bench-scale" --sizes 4,8 --entries 200 --servers 2 --repeat 1
+check scale scale.4.verdict_s scale.8.verdict_s scale.growth_exponent scale.node_side_s
 exit $fail
