@@ -4,6 +4,15 @@
 
 namespace attrib {
 
+bool line_of(const LineRun& run, std::string_view raw, uint64_t seq, LogLine& line) {
+  auto prefix = run.prefix(raw);
+  if (!prefix) return false;
+  line.time = prefix->time;
+  line.seq = seq;
+  line.text.assign(raw.substr(std::min(prefix->payload_offset, raw.size())));
+  return true;
+}
+
 uint64_t for_each_line_of(const LineRun& run, const std::function<void(const LogLine&)>& each) {
   LogLine line;
   line.node = run.node;
@@ -14,13 +23,7 @@ uint64_t for_each_line_of(const LineRun& run, const std::function<void(const Log
   for (size_t pos = 0; pos < text.size(); ++seq) {
     size_t end = text.find('\n', pos);
     if (end == std::string_view::npos) end = text.size();
-    const std::string_view raw = text.substr(pos, end - pos);
-    if (auto prefix = run.prefix(raw)) {
-      line.time = prefix->time;
-      line.seq = seq;
-      line.text.assign(raw.substr(std::min(prefix->payload_offset, raw.size())));
-      each(line);
-    }
+    if (line_of(run, text.substr(pos, end - pos), seq, line)) each(line);
     pos = end + 1;
   }
   return seq - run.first_seq;

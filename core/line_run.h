@@ -29,6 +29,10 @@ struct LineRun {
   std::function<std::optional<Prefix>(std::string_view line)> prefix;
 };
 
+// One line of the run (`raw`, without its '\n') as the LogLine feed() gets, at `seq`:
+// dated and its prefix cut off by run.prefix. False when the prefix reader leaves it out.
+bool line_of(const LineRun& run, std::string_view raw, uint64_t seq, LogLine& line);
+
 // Every line of the run in order, as the LogLine feed() would get (the ones `prefix`
 // leaves out skipped; they still take their seq), for consumers that need each line (the
 // archive's raw evidence, tests). Returns the number of lines in the run.

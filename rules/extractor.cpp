@@ -303,13 +303,7 @@ uint64_t Extractor::feed_lines(const LineRun& run) {
   line.trusted = run.trusted;
   // One line of the run, through feed(): dated, its prefix cut off.
   auto feed_one = [&](size_t begin, size_t end) {
-    const std::string_view raw = text.substr(begin, end - begin);
-    if (auto prefix = run.prefix(raw)) {
-      line.time = prefix->time;
-      line.seq = seq;
-      line.text.assign(raw.substr(std::min(prefix->payload_offset, raw.size())));
-      feed(line);
-    }
+    if (line_of(run, text.substr(begin, end - begin), seq, line)) feed(line);
     ++seq;
   };
   auto line_end = [&](size_t from) {
