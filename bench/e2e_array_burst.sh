@@ -8,8 +8,7 @@
 #
 #   bench/e2e_array_burst.sh [--tasks N] [--build DIR]      (as root)
 #
-# Brings up its own scripts/cluster.sh cluster under DIR/bench-e2e-cluster (refuses to
-# start while another slurmctld runs), configured as bench/e2e_sacct_latency.sh is.
+# Brings up its own cluster as bench/e2e_sacct_latency.sh does (bench/e2e_cluster.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source_dir=$(cd "$here/.." && pwd)
@@ -23,38 +22,10 @@ while (($#)); do
   esac
 done
 build=$(cd "$build" && pwd)
-[ "$(id -u)" -eq 0 ] || { echo "e2e_array_burst.sh: run as root (slurmd)" >&2; exit 2; }
-if pgrep -x slurmctld >/dev/null; then
-  echo "e2e_array_burst.sh: another slurmctld is running (pgrep -a slurmctld); not starting a second cluster" >&2
-  exit 3
-fi
-
-cluster_dir=$build/bench-e2e-cluster
-work=$build/bench-e2e-array
-rm -rf "$work"
-mkdir -p "$work"
-chmod 755 "$work"
-printf '#!/bin/sh\nexec %s --config %s\n' "$build/epilog/attrib-epilog" "$work/run/attrib.yaml" > "$work/attrib-epilog-hook"
-chmod 755 "$work/attrib-epilog-hook"
-
-export ATTRIB_BUILD_DIR=$build ATTRIB_SOURCE_DIR=$source_dir
-daemon_pid=
-cleanup() {
-  if [ -n "${daemon_pid:-}" ]; then kill -TERM "$daemon_pid" 2>/dev/null || true; wait "$daemon_pid" 2>/dev/null || true; fi
-  "$source_dir/scripts/cluster.sh" down "$cluster_dir" >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
-ATTRIB_EPILOG_SLURMCTLD=$work/attrib-epilog-hook "$source_dir/scripts/cluster.sh" up "$cluster_dir" >"$work/cluster-up.log" 2>&1 ||
-  { tail -n 30 "$work/cluster-up.log" >&2; exit 1; }
-source "$cluster_dir/env.sh"
-DAEMON_ADDR=127.0.0.1:7189
+source "$here/e2e_cluster.sh"
+bring_up_cluster array-burst
 metrics=127.0.0.1:7190
-source "$source_dir/scripts/lib/local-attrib.sh"
-run=$work/run
-write_attrib_config "$run"
 sed -i "s|^head:\$|head:\n  metrics_listen: $metrics|" "$run/attrib.yaml"
-seed_journal "$run"
-printf 'machine: %s cores (nproc), cpu "%s"\n' "$(nproc)" "$(lscpu | sed -n 's/^Model name: *//p' | head -1)"
 
 t0=$SECONDS
 array=$(sbatch --parsable --array=1-"$tasks" -N1 -n1 --output=/dev/null \

@@ -28,40 +28,11 @@ while (($#)); do
   esac
 done
 build=$(cd "$build" && pwd)
-[ "$(id -u)" -eq 0 ] || { echo "e2e_sacct_latency.sh: run as root (slurmd)" >&2; exit 2; }
-if pgrep -x slurmctld >/dev/null; then
-  echo "e2e_sacct_latency.sh: another slurmctld is running (pgrep -a slurmctld); not starting a second cluster" >&2
-  exit 3
-fi
-
-cluster_dir=$build/bench-e2e-cluster
-work=$build/bench-e2e
-rm -rf "$work"
-mkdir -p "$work"
-chmod 755 "$work"
-# EpilogSlurmctld takes no arguments: a wrapper pointing attrib-epilog at this run's config.
-printf '#!/bin/sh\nexec %s --config %s\n' "$build/epilog/attrib-epilog" "$work/run/attrib.yaml" > "$work/attrib-epilog-hook"
-chmod 755 "$work/attrib-epilog-hook"
-
-export ATTRIB_BUILD_DIR=$build ATTRIB_SOURCE_DIR=$source_dir
-daemon_pid=
-cleanup() {
-  if [ -n "${daemon_pid:-}" ]; then kill -TERM "$daemon_pid" 2>/dev/null || true; wait "$daemon_pid" 2>/dev/null || true; fi
-  "$source_dir/scripts/cluster.sh" down "$cluster_dir" >/dev/null 2>&1 || true
-}
-trap cleanup EXIT
-ATTRIB_EPILOG_SLURMCTLD=$work/attrib-epilog-hook "$source_dir/scripts/cluster.sh" up "$cluster_dir" >"$work/cluster-up.log" 2>&1 ||
-  { tail -n 30 "$work/cluster-up.log" >&2; exit 1; }
-source "$cluster_dir/env.sh"
-DAEMON_ADDR=127.0.0.1:7189
-source "$source_dir/scripts/lib/local-attrib.sh"
-run=$work/run
-write_attrib_config "$run"
-seed_journal "$run"
+source "$here/e2e_cluster.sh"
+bring_up_cluster sacct-latency
 start_attributiond "$run"
 
 now() { date +%s.%N; }
-printf 'machine: %s cores (nproc), cpu "%s"\n' "$(nproc)" "$(lscpu | sed -n 's/^Model name: *//p' | head -1)"
 echo "job  end->final_record_s  end->comment_in_sacct_s  domain"
 results=$work/results.txt
 : > "$results"
@@ -96,6 +67,12 @@ awk -v a="$lag50" -v b="$p50" 'BEGIN {printf "accounting record lag: %.0f%% of t
 
 # Where the time went, as the daemon measured it for each job (milliseconds).
 phases=$work/phases.txt
+# The daemon logs a job's phases after its comment is written: the last job's line may
+# follow the comment seen in sacct by a moment.
+for _ in $(seq 50); do
+  [ "$(grep -c ': phases ' "$run/attributiond.log" || true)" -ge "$jobs" ] && break
+  sleep 0.1
+done
 grep -o ': phases .*' "$run/attributiond.log" | sed 's/^: phases //' > "$phases" || true
 [ "$(wc -l < "$phases")" -ge "$jobs" ] || { echo "the daemon logged $(wc -l < "$phases") phase lines for $jobs jobs" >&2; exit 1; }
 echo "phase      p50_ms   p95_ms   (daemon log, $(wc -l < "$phases") jobs)"
