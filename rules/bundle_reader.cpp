@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/utf8.h"
 #include "rules/bundle.h"
 #include "rules/line_time.h"
 #include "rules/rule_definitions.h"
@@ -163,36 +164,6 @@ Status read_job_json(const fs::path& file, Bundle& bundle) {
     return Error{kBundleJob, "job.json: not JSON: " + std::string(e.what())};
   }
   return job_from_json(j, bundle);
-}
-
-// Replaces invalid UTF-8 with U+FFFD: the verdict is JSON, and a log line may hold any bytes.
-std::string valid_utf8(std::string_view in) {
-  std::string out;
-  out.reserve(in.size());
-  size_t i = 0;
-  while (i < in.size()) {
-    const auto b = static_cast<unsigned char>(in[i]);
-    size_t len = b < 0x80 ? 1 : (b >> 5) == 0x6 ? 2 : (b >> 4) == 0xE ? 3 : (b >> 3) == 0x1E ? 4 : 0;
-    bool ok = len > 0 && i + len <= in.size();
-    for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(in[i + k]) & 0xC0) == 0x80;
-    if (ok && len == 2) ok = b >= 0xC2;  // no overlong forms
-    if (ok && len == 3) {
-      const auto b1 = static_cast<unsigned char>(in[i + 1]);
-      ok = !(b == 0xE0 && b1 < 0xA0) && !(b == 0xED && b1 >= 0xA0);  // overlong, surrogates
-    }
-    if (ok && len == 4) {
-      const auto b1 = static_cast<unsigned char>(in[i + 1]);
-      ok = !(b == 0xF0 && b1 < 0x90) && !(b == 0xF4 && b1 >= 0x90) && b <= 0xF4;
-    }
-    if (ok) {
-      out.append(in.substr(i, len));
-      i += len;
-    } else {
-      out += "\xEF\xBF\xBD";
-      ++i;
-    }
-  }
-  return out;
 }
 
 bool is_system_log(const std::string& source) {
@@ -392,7 +363,9 @@ Result<std::vector<Coverage>> read_bundle_lines(const Bundle& bundle, const std:
         outside += count;
         return;
       }
-      LogLine line{file.host, file.source, time, seq, trusted, valid_utf8(text)};
+      // Invalid UTF-8 repaired as the daemon's engine repairs it (core/utf8.h): a replayed
+      // line reads as the collected one did.
+      LogLine line{file.host, file.source, time, seq, trusted, to_valid_utf8(text)};
       for (uint64_t k = 0; k < count; ++k) sink(line);
       c.lines += count;
     };

@@ -2,6 +2,7 @@
 // timestamps across files, window filtering, coverage and the errors of bad bundles.
 #include <gtest/gtest.h>
 
+#include "core/utf8.h"
 #include "rules/bundle.h"
 #include "tests/support/bundle_test_support.h"
 #include "tests/support/rule_test_support.h"
@@ -254,6 +255,21 @@ TEST(BundleReader, InvalidUtf8IsReplacedNotFatal) {
   auto verdict = replay_bundle(dir.path(), test::shipped_pack());
   ASSERT_TRUE(verdict.ok());
   EXPECT_NO_THROW(to_json(*verdict).dump());
+}
+
+// A replayed line is repaired exactly as the daemon's engine repairs a collected one
+// (core/utf8.h): a cut-off sequence is one U+FFFD, not one per byte.
+TEST(BundleReader, InvalidUtf8IsRepairedAsTheEngineRepairsIt) {
+  TempDir dir;
+  write_text(dir.path() / "job.json", kJob);
+  const std::string raw = "cut \xE2\x82 off, lone \x80, ok \xE2\x82\xAC";
+  write_text(dir.path() / "gpu001" / "app.log", raw + "\n");
+  auto b = open_bundle(dir.path());
+  ASSERT_TRUE(b.ok());
+  auto lines = read_all(*b);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].text, to_valid_utf8(raw));
+  EXPECT_EQ(lines[0].text, "cut \xEF\xBF\xBD off, lone \xEF\xBF\xBD, ok \xE2\x82\xAC");
 }
 
 }  // namespace
