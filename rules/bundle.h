@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/line_run.h"
 #include "core/result.h"
 #include "core/types.h"
 #include "core/verdict.h"
@@ -72,7 +73,11 @@ Result<Bundle> open_bundle(const std::filesystem::path& dir, const BundleOptions
 // bundle (one per source family the other nodes have). Events are not counted here
 // (count_events fills Coverage::events after extraction, as the daemon does).
 // Errors: BUNDLE_E_IO, BUNDLE_E_JSON (a bad .jsonl line, with file:line).
-Result<std::vector<Coverage>> read_bundle_lines(const Bundle& bundle, const std::function<void(const LogLine&)>& sink);
+// `runs`, when given, takes each <source>.log file whole as one run of lines instead
+// (core/line_run.h; Extractor::feed_lines, as the collectors hand files over): the same
+// lines, seqs and times, each dated once for the coverage count, but scanned at once.
+Result<std::vector<Coverage>> read_bundle_lines(const Bundle& bundle, const std::function<void(const LogLine&)>& sink,
+                                                const std::function<uint64_t(const LineRun&)>& runs = {});
 
 // Coverage::events = the number of distinct events of that node and source.
 void count_events(std::vector<Coverage>& coverage, const std::vector<Event>& events);

@@ -5,6 +5,7 @@
 // order-free rules (minimum, median), so a shuffled file list gives the same lines.
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <set>
 
@@ -325,7 +326,8 @@ Result<Bundle> open_bundle(const fs::path& dir, const BundleOptions& options) {
   return bundle;
 }
 
-Result<std::vector<Coverage>> read_bundle_lines(const Bundle& bundle, const std::function<void(const LogLine&)>& sink) {
+Result<std::vector<Coverage>> read_bundle_lines(const Bundle& bundle, const std::function<void(const LogLine&)>& sink,
+                                                const std::function<uint64_t(const LineRun&)>& runs) {
   TimeContext context;
   context.utc_offset_s = bundle.utc_offset_s;
   context.reference = bundle.job.start ? bundle.job.start : bundle.job.end ? bundle.job.end : bundle.window_start;
@@ -356,10 +358,13 @@ Result<std::vector<Coverage>> read_bundle_lines(const Bundle& bundle, const std:
     std::optional<TimeUs> boot;
     if (auto it = boots.find(file.host); it != boots.end() && it->second) boot = *it->second;
 
+    const auto outside_window = [&](std::optional<TimeUs> time) {
+      return time && bundle.window_start && bundle.window_end &&
+             (*time < *bundle.window_start || *time > *bundle.window_end);
+    };
     const auto emit = [&](std::optional<TimeUs> time, uint64_t seq, bool trusted, std::string_view text,
                           uint64_t count) {
-      if (time && bundle.window_start && bundle.window_end &&
-          (*time < *bundle.window_start || *time > *bundle.window_end)) {
+      if (outside_window(time)) {
         outside += count;
         return;
       }
@@ -370,7 +375,20 @@ Result<std::vector<Coverage>> read_bundle_lines(const Bundle& bundle, const std:
       c.lines += count;
     };
 
+    // A .log file as one run (see read_bundle_lines): each line's prefix as the loop below
+    // finds it, by line; a file with '\r' line ends goes line by line (the loop drops them).
+    std::string content;
+    bool as_run = false;
+    if (runs && !file.journal_json) {
+      std::ifstream in(file.path, std::ios::binary);
+      content.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+      if (in.bad()) return Error{kBundleIo, file.path.string() + ": read error"};
+      as_run = content.find('\r') == std::string::npos;
+    }
+    std::vector<std::optional<LineRun::Prefix>> prefixes;  // as_run: one per physical line
+
     Status s = for_each_line(file.path, [&](uint64_t number, const std::string& text) -> Status {
+      if (as_run) prefixes.resize(number);  // nullopt: left out (empty, outside the window)
       if (text.empty()) return ok_status();
       if (file.journal_json) {
         auto entry = parse_journal_json(text);
@@ -394,10 +412,38 @@ Result<std::vector<Coverage>> read_bundle_lines(const Bundle& bundle, const std:
           ++no_boot;
       }
       if (stamp.year_missing) ++no_year;
+      if (as_run) {  // counted as emit counts, handed over below
+        if (outside_window(time)) {
+          ++outside;
+        } else {
+          prefixes[number - 1] = LineRun::Prefix{time, stamp.payload_offset};
+          ++c.lines;
+        }
+        return ok_status();
+      }
       emit(time, number - 1, trusted_source, std::string_view(text).substr(stamp.payload_offset), 1);
       return ok_status();
     });
     if (!s) return s.error();
+    if (as_run && !content.empty()) {
+      std::vector<size_t> starts{0};  // each physical line's first byte, as for_each_line numbers them
+      for (size_t nl = content.find('\n'); nl != std::string::npos && nl + 1 < content.size();
+           nl = content.find('\n', nl + 1))
+        starts.push_back(nl + 1);
+      if (starts.size() != prefixes.size())
+        return Error{kBundleIo, file.path.string() + ": changed while it was read"};
+      LineRun run;
+      run.node = file.host;
+      run.source = file.source;
+      run.trusted = trusted_source;
+      run.text = content;
+      run.prefix = [&](std::string_view line) {
+        const size_t offset = static_cast<size_t>(line.data() - content.data());
+        const size_t index = static_cast<size_t>(std::upper_bound(starts.begin(), starts.end(), offset) - starts.begin()) - 1;
+        return prefixes[index];
+      };
+      runs(run);
+    }
 
     c.status = c.lines > 0 ? CoverageStatus::Ok : CoverageStatus::Empty;
     std::vector<std::string> notes;
@@ -450,7 +496,9 @@ void count_events(std::vector<Coverage>& coverage, const std::vector<Event>& eve
 Result<Verdict> replay_bundle(const Bundle& bundle, std::shared_ptr<const RulePack> pack) {
   if (!pack) return Error{kBundlePack, "no rule pack loaded"};
   Extractor extractor(pack);
-  auto coverage = read_bundle_lines(bundle, [&](const LogLine& line) { extractor.feed(line); });
+  auto coverage = read_bundle_lines(
+      bundle, [&](const LogLine& line) { extractor.feed(line); },
+      [&](const LineRun& run) { return extractor.feed_lines(run); });
   if (!coverage) return coverage.error();
   std::vector<Event> events = extractor.finish();
   count_events(*coverage, events);
