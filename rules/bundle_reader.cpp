@@ -5,7 +5,6 @@
 // order-free rules (minimum, median), so a shuffled file list gives the same lines.
 #include <algorithm>
 #include <fstream>
-#include <iterator>
 #include <map>
 #include <set>
 
@@ -379,16 +378,26 @@ Result<std::vector<Coverage>> read_bundle_lines(const Bundle& bundle, const std:
     // finds it, by line; a file with '\r' line ends goes line by line (the loop drops them).
     std::string content;
     bool as_run = false;
+    std::vector<size_t> starts;  // as_run: each physical line's first byte, as for_each_line numbers them
+    std::vector<std::optional<LineRun::Prefix>> prefixes;  // as_run: one per line; nullopt: left out
     if (runs && !file.journal_json) {
-      std::ifstream in(file.path, std::ios::binary);
-      content.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-      if (in.bad()) return Error{kBundleIo, file.path.string() + ": read error"};
+      std::ifstream in(file.path, std::ios::binary | std::ios::ate);
+      content.resize(static_cast<size_t>(std::max<std::streamoff>(0, in.tellg())));
+      in.seekg(0);
+      if (!in.read(content.data(), static_cast<std::streamsize>(content.size())))
+        return Error{kBundleIo, file.path.string() + ": read error"};
       as_run = content.find('\r') == std::string::npos;
+      if (as_run && !content.empty()) {
+        starts.push_back(0);
+        for (size_t nl = content.find('\n'); nl != std::string::npos && nl + 1 < content.size();
+             nl = content.find('\n', nl + 1))
+          starts.push_back(nl + 1);
+        prefixes.resize(starts.size());
+      }
     }
-    std::vector<std::optional<LineRun::Prefix>> prefixes;  // as_run: one per physical line
 
     Status s = for_each_line(file.path, [&](uint64_t number, const std::string& text) -> Status {
-      if (as_run) prefixes.resize(number);  // nullopt: left out (empty, outside the window)
+      if (as_run && number > prefixes.size()) return Error{kBundleIo, file.path.string() + ": changed while it was read"};
       if (text.empty()) return ok_status();
       if (file.journal_json) {
         auto entry = parse_journal_json(text);
@@ -426,12 +435,6 @@ Result<std::vector<Coverage>> read_bundle_lines(const Bundle& bundle, const std:
     });
     if (!s) return s.error();
     if (as_run && !content.empty()) {
-      std::vector<size_t> starts{0};  // each physical line's first byte, as for_each_line numbers them
-      for (size_t nl = content.find('\n'); nl != std::string::npos && nl + 1 < content.size();
-           nl = content.find('\n', nl + 1))
-        starts.push_back(nl + 1);
-      if (starts.size() != prefixes.size())
-        return Error{kBundleIo, file.path.string() + ": changed while it was read"};
       LineRun run;
       run.node = file.host;
       run.source = file.source;
