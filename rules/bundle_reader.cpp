@@ -382,6 +382,7 @@ Result<std::vector<Coverage>> read_bundle_lines(const Bundle& bundle, const std:
     std::vector<std::optional<LineRun::Prefix>> prefixes;  // as_run: one per line; nullopt: left out
     if (runs && !file.journal_json) {
       std::ifstream in(file.path, std::ios::binary | std::ios::ate);
+      if (!in) return Error{kBundleIo, file.path.string() + ": cannot read"};  // as for_each_line says it
       content.resize(static_cast<size_t>(std::max<std::streamoff>(0, in.tellg())));
       in.seekg(0);
       if (!in.read(content.data(), static_cast<std::streamsize>(content.size())))
