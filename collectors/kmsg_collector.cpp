@@ -203,7 +203,9 @@ std::vector<Coverage> KmsgCollector::collect(const CollectRequest& request, cons
     if (time < request.window_start || time > request.window_end) continue;
     const size_t start = messages.size();
     append_unescaped(record->message, messages);
-    if (messages.find('\n', start) != std::string::npos) {
+    // Only an escape ("\x0a") can put a newline in a message: the records are split at '\n'.
+    const bool escaped = record->message.find('\\') != std::string_view::npos;
+    if (escaped && messages.find('\n', start) != std::string::npos) {
       // An escaped newline inside the message: one line of its own, not two.
       LogLine line{request.node, "kernel", time, 0, /*trusted=*/true, messages.substr(start)};
       messages.resize(start);
