@@ -113,9 +113,6 @@ void read_open_file(int fd, const std::string& path, const struct stat& st, uint
       content.truncated = true;
       skip_to_line_start = true;
     }
-  }
-
-  if (sized) {
     // Straight into the result, sized once: no second copy of a log of many megabytes.
     const size_t target = static_cast<size_t>(std::min(content.size, max_bytes));
     content.data.resize(target);
