@@ -19,20 +19,24 @@ Status SlurmdbdAccounting::connect() {
   return ok_status();
 }
 
-Result<JobRecordFacts> SlurmdbdAccounting::read_job(const std::string& cluster, const std::string& job_id) {
-  return read_attempt(cluster, job_id, std::nullopt);
-}
+namespace {
 
-JobRecordFacts SlurmdbdAccounting::facts_of(const AccountingRecord& record) const {
+JobRecordFacts facts_of(const AccountingRecord& record, CommentField field) {
   JobRecordFacts out;
   out.facts = record.to_job_facts();
-  out.comment = record.comment_in(field_);
+  out.comment = record.comment_in(field);
   out.final = record.is_final();
   out.ended = record.has_ended() && !record.other_rows;
   out.submit = record.submit;
   out.job_submit = record.job_submit;
   out.sole_row = !record.other_rows;
   return out;
+}
+
+}  // namespace
+
+Result<JobRecordFacts> SlurmdbdAccounting::read_job(const std::string& cluster, const std::string& job_id) {
+  return read_attempt(cluster, job_id, std::nullopt);
 }
 
 Result<JobRecordFacts> SlurmdbdAccounting::read_attempt(const std::string& cluster, const std::string& job_id,
@@ -49,7 +53,7 @@ Result<JobRecordFacts> SlurmdbdAccounting::read_attempt(const std::string& clust
     if (record->error().code != kSlurmdbNotFound) connection_.reset();
     return record->error();
   }
-  return facts_of(**record);
+  return facts_of(**record, field_);
 }
 
 // The tasks of an array end in a burst (a 10,000-task array ends 10,000 jobs), and each
@@ -93,17 +97,15 @@ std::optional<Result<AccountingRecord>> SlurmdbdAccounting::from_array_read(cons
 
 namespace {
 
-// An attempt's final row as the sweep and the backfill compare it with the archive.
+// An attempt's final row as the sweep and the backfill compare it with the archive. These
+// rows are listed one by one, so whether the id has others is not known here.
 std::vector<JobRecordFacts> attempt_facts(const std::vector<AccountingRecord>& rows, CommentField field) {
   std::vector<JobRecordFacts> out;
   for (const AccountingRecord& row : rows) {
-    JobRecordFacts facts;
-    facts.facts = row.to_job_facts();
-    facts.comment = row.comment_in(field);
+    JobRecordFacts facts = facts_of(row, field);
     facts.final = true;
     facts.ended = true;
-    facts.submit = row.submit;
-    facts.job_submit = row.job_submit;
+    facts.sole_row = false;
     out.push_back(std::move(facts));
   }
   return out;

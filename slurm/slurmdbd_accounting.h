@@ -29,7 +29,6 @@ class SlurmdbdAccounting : public Accounting {
 
  private:
   Status connect();
-  JobRecordFacts facts_of(const AccountingRecord& record) const;
   // A task of an array ("4242_7") from one read of the whole array (see read_attempt);
   // nullopt when that read cannot serve it.
   std::optional<Result<AccountingRecord>> from_array_read(const std::string& cluster, const JobRef& ref,
