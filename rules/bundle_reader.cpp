@@ -173,6 +173,23 @@ bool is_system_log(const std::string& source) {
 // The family a source belongs to for coverage: every app.rank<N> is "app".
 std::string source_family(const std::string& source) { return source.rfind("app", 0) == 0 ? "app" : source; }
 
+// Calls visit(line_number, text) for every physical line of text already read (1-based),
+// as for_each_line below does for a file; stops at an error.
+template <typename Visit>
+Status for_each_line_in(std::string_view text, Visit&& visit) {
+  std::string line;
+  uint64_t number = 0;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    line.assign(text.substr(pos, end - pos));
+    pos = end + 1;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (Status s = visit(++number, line); !s) return s;
+  }
+  return ok_status();
+}
+
 // Calls visit(line_number, text) for every physical line (1-based); stops at an error.
 template <typename Visit>
 Status for_each_line(const fs::path& path, Visit&& visit) {
@@ -397,8 +414,7 @@ Result<std::vector<Coverage>> read_bundle_lines(const Bundle& bundle, const std:
       }
     }
 
-    Status s = for_each_line(file.path, [&](uint64_t number, const std::string& text) -> Status {
-      if (as_run && number > prefixes.size()) return Error{kBundleIo, file.path.string() + ": changed while it was read"};
+    const auto visit = [&](uint64_t number, const std::string& text) -> Status {
       if (text.empty()) return ok_status();
       if (file.journal_json) {
         auto entry = parse_journal_json(text);
@@ -433,7 +449,9 @@ Result<std::vector<Coverage>> read_bundle_lines(const Bundle& bundle, const std:
       }
       emit(time, number - 1, trusted_source, std::string_view(text).substr(stamp.payload_offset), 1);
       return ok_status();
-    });
+    };
+    // A file read whole for its run is dated from that read, not read a second time.
+    Status s = as_run ? for_each_line_in(content, visit) : for_each_line(file.path, visit);
     if (!s) return s.error();
     if (as_run && !content.empty()) {
       LineRun run;
