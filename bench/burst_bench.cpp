@@ -120,7 +120,8 @@ int main(int argc, char** argv) {
   auto config = bench::head_config(dir, pack_dir);
   config.head.workers = workers;
   if (raw_evidence_kib >= 0) config.head.raw_evidence_max_kib = raw_evidence_kib;
-  std::printf("raw evidence kept per job: up to %d KiB (head.raw_evidence_max_kib)\n", config.head.raw_evidence_max_kib);
+  std::printf("raw evidence kept per job: up to %d KiB (head.raw_evidence_max_kib)\n",
+              config.head.raw_evidence_max_kib);
   config.head.window_lead_s = 0;
   config.head.window_grace_s = 0;
   YAML::Node options;
@@ -216,7 +217,8 @@ int main(int argc, char** argv) {
   bench::figure("burst.peak_queue_depth", peak_depth, "jobs");
   bench::figure("burst.peak_rss_mib", peak, "MiB");
   // What slurmdbd would serve: each read and each write is one round trip there.
-  std::printf("accounting: %" PRIu64 " reads, %" PRIu64 " writes\n", accounting->reads.load(), accounting->writes.load());
+  std::printf("accounting: %" PRIu64 " reads, %" PRIu64 " writes (comments in %" PRIu64 " batches)\n",
+              accounting->reads.load(), accounting->writes.load(), accounting->comment_batches.load());
   bench::figure("burst.accounting_calls_per_job",
                 static_cast<double>(accounting->reads.load() + accounting->writes.load()) / jobs, "calls");
   bench::target("burst submitted within 60 s", submit_end.load() - t0, 60, true);

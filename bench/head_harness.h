@@ -20,8 +20,8 @@
 #include "attrib/v1/attrib.grpc.pb.h"
 #include "attributiond/head/head_daemon.h"
 #include "bench/bench_util.h"
-#include "common/grpc_limits.h"
 #include "collectors/registry.h"
+#include "common/grpc_limits.h"
 #include "rules/bundle.h"
 
 namespace attrib::bench {
@@ -34,7 +34,7 @@ struct RecordedAccounting {
   std::mutex mutex;
   std::map<std::string, std::string> comments;
   std::map<std::string, double> comment_time;
-  std::atomic<uint64_t> reads{0}, writes{0};
+  std::atomic<uint64_t> reads{0}, writes{0}, comment_batches{0};
 };
 
 class BundleAccounting : public slurm::Accounting {
@@ -59,6 +59,19 @@ class BundleAccounting : public slurm::Accounting {
     state_->comment_time[job_id] = t;
     ++state_->writes;
     return ok_status();
+  }
+  // As slurmdbd's accounting serves a batch: every write, then one read-back of them all.
+  std::vector<Status> write_comments(const std::vector<slurm::CommentWrite>& writes) override {
+    std::vector<Status> out;
+    for (const slurm::CommentWrite& write : writes)
+      out.push_back(write_comment(write.cluster, write.job_id, write.comment));
+    ++state_->reads;
+    ++state_->comment_batches;
+    std::lock_guard lock(state_->mutex);
+    for (size_t i = 0; i < writes.size(); ++i)
+      if (out[i] && state_->comments[writes[i].job_id] != writes[i].comment)
+        out[i] = Error{kCommentVerify, "the comment was not kept"};
+    return out;
   }
 
  private:

@@ -42,6 +42,13 @@ struct JobRecordFacts {
   bool sole_row = false;
 };
 
+// One job's comment field, as a whole, to be written (Accounting::write_comments).
+struct CommentWrite {
+  std::string cluster;
+  std::string job_id;
+  std::string comment;
+};
+
 class Accounting {
  public:
   virtual ~Accounting() = default;
@@ -60,6 +67,12 @@ class Accounting {
     return read_job(cluster, job_id);
   }
   virtual Status write_comment(const std::string& cluster, const std::string& job_id, const std::string& comment) = 0;
+  // Writes each job's comment and reads it back: one status per write, in order; error
+  // kCommentVerify when the job's field then holds other text (slurmdbd can answer success
+  // for a change it did not keep: TEXT cut at 65,535 bytes, a row changed meanwhile). This
+  // default writes and reads each job alone (two requests a job). slurmdbd's accounting
+  // writes them all in one transaction, read back in one request and committed once.
+  virtual std::vector<Status> write_comments(const std::vector<CommentWrite>& writes);
   // Every attempt of one job id whose record is final (attrib-show --attribute).
   virtual Result<std::vector<JobRecordFacts>> job_attempts(const std::string& cluster, const std::string& job_id) {
     (void)cluster, (void)job_id;

@@ -67,10 +67,10 @@ Result<JobRecordFacts> SlurmdbdAccounting::read_attempt(const std::string& clust
 // again within kReread of the last read: a task whose row was not final then (slurmdbd
 // lags in a burst) is read alone.
 std::optional<Result<AccountingRecord>> SlurmdbdAccounting::from_array_read(const std::string& cluster,
-                                                                           const JobRef& ref,
-                                                                           const std::string& job_id,
-                                                                           std::optional<TimeUs> attempt_time,
-                                                                           TimeUs reported_at) {
+                                                                            const JobRef& ref,
+                                                                            const std::string& job_id,
+                                                                            std::optional<TimeUs> attempt_time,
+                                                                            TimeUs reported_at) {
   constexpr TimeUs kLifetime = 60 * 1000000LL;
   constexpr TimeUs kBehind = 2 * 1000000LL;
   constexpr TimeUs kReread = 5 * 1000000LL;
@@ -141,6 +141,17 @@ Status SlurmdbdAccounting::write_comment(const std::string& cluster, const std::
   auto written = connection_->write_comment(cluster, job_id, comment, field_);
   if (!written && written.error().code != kSlurmdbNotFound) connection_.reset();
   return written;
+}
+
+std::vector<Status> SlurmdbdAccounting::write_comments(const std::vector<CommentWrite>& writes) {
+  if (auto s = connect(); !s) return std::vector<Status>(writes.size(), s);
+  std::vector<Status> out = connection_->write_comments(writes, field_);
+  for (const Status& s : out)
+    if (!s && s.error().code == kSlurmdbQuery) {
+      connection_.reset();
+      break;
+    }
+  return out;
 }
 
 }  // namespace attrib::slurm

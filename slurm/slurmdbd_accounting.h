@@ -24,6 +24,8 @@ class SlurmdbdAccounting : public Accounting {
                                       std::optional<TimeUs> attempt_time,
                                       std::optional<TimeUs> reported_at = std::nullopt) override;
   Status write_comment(const std::string& cluster, const std::string& job_id, const std::string& comment) override;
+  // All in one slurmdbd transaction (SlurmdbdConnection::write_comments).
+  std::vector<Status> write_comments(const std::vector<CommentWrite>& writes) override;
   Result<std::vector<JobRecordFacts>> ended_attempts(const std::string& cluster, TimeUs since, TimeUs until) override;
   Result<std::vector<JobRecordFacts>> job_attempts(const std::string& cluster, const std::string& job_id) override;
 

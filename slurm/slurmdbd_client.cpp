@@ -3,7 +3,8 @@
 //   list only borrows our strings and structs;
 // - slurmdb_job_cond_t.db_flags must be SLURMDB_JOB_FLAG_NOTSET or no job matches;
 // - every request runs in a database transaction that stays open on the connection,
-//   so reads end it (commit false) to see later changes;
+//   so reads end it (commit false) to see later changes; ending it (DBD_FINI) is a
+//   round trip of its own, counted like any request;
 // - a modification needs derived_ec = NO_VAL and is committed only when slurmdbd
 //   reports a modified record.
 #include "slurm/slurmdbd_client.h"
@@ -29,6 +30,13 @@ namespace attrib::slurm {
 namespace {
 
 std::atomic<uint64_t> requests_sent{0};
+
+// DBD_FINI: commits (or rolls back) the connection's database transaction. slurmdbd
+// answers it like any request, so it counts as one.
+int end_transaction(void* db_conn, bool commit) {
+  ++requests_sent;
+  return slurmdb_connection_commit(db_conn, commit);
+}
 
 // Rows read with steps, by (cluster, job id), for recent_final_record; kept two minutes.
 struct RecentRows {
@@ -97,30 +105,59 @@ std::optional<uint32_t> parse_u32(std::string_view text) {
   return value;
 }
 
-// The job condition that selects exactly one job (all its database rows). The condition
-// lists borrow `cluster` and `step`, which must outlive the condition.
+// The job condition that selects the jobs named by `refs` (all database rows of each).
+// The condition lists borrow `cluster` and the steps, which must outlive the condition.
 struct JobSelection {
-  slurm_selected_step_t step{};
+  std::vector<slurm_selected_step_t> steps;
   slurmdb_job_cond_t cond{};
   ListPtr cluster_list{slurm_list_create(nullptr)};
   ListPtr step_list{slurm_list_create(nullptr)};
 
-  JobSelection(const std::string& cluster, const JobRef& ref) {
-    step.step_id.job_id = ref.job_id;
-    step.step_id.step_id = NO_VAL;
-    step.step_id.step_het_comp = NO_VAL;
-    step.array_task_id = ref.array_task_id.value_or(NO_VAL);
-    step.het_job_offset = ref.het_job_offset.value_or(NO_VAL);
+  JobSelection(const std::string& cluster, const std::vector<JobRef>& refs) : steps(refs.size()) {
+    for (size_t i = 0; i < refs.size(); ++i) {
+      slurm_selected_step_t& step = steps[i];
+      step.step_id.job_id = refs[i].job_id;
+      step.step_id.step_id = NO_VAL;
+      step.step_id.step_het_comp = NO_VAL;
+      step.array_task_id = refs[i].array_task_id.value_or(NO_VAL);
+      step.het_job_offset = refs[i].het_job_offset.value_or(NO_VAL);
+      slurm_list_append(step_list.get(), &step);
+    }
     slurm_list_append(cluster_list.get(), const_cast<char*>(cluster.c_str()));
-    slurm_list_append(step_list.get(), &step);
     cond.cluster_list = cluster_list.get();
     cond.step_list = step_list.get();
     // Mandatory: 0 would add "(flags & 0)" to the query and match no job at all.
     cond.db_flags = SLURMDB_JOB_FLAG_NOTSET;
   }
+  JobSelection(const std::string& cluster, const JobRef& ref) : JobSelection(cluster, std::vector<JobRef>{ref}) {}
   JobSelection(const JobSelection&) = delete;
   JobSelection& operator=(const JobSelection&) = delete;
 };
+
+// Whether a row slurmdbd answered for `ref`'s selection is one of that id's rows. A plain
+// id also matches every task of the array with that array job id: the job whose own (raw)
+// id it is counts, as EpilogSlurmctld's SLURM_JOB_ID names it, and, for a het job, every
+// component (a het job is judged as one, join_het_components).
+bool row_of(const slurmdb_job_rec_t& job, const JobRef& ref) {
+  if (ref.array_task_id) return job.array_job_id == ref.job_id && job.array_task_id == *ref.array_task_id;
+  if (ref.het_job_offset) return job.het_job_id == ref.job_id && job.het_job_offset == *ref.het_job_offset;
+  return job.jobid == ref.job_id || job.het_job_id == ref.job_id;
+}
+
+// Of one id's rows, oldest first: the newest row whose own id is the id asked for (a het
+// job's first component), the one slurmdb_job_modify writes.
+const AccountingRecord& commented_row(const std::vector<AccountingRecord>& rows) {
+  for (auto row = rows.rbegin(); row != rows.rend(); ++row)
+    if (!row->het_job_id || row->db_job_id == *row->het_job_id) return *row;
+  return rows.back();
+}
+
+void sort_oldest_first(std::vector<AccountingRecord>& rows) {
+  // Ties keep slurmdbd's order: a row's index is its attempt number.
+  std::stable_sort(rows.begin(), rows.end(), [](const AccountingRecord& a, const AccountingRecord& b) {
+    return a.submit.value_or(0) < b.submit.value_or(0);
+  });
+}
 
 // States after which an attempt's row no longer changes. The requeue states name an
 // attempt that ended and was put back in the queue (libslurm names the flag, as sacct
@@ -504,9 +541,9 @@ AccountingRecord join_het_components(const std::vector<AccountingRecord>& rows, 
       joint.end = member->end;
     all_final = all_final && member->is_final();
     if (deciding == nullptr && member->state != "COMPLETED") deciding = member;
-    joint.components.push_back({std::to_string(*member->het_job_id) + "+" +
-                                    std::to_string(member->het_job_offset.value_or(0)),
-                                member->state, member->exit_code, member->signal, member->nodes});
+    joint.components.push_back(
+        {std::to_string(*member->het_job_id) + "+" + std::to_string(member->het_job_offset.value_or(0)), member->state,
+         member->exit_code, member->signal, member->nodes});
   }
   if (deciding != nullptr) {
     joint.state = deciding->state;
@@ -526,6 +563,7 @@ AccountingRecord join_het_components(const std::vector<AccountingRecord>& rows, 
 Result<std::unique_ptr<SlurmdbdConnection>> SlurmdbdConnection::open() {
   init_libslurm_once();
   errno = 0;
+  ++requests_sent;  // the connection's init message, answered by slurmdbd
   void* db_conn = slurmdb_connection_get(nullptr);
   // Like sacct: the handle can be returned even when slurmdbd was unreachable; errno tells.
   if (db_conn == nullptr || errno != 0) {
@@ -555,26 +593,21 @@ Result<std::vector<AccountingRecord>> SlurmdbdConnection::rows_of(const std::str
   // slurmdbd answers inside a database transaction that stays open on this connection;
   // without ending it every later read sees the same snapshot (a job that ends after the
   // first read would never appear final).
-  slurmdb_connection_commit(db_conn_, false);
+  end_transaction(db_conn_, false);
   if (!jobs) {
     return Error{kSlurmdbQuery, last_slurm_error(("reading job " + job_id + " from slurmdbd").c_str())};
   }
-  // A plain id also matches every task of the array with that array job id; keep the
-  // job whose own (raw) id it is, as EpilogSlurmctld's SLURM_JOB_ID names it, and, for a
-  // het job, every component (a het job is judged as one, join_het_components).
+  // A task's or component's selection answers its own rows (and, for a task of an array
+  // still pending as one row, that row); a plain id's is filtered (row_of).
   const bool plain_id = !ref->array_task_id && !ref->het_job_offset;
   std::vector<AccountingRecord> rows;
   for_each_item<slurmdb_job_rec_t>(jobs.get(), [&](slurmdb_job_rec_t* job) {
-    if (plain_id && job->jobid != ref->job_id && job->het_job_id != ref->job_id) return;
-    rows.push_back(to_record(*job, job_id, cluster));
+    if (!plain_id || row_of(*job, *ref)) rows.push_back(to_record(*job, job_id, cluster));
   });
   if (rows.empty()) {
     return Error{kSlurmdbNotFound, "slurmdbd has no record of job " + job_id + " on cluster " + cluster};
   }
-  // Oldest first (ties keep slurmdbd's order): a row's index is its attempt number.
-  std::stable_sort(rows.begin(), rows.end(), [](const AccountingRecord& a, const AccountingRecord& b) {
-    return a.submit.value_or(0) < b.submit.value_or(0);
-  });
+  sort_oldest_first(rows);
   number_attempts(rows);
   if (with_steps) remember_rows(cluster, {{job_id, rows}});
   return rows;
@@ -613,14 +646,8 @@ std::optional<AccountingRecord> recent_final_record(const std::string& cluster, 
 
 AccountingRecord pick_attempt(std::vector<AccountingRecord> rows, const std::string& job_id,
                               std::optional<TimeUs> ended_by) {
-  // The rows are numbered; the comment fields are read from the newest row whose own id
-  // is the id asked for (a het job's first component), the one slurmdb_job_modify writes.
-  const AccountingRecord* commented = &rows.back();
-  for (auto row = rows.rbegin(); row != rows.rend(); ++row)
-    if (!row->het_job_id || row->db_job_id == *row->het_job_id) {
-      commented = &*row;
-      break;
-    }
+  // The rows are numbered; the comment fields are read from the row a comment write changes.
+  const AccountingRecord* commented = &commented_row(rows);
   std::string comment = commented->comment;
   std::string admin_comment = commented->admin_comment;
   std::string system_comment = commented->system_comment;
@@ -649,7 +676,7 @@ Result<std::map<std::string, std::vector<AccountingRecord>>> SlurmdbdConnection:
   errno = 0;
   ++requests_sent;
   ListPtr jobs(slurmdb_jobs_get(db_conn_, &selection.cond));
-  slurmdb_connection_commit(db_conn_, false);  // see rows_of: end the read's transaction
+  end_transaction(db_conn_, false);  // see rows_of: end the read's transaction
   const std::string id = std::to_string(array_job_id);
   if (!jobs) return Error{kSlurmdbQuery, last_slurm_error(("reading array " + id + " from slurmdbd").c_str())};
   std::map<std::string, std::vector<AccountingRecord>> tasks;
@@ -659,9 +686,7 @@ Result<std::map<std::string, std::vector<AccountingRecord>>> SlurmdbdConnection:
     tasks[task].push_back(to_record(*job, task, cluster));
   });
   for (auto& [task, rows] : tasks) {  // as rows_of orders and numbers one id's rows
-    std::stable_sort(rows.begin(), rows.end(), [](const AccountingRecord& a, const AccountingRecord& b) {
-      return a.submit.value_or(0) < b.submit.value_or(0);
-    });
+    sort_oldest_first(rows);
     number_attempts(rows);
   }
   if (with_steps) remember_rows(cluster, tasks);
@@ -683,7 +708,7 @@ Result<std::vector<AccountingRecord>> SlurmdbdConnection::ended_attempts(const s
   errno = 0;
   ++requests_sent;
   ListPtr jobs(slurmdb_jobs_get(db_conn_, &cond));
-  slurmdb_connection_commit(db_conn_, false);  // see read_job: end the read's transaction
+  end_transaction(db_conn_, false);  // see rows_of: end the read's transaction
   if (!jobs) return Error{kSlurmdbQuery, last_slurm_error("listing the jobs that ended")};
   std::vector<AccountingRecord> out;
   for_each_item<slurmdb_job_rec_t>(jobs.get(), [&](slurmdb_job_rec_t* job) {
@@ -700,8 +725,8 @@ Result<std::vector<AccountingRecord>> SlurmdbdConnection::ended_attempts(const s
   return out;
 }
 
-Status SlurmdbdConnection::write_comment(const std::string& cluster, const std::string& job_id,
-                                         const std::string& comment, CommentField field) {
+Status SlurmdbdConnection::modify_comment(const std::string& cluster, const std::string& job_id,
+                                          const std::string& comment, CommentField field) {
   auto ref = parse_job_ref(job_id);
   if (!ref) return ref.error();
 
@@ -725,21 +750,89 @@ Status SlurmdbdConnection::write_comment(const std::string& cluster, const std::
   errno = 0;
   ++requests_sent;
   ListPtr modified(slurmdb_job_modify(db_conn_, &selection.cond, &change));
-  if (modified && slurm_list_count(modified.get()) > 0) {
-    if (slurmdb_connection_commit(db_conn_, true) != SLURM_SUCCESS) {
-      return Error{kSlurmdbQuery, last_slurm_error(("committing the " + std::string(comment_field_name(field)) +
-                                                    " of job " + job_id).c_str())};
-    }
-    return ok_status();
-  }
-  int err = errno;
-  slurmdb_connection_commit(db_conn_, false);
-  if (modified || err == 0 || err == SLURM_NO_CHANGE_IN_DATA) {
+  if (modified && slurm_list_count(modified.get()) > 0) return ok_status();
+  if (modified || errno == 0 || errno == SLURM_NO_CHANGE_IN_DATA)
     return Error{kSlurmdbNotFound, "slurmdbd modified no record for job " + job_id + " on cluster " + cluster};
+  return Error{
+      kSlurmdbQuery,
+      last_slurm_error(("writing the " + std::string(comment_field_name(field)) + " of job " + job_id).c_str())};
+}
+
+Status SlurmdbdConnection::write_comment(const std::string& cluster, const std::string& job_id,
+                                         const std::string& comment, CommentField field) {
+  Status written = modify_comment(cluster, job_id, comment, field);
+  if (!written) {
+    const int err = errno;
+    end_transaction(db_conn_, false);
+    errno = err;
+    return written;
   }
-  errno = err;
-  return Error{kSlurmdbQuery,
-               last_slurm_error(("writing the " + std::string(comment_field_name(field)) + " of job " + job_id).c_str())};
+  if (end_transaction(db_conn_, true) != SLURM_SUCCESS)
+    return Error{
+        kSlurmdbQuery,
+        last_slurm_error(("committing the " + std::string(comment_field_name(field)) + " of job " + job_id).c_str())};
+  return ok_status();
+}
+
+std::vector<Status> SlurmdbdConnection::write_comments(const std::vector<CommentWrite>& writes, CommentField field) {
+  std::vector<Status> out(writes.size(), ok_status());
+  std::vector<size_t> written;
+  for (size_t i = 0; i < writes.size(); ++i) {
+    out[i] = modify_comment(writes[i].cluster, writes[i].job_id, writes[i].comment, field);
+    if (out[i]) {
+      written.push_back(i);
+    } else if (out[i].error().code == kSlurmdbQuery) {
+      // slurmdbd failed mid-transaction: nothing of it is kept, every write is tried again.
+      end_transaction(db_conn_, false);
+      for (size_t j = 0; j < writes.size(); ++j)
+        if (out[j]) out[j] = out[i];
+      return out;
+    }
+  }
+  if (written.empty()) {
+    end_transaction(db_conn_, false);
+    return out;
+  }
+  // Read back inside the transaction, which sees its own writes: one request per cluster
+  // for every job written, instead of one a job after the commit.
+  std::map<std::string, std::vector<size_t>> by_cluster;
+  for (size_t i : written) by_cluster[writes[i].cluster].push_back(i);
+  for (const auto& [cluster, indexes] : by_cluster) {
+    std::vector<JobRef> refs;
+    for (size_t i : indexes) refs.push_back(*parse_job_ref(writes[i].job_id));
+    JobSelection selection(cluster, refs);
+    selection.cond.flags = JOBCOND_FLAG_NO_TRUNC | JOBCOND_FLAG_DUP | JOBCOND_FLAG_NO_STEP;
+    errno = 0;
+    ++requests_sent;
+    ListPtr jobs(slurmdb_jobs_get(db_conn_, &selection.cond));
+    if (!jobs) {
+      Error failed{kSlurmdbQuery, last_slurm_error("reading the written comments back from slurmdbd")};
+      end_transaction(db_conn_, false);
+      for (size_t i : written) out[i] = failed;
+      return out;
+    }
+    std::vector<std::vector<AccountingRecord>> rows(indexes.size());
+    for_each_item<slurmdb_job_rec_t>(jobs.get(), [&](slurmdb_job_rec_t* job) {
+      for (size_t k = 0; k < indexes.size(); ++k)
+        if (row_of(*job, refs[k])) rows[k].push_back(to_record(*job, writes[indexes[k]].job_id, cluster));
+    });
+    for (size_t k = 0; k < indexes.size(); ++k) {
+      const CommentWrite& write = writes[indexes[k]];
+      if (rows[k].empty()) {
+        out[indexes[k]] = Error{kCommentVerify, "slurmdbd has no record of job " + write.job_id + " to read back"};
+        continue;
+      }
+      sort_oldest_first(rows[k]);
+      const std::string& kept = commented_row(rows[k]).comment_in(field);
+      if (kept != write.comment)
+        out[indexes[k]] = Error{kCommentVerify, "slurmdbd kept '" + kept + "' instead of the verdict comment"};
+    }
+  }
+  if (end_transaction(db_conn_, true) != SLURM_SUCCESS) {
+    Error failed{kSlurmdbQuery, last_slurm_error("committing the written comments")};
+    for (size_t i : written) out[i] = failed;
+  }
+  return out;
 }
 
 }  // namespace attrib::slurm

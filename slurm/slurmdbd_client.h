@@ -100,17 +100,17 @@ struct AccountingRecord {
   std::string comment;
   std::string admin_comment;
   std::string system_comment;
-  int requeue_count = 0;           // the attempt's number within its job (number_attempts)
+  int requeue_count = 0;  // the attempt's number within its job (number_attempts)
   // read_job: the id has other rows (attempts, het components, an earlier job that had
   // the id). The placeholder row's JobName ("allocation") then misnumbers the attempt
   // until the row is final, so only an id's sole row is used before then.
   bool other_rows = false;
   std::optional<TimeUs> job_submit;  // submit of its job's first attempt: a job that reuses the id has its own
-  std::string reason;              // why the job ended as it did (Slurm's last state reason), e.g. NonZeroExitCode
-  std::optional<uint32_t> requid;  // uid that requested the cancel (slurmdbd's requid); absent when none is
-                                   // recorded (Slurm stores -1, read back as INFINITE, or NO_VAL)
-  std::string requser;             // requid's user name (getpwuid_r), or the uid as text when it has none
-  std::vector<StepRecord> steps;   // read_job(..., with_steps = true) only
+  std::string reason;                // why the job ended as it did (Slurm's last state reason), e.g. NonZeroExitCode
+  std::optional<uint32_t> requid;    // uid that requested the cancel (slurmdbd's requid); absent when none is
+                                     // recorded (Slurm stores -1, read back as INFINITE, or NO_VAL)
+  std::string requser;               // requid's user name (getpwuid_r), or the uid as text when it has none
+  std::vector<StepRecord> steps;     // read_job(..., with_steps = true) only
   std::vector<JobComponent> components;  // a het job read as a whole (join_het_components)
 
   // True when the record says how the job ended: a terminal state without the COMPLETING
@@ -183,8 +183,9 @@ AccountingRecord pick_attempt(std::vector<AccountingRecord> rows, const std::str
 std::optional<AccountingRecord> recent_final_record(const std::string& cluster, const std::string& job_id,
                                                     std::optional<TimeUs> ended_by, TimeUs max_age);
 
-// Requests this process has sent to slurmdbd (job reads and comment writes), for the
-// head's metrics: each is one round trip.
+// Requests this process has sent to slurmdbd, for the head's metrics, each one round trip:
+// connections opened, job reads, comment writes, and the DBD_FINI that ends each read's or
+// write's transaction (commits or rolls it back).
 uint64_t slurmdbd_requests();
 
 class SlurmdbdConnection {
@@ -222,7 +223,19 @@ class SlurmdbdConnection {
   Status write_comment(const std::string& cluster, const std::string& job_id, const std::string& comment,
                        CommentField field = CommentField::kComment);
 
+  // Several jobs' comments in one transaction: each written, all read back in one request
+  // (per cluster) inside it, then committed once: N + 2 round trips where write_comment
+  // and a read each cost 2 (the request, and DBD_FINI to commit or end the read). One
+  // status per write, in order: kSlurmdbNotFound when no record matched, kCommentVerify
+  // when the field holds other text; every write fails alike when slurmdbd does (the
+  // transaction is rolled back).
+  std::vector<Status> write_comments(const std::vector<CommentWrite>& writes,
+                                     CommentField field = CommentField::kComment);
+
  private:
+  // slurmdb_job_modify of one job's field, inside the connection's open transaction.
+  Status modify_comment(const std::string& cluster, const std::string& job_id, const std::string& comment,
+                        CommentField field);
   explicit SlurmdbdConnection(void* db_conn) : db_conn_(db_conn) {}
   // Every database row of the job id (DUP), oldest first, requeue_count its attempt number.
   Result<std::vector<AccountingRecord>> rows_of(const std::string& cluster, const std::string& job_id, bool with_steps);

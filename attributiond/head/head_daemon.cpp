@@ -161,8 +161,8 @@ void HeadDaemon::stop() {
   wake();
   for (auto& t : threads_) t.join();
   threads_.clear();
-  api_server_.reset();  // before the sinks and the attributor it calls
-  sinks_.clear();  // the webhook's sender; what it has not sent stays in its spool
+  api_server_.reset();      // before the sinks and the attributor it calls
+  sinks_.clear();           // the webhook's sender; what it has not sent stays in its spool
   metrics_server_.reset();  // its gauges read the store
   dashboard_server_.reset();
 }
@@ -323,6 +323,48 @@ void HeadDaemon::worker_loop() {
                                        agents_.get(), *store_,         &metrics_};
   context.remediator = remediator_.get();
   context.sinks = &sinks_;
+  // Comments of judged jobs wait here to be written to slurmdbd together, in one
+  // transaction read back in one request (write_staged_comments): a burst costs slurmdbd
+  // about one request a job for its comments instead of four. They are written as soon as
+  // no other job is due, so a lone job waits for nothing; in a burst, when kBatch are
+  // waiting or the first has waited kHold. The jobs stay busy (no other worker takes
+  // them) until then.
+  constexpr size_t kBatch = 64;
+  constexpr TimeUs kHold = kSecond / 2;
+  std::vector<pipeline::StagedComment> staged;
+  // Every outcome of an attempt or a batch goes through here: guards against one job
+  // taking the worker (and the daemon) down, whatever it throws.
+  auto settle = [&](const std::vector<std::pair<store::JobKey, pipeline::Outcome>>& outcomes) {
+    std::lock_guard lock(mutex_);
+    for (const auto& [key, outcome] : outcomes) {
+      if (outcome == pipeline::Outcome::Staged) continue;
+      busy_.erase(key);
+      if (outcome == pipeline::Outcome::Held)
+        held_[key] = wall_clock_us() + static_cast<TimeUs>(config_.head.retry_backoff_s) * kSecond;
+    }
+  };
+  auto write_staged = [&] {
+    if (staged.empty()) return;
+    std::vector<pipeline::StagedComment> batch = std::move(staged);
+    staged.clear();
+    std::vector<std::pair<store::JobKey, pipeline::Outcome>> outcomes;
+    auto failed = [&](const char* what) {
+      spdlog::error("writing {} comments failed with an exception: {}", batch.size(), what);
+      outcomes.clear();
+      for (const auto& waiting : batch)
+        outcomes.emplace_back(waiting.job.key,
+                              pipeline::retry_after_failure(context, waiting.job, wall_clock_us(), "exception", what));
+      accounting = accounting_factory_();  // its connection may be mid-request
+    };
+    try {
+      outcomes = pipeline::write_staged_comments(context, *accounting, batch, wall_clock_us());
+    } catch (const std::exception& e) {
+      failed(e.what());
+    } catch (...) {
+      failed("unknown exception");
+    }
+    settle(outcomes);
+  };
   while (!stopping_) {
     std::optional<store::QueuedJob> job;
     {
@@ -336,17 +378,19 @@ void HeadDaemon::worker_loop() {
       if (next && next->has_value()) {
         job = std::move(**next);
         busy_.insert(job->key);
-      } else {
+      } else if (staged.empty()) {
         // Poll at the scope interval: rescheduled jobs become due without a wake-up.
         wakeup_.wait_for(lock, std::chrono::milliseconds(std::min(config_.head.scope_poll_interval_ms, 1000)));
         continue;
       }
     }
-    // One job never takes the worker (and the daemon) down: whatever it throws is that
-    // attempt's failure, retried with backoff and given up after head.max_failures.
+    if (!job) {  // nothing else due: the waiting comments go now
+      write_staged();
+      continue;
+    }
     pipeline::Outcome outcome = pipeline::Outcome::Done;
     try {
-      outcome = pipeline::attribute_once(context, *accounting, *job, wall_clock_us());
+      outcome = pipeline::attribute_once(context, *accounting, *job, wall_clock_us(), &staged);
     } catch (const std::exception& e) {
       spdlog::error("job {}: attempt failed with an exception: {}", job->key.job_id, e.what());
       outcome = pipeline::retry_after_failure(context, *job, wall_clock_us(), "exception", e.what());
@@ -356,11 +400,11 @@ void HeadDaemon::worker_loop() {
       outcome = pipeline::retry_after_failure(context, *job, wall_clock_us(), "exception", "unknown exception");
       accounting = accounting_factory_();
     }
-    std::lock_guard lock(mutex_);
-    busy_.erase(job->key);
-    if (outcome == pipeline::Outcome::Held)
-      held_[job->key] = wall_clock_us() + static_cast<TimeUs>(config_.head.retry_backoff_s) * kSecond;
+    settle({{job->key, outcome}});
+    if (!staged.empty() && (staged.size() >= kBatch || wall_clock_us() - staged.front().staged_at >= kHold))
+      write_staged();
   }
+  write_staged();  // a stopping head still writes what it judged
 }
 
 }  // namespace attrib::head

@@ -153,41 +153,64 @@ Result<bool> archived_segment(store::JobStore& store, const store::JobKey& key, 
   return false;
 }
 
-// Writes the verdict's segment into the job's comment field, keeping the text already
-// there (the user's), and reads it back: slurmdbd answers success for modifications it
-// did not store in some cases. `scoped`: the record this run scoped the job with, which
-// serves as the text already there when it is the id's only row (the row the write
-// changes): one slurmdbd round trip less per job.
-Status write_and_verify_comment(slurm::Accounting& accounting, store::JobStore& store, const store::JobKey& key,
-                                const std::string& segment, std::optional<TimeUs> attempt_submit,
-                                const std::optional<slurm::JobRecordFacts>& scoped) {
-  Result<slurm::JobRecordFacts> before =
-      scoped && scoped->sole_row ? Result<slurm::JobRecordFacts>(*scoped) : accounting.read_job(key.cluster, key.job_id);
+// The job's comment field with the verdict's segment in it, keeping the text already there
+// (the user's); nullopt when nothing is to be written. `scoped`: the record this run
+// scoped the job with, which serves as the text already there when it is the id's only
+// row (the row the write changes): one slurmdbd read less per job.
+Result<std::optional<std::string>> comment_to_write(slurm::Accounting& accounting, store::JobStore& store,
+                                                    const store::JobKey& key, const std::string& segment,
+                                                    std::optional<TimeUs> attempt_submit,
+                                                    const std::optional<slurm::JobRecordFacts>& scoped) {
+  Result<slurm::JobRecordFacts> before = scoped && scoped->sole_row ? Result<slurm::JobRecordFacts>(*scoped)
+                                                                    : accounting.read_job(key.cluster, key.job_id);
   if (!before) return before.error();
   // slurmdbd writes the id's newest row. When a later job reuses the id, that row is not
   // this job's: its Comment is left alone (the verdict is in the archive).
   if (attempt_submit && before->job_submit && *attempt_submit < *before->job_submit) {
     spdlog::info("job {}: a later job reuses the id; its Comment is not written", key.job_id);
-    return ok_status();
+    return std::optional<std::string>();
   }
   // One Comment serves every attempt of a requeued job: an earlier attempt judged late
   // does not replace a later one's verdict, when attrib wrote that one.
   if (comment_attempt(before->comment) > comment_attempt(segment)) {
     auto ours = archived_segment(store, key, comment_segment(before->comment));
     if (!ours) return ours.error();
-    if (*ours) return ok_status();
+    if (*ours) return std::optional<std::string>();
     spdlog::warn("job {}: the comment holds an attrib segment attrib never wrote, replaced: {}", key.job_id,
                  sanitize_for_comment(comment_segment(before->comment)));
   }
   std::string merged = merge_comment(before->comment, segment);
-  if (merged == before->comment) return ok_status();  // written by an earlier attempt
-  if (auto s = accounting.write_comment(key.cluster, key.job_id, merged); !s) return s;
-  failpoint("comment.written");  // in slurmdbd, not yet read back, the run not marked done
-  auto after = accounting.read_job(key.cluster, key.job_id);
-  if (!after) return after.error();
-  if (after->comment != merged)
-    return Error{kCommentVerify, "slurmdbd kept '" + after->comment + "' instead of the verdict comment"};
-  return ok_status();
+  if (merged == before->comment) return std::optional<std::string>();  // written by an earlier attempt
+  return std::optional<std::string>(std::move(merged));
+}
+
+// What is left of an attempt once its comment is in Slurm (or none is written): each
+// sink takes the verdict, its phases are logged, and the job is marked done.
+Outcome finish_attempt(const AttributionContext& context, const store::QueuedJob& job, const std::string& verdict_json,
+                       std::optional<PhaseTimes> times, TimeUs now) {
+  const std::string& job_id = job.key.job_id;
+  // Each sink takes the verdict once it is in the archive and the Slurm field; one that
+  // cannot (its file or spool unwritable) has the job tried again from here.
+  if (context.sinks != nullptr)
+    for (const auto& sink : *context.sinks)
+      if (auto s = sink->deliver(job.key, verdict_json); !s)
+        return retry_after_failure(context, job, now, "sink", std::string(sink->name()) + ": " + s.error().message);
+  if (times) {
+    times->commented = wall_clock_us();
+    spdlog::info("job {}: phases {}", job_id, describe_phases(*times));
+    if (context.metrics != nullptr)
+      for (const Phase& phase : phases(*times))
+        context.metrics->attribution_phase.labels({phase.name}).observe(static_cast<double>(phase.us) / 1e6);
+  }
+  if (auto s = context.store.mark_done(job.key, now); !s) {
+    spdlog::error("job {}: cannot mark done: {}", job_id, s.error().message);
+    if (context.metrics != nullptr) {
+      context.metrics->attribution_failures.labels({"done"}).inc();
+      context.metrics->attribution_retries.labels({"failure"}).inc();
+    }
+    return Outcome::Held;
+  }
+  return Outcome::Done;
 }
 
 }  // namespace
@@ -396,7 +419,7 @@ static bool user_opted_out(const v1::JobEnded& hook) {
 }
 
 Outcome attribute_once(const AttributionContext& context, slurm::Accounting& accounting, const store::QueuedJob& job,
-                       TimeUs now) {
+                       TimeUs now, std::vector<StagedComment>* batch) {
   const std::string& cluster = job.key.cluster;
   const std::string& job_id = job.key.job_id;
   ops::LogScope log_scope(job_id);
@@ -412,7 +435,7 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
   std::string verdict_json;  // verdict v1 as archived, for the sinks
   std::optional<TimeUs> attempt_submit = job.attempt_submit;
   std::optional<slurm::JobRecordFacts> scoped_record;  // read by this run (the comment's text before)
-  std::optional<PhaseTimes> times;  // this attempt scopes and judges: its phases are logged
+  std::optional<PhaseTimes> times;                     // this attempt scopes and judges: its phases are logged
   if (job.verdict_json) {
     // Archived by an earlier attempt: only the comment and the sinks are left.
     verdict_json = *job.verdict_json;
@@ -509,32 +532,44 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
   }
 
   if (context.config.write_comment) {
-    if (auto s = write_and_verify_comment(accounting, context.store, job.key, segment, attempt_submit, scoped_record);
-        !s)
-      return retry_after_failure(context, job, now, "comment", "comment not written: " + s.error().message);
-  }
-  // Each sink takes the verdict once it is in the archive and the Slurm field; one that
-  // cannot (its file or spool unwritable) has the job tried again from here.
-  if (context.sinks != nullptr)
-    for (const auto& sink : *context.sinks)
-      if (auto s = sink->deliver(job.key, verdict_json); !s)
-        return retry_after_failure(context, job, now, "sink", std::string(sink->name()) + ": " + s.error().message);
-  if (times) {
-    times->commented = wall_clock_us();
-    spdlog::info("job {}: phases {}", job_id, describe_phases(*times));
-    if (context.metrics != nullptr)
-      for (const Phase& phase : phases(*times))
-        context.metrics->attribution_phase.labels({phase.name}).observe(static_cast<double>(phase.us) / 1e6);
-  }
-  if (auto s = context.store.mark_done(job.key, now); !s) {
-    spdlog::error("job {}: cannot mark done: {}", job_id, s.error().message);
-    if (context.metrics != nullptr) {
-      context.metrics->attribution_failures.labels({"done"}).inc();
-      context.metrics->attribution_retries.labels({"failure"}).inc();
+    auto merged = comment_to_write(accounting, context.store, job.key, segment, attempt_submit, scoped_record);
+    if (!merged)
+      return retry_after_failure(context, job, now, "comment", "comment not written: " + merged.error().message);
+    if (*merged) {
+      StagedComment staged{job, std::move(**merged), std::move(verdict_json), times, wall_clock_us()};
+      if (batch != nullptr) {
+        batch->push_back(std::move(staged));
+        return Outcome::Staged;
+      }
+      std::vector<StagedComment> alone;
+      alone.push_back(std::move(staged));
+      return write_staged_comments(context, accounting, alone, now).front().second;
     }
-    return Outcome::Held;
   }
-  return Outcome::Done;
+  return finish_attempt(context, job, verdict_json, times, now);
+}
+
+std::vector<std::pair<store::JobKey, Outcome>> write_staged_comments(const AttributionContext& context,
+                                                                     slurm::Accounting& accounting,
+                                                                     const std::vector<StagedComment>& batch,
+                                                                     TimeUs now) {
+  std::vector<slurm::CommentWrite> writes;
+  writes.reserve(batch.size());
+  for (const StagedComment& staged : batch)
+    writes.push_back({staged.job.key.cluster, staged.job.key.job_id, staged.comment});
+  const std::vector<Status> written = accounting.write_comments(writes);
+  failpoint("comment.written");  // in slurmdbd, the runs not marked done
+  std::vector<std::pair<store::JobKey, Outcome>> out;
+  out.reserve(batch.size());
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const StagedComment& staged = batch[i];
+    ops::LogScope log_scope(staged.job.key.job_id);
+    const Outcome outcome = written[i] ? finish_attempt(context, staged.job, staged.verdict_json, staged.times, now)
+                                       : retry_after_failure(context, staged.job, now, "comment",
+                                                             "comment not written: " + written[i].error().message);
+    out.emplace_back(staged.job.key, outcome);
+  }
+  return out;
 }
 
 }  // namespace attrib::pipeline

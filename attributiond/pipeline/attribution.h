@@ -40,7 +40,20 @@ struct AttributionContext {
 // Held: the queue could not record what comes next (its file locked or full), so the job
 // is still due in it; the worker holds it back for head.retry_backoff_s rather than taking
 // it again at once (which spun, logging an error every few ms, while the disk was full).
-enum class Outcome { Done, Rescheduled, Held };
+// Staged: judged and archived, its comment waiting in the caller's batch to be written
+// with others (write_staged_comments); the job is not done until then.
+enum class Outcome { Done, Rescheduled, Held, Staged };
+
+// A judged attempt whose comment is yet to be written, then its sinks fed and the job
+// marked done. Nothing is lost when the head stops first: the job is archived, not done,
+// and its next attempt writes the comment from the archive.
+struct StagedComment {
+  store::QueuedJob job;
+  std::string comment;       // the job's whole comment field as it is to be
+  std::string verdict_json;  // for the sinks
+  std::optional<PhaseTimes> times;
+  TimeUs staged_at = 0;
+};
 
 // What scoping does with one accounting read (exposed for the tests, which drive it over
 // simulated hours). slurmdbd's answers and its absence are told apart:
@@ -77,8 +90,18 @@ Outcome retry_after_failure(const AttributionContext& context, const store::Queu
                             const char* step, const std::string& why);
 
 // `accounting` is per worker (a slurmdbd connection is not shared between threads).
+// With `batch`, a comment to be written is added to it (Outcome::Staged) rather than
+// written at once: the caller writes a batch with write_staged_comments.
 Outcome attribute_once(const AttributionContext& context, slurm::Accounting& accounting, const store::QueuedJob& job,
-                       TimeUs now);
+                       TimeUs now, std::vector<StagedComment>* batch = nullptr);
+
+// Writes the batch's comments together (Accounting::write_comments: for slurmdbd, one
+// transaction, read back in one request) and finishes each attempt whose comment slurmdbd
+// kept; the others are retried as failures of the comment step. One outcome per job.
+std::vector<std::pair<store::JobKey, Outcome>> write_staged_comments(const AttributionContext& context,
+                                                                     slurm::Accounting& accounting,
+                                                                     const std::vector<StagedComment>& batch,
+                                                                     TimeUs now);
 
 // Scoping and collection without the store or Slurm writes: what attrib-replay-style
 // callers and tests use. Hook facts fill what the accounting record lacks; a record that

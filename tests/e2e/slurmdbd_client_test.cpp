@@ -299,6 +299,35 @@ TEST_F(SlurmdbdClientTest, WriteCommentKeepsExactText) {
   EXPECT_EQ(again->comment, "second");
 }
 
+// The head's batch of comments (write_comments): one transaction, each job its own text,
+// an unknown id failing alone, committed so that other clients see it; the batch costs
+// slurmdbd a request a write, one read-back and one commit.
+TEST_F(SlurmdbdClientTest, WritesSeveralCommentsInOneTransaction) {
+  const std::string plain = submit("--comment='user note' --wrap 'exit 1'");
+  const std::string array = submit("--array=1-2 --wrap 'exit 0'");
+  ASSERT_FALSE(plain.empty() || array.empty());
+  wait_final(plain);
+  wait_final(array + "_1");
+  wait_final(array + "_2");
+  const std::vector<CommentWrite> writes = {{cluster_name(), plain, "user note | attrib: APPLICATION one"},
+                                            {cluster_name(), array + "_2", "attrib: NONE task two"},
+                                            {cluster_name(), "987654", "x"},
+                                            {cluster_name(), array + "_1", "attrib: NONE task one"}};
+  const uint64_t requests_before = slurmdbd_requests();
+  const std::vector<Status> written = connection_->write_comments(writes);
+  EXPECT_EQ(slurmdbd_requests() - requests_before, writes.size() + 2) << "a write each, one read-back, one commit";
+  ASSERT_EQ(written.size(), writes.size());
+  for (size_t i : {0, 1, 3}) EXPECT_TRUE(written[i].ok()) << writes[i].job_id << ": " << written[i].error().message;
+  ASSERT_FALSE(written[2].ok());
+  EXPECT_EQ(written[2].error().code, kSlurmdbNotFound);
+  for (size_t i : {0, 1, 3}) {
+    auto after = connection_->read_job(cluster_name(), writes[i].job_id);
+    ASSERT_TRUE(after.ok()) << after.error().message;
+    EXPECT_EQ(after->comment, writes[i].comment) << writes[i].job_id;
+  }
+  EXPECT_EQ(run("sacct -n -X -P -j " + plain + " -o Comment").output, writes[0].comment);
+}
+
 // head.comment_field: AdminComment and SystemComment are written and read back like the
 // Comment, each on its own, and sacct shows each in its column.
 TEST_F(SlurmdbdClientTest, WritesEachCommentFieldOnItsOwn) {

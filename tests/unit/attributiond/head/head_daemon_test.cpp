@@ -4,12 +4,14 @@
 // the real one is exercised by the end-to-end suite.
 #include "attributiond/head/head_daemon.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include <grpcpp/grpcpp.h>
@@ -44,6 +46,8 @@ struct AccountingState {
   int lag_reads = 0;
   int comment_writes = 0;
   std::map<std::string, int> comment_writes_by_job;
+  std::vector<size_t> comment_batches;    // the size of each write_comments call
+  std::set<std::string> drop_next_write;  // answered success, not kept (once)
 };
 
 class MemoryAccounting : public slurm::Accounting {
@@ -59,10 +63,17 @@ class MemoryAccounting : public slurm::Accounting {
   }
   Status write_comment(const std::string&, const std::string& job_id, const std::string& comment) override {
     std::lock_guard lock(state_->mutex);
-    state_->records[job_id].comment = comment;
+    if (!state_->drop_next_write.erase(job_id)) state_->records[job_id].comment = comment;
     ++state_->comment_writes;
     ++state_->comment_writes_by_job[job_id];
     return ok_status();
+  }
+  std::vector<Status> write_comments(const std::vector<slurm::CommentWrite>& writes) override {
+    {
+      std::lock_guard lock(state_->mutex);
+      state_->comment_batches.push_back(writes.size());
+    }
+    return Accounting::write_comments(writes);  // each written and read back
   }
 
  private:
@@ -370,6 +381,41 @@ TEST_F(HeadDaemonTest, ASoleRowScopedRecordSavesTheCommentsReadBeforeItsWrite) {
   EXPECT_EQ(state_->records["101"].comment.rfind("exp 42 | attrib: ", 0), 0u) << state_->records["101"].comment;
   EXPECT_EQ(state_->records["102"].comment.rfind("exp 43 | attrib: ", 0), 0u) << state_->records["102"].comment;
   EXPECT_EQ(state_->comment_writes, 2);
+}
+
+// A burst's comments are written in batches (write_comments: for slurmdbd one transaction
+// read back in one request), not one job at a time; a comment slurmdbd answered for but
+// did not keep fails its own job's comment step, which is written again, and no other.
+TEST_F(HeadDaemonTest, ABurstsCommentsAreWrittenInBatchesAndOneNotKeptIsWrittenAgainAlone) {
+  const TimeUs start = wall_clock_us() - 60 * kSecond, end = wall_clock_us() - 10 * kSecond;
+  config_.head.workers = 1;
+  std::vector<std::string> ids;
+  for (int i = 0; i < 30; ++i) {
+    ids.push_back(std::to_string(200 + i));
+    AddRecord(ids.back(), "FAILED", 1, start, end, "run " + ids.back());
+    state_->records[ids.back()].sole_row = true;
+    // Spooled while the head was down: all queued at its start, before a worker runs.
+    v1::JobEnded job;
+    job.set_job_id(ids.back());
+    job.set_node_list("n[1-3]");
+    job.set_hook(v1::HOOK_KIND_EPILOG_SLURMCTLD);
+    job.set_hook_time_us(end);
+    ASSERT_TRUE(common::write_spool_file(config_.head.spool_dir, job));
+  }
+  state_->drop_next_write.insert("210");
+  Start();
+  for (const std::string& id : ids) WaitDone(id);
+
+  std::lock_guard lock(state_->mutex);
+  size_t written = 0, largest = 0;
+  for (size_t size : state_->comment_batches) written += size, largest = std::max(largest, size);
+  EXPECT_EQ(written, ids.size() + 1) << "every job once, and the one not kept again";
+  EXPECT_GT(largest, 1u) << "the queued jobs' comments went together";
+  EXPECT_LT(state_->comment_batches.size(), ids.size());
+  for (const std::string& id : ids) {
+    EXPECT_EQ(state_->records[id].comment.rfind("run " + id + " | attrib: ", 0), 0u) << state_->records[id].comment;
+    EXPECT_EQ(state_->comment_writes_by_job[id], id == "210" ? 2 : 1) << id;
+  }
 }
 
 // The raw evidence the head archives with a verdict (real journal files read by the
