@@ -4,7 +4,10 @@
 #include <charconv>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "collectors/coverage_report.h"
 #include "collectors/source_files.h"
@@ -138,12 +141,45 @@ Result<TimeUs> KmsgCollector::boot_time_of(const std::string& node) const {
   return boot_time_from_file(*path);
 }
 
+namespace {
+
+// What collect builds for one window, kept by each thread for its next call: the head's
+// workers and the node agents collect a window per job, and fresh buffers of a megabyte
+// each time cost more in page faults than scanning them. Buffers grown past kKept (a
+// window of a huge ring) are let go rather than held by the thread.
+struct Scratch {
+  static constexpr size_t kKept = 16u << 20;
+  std::string file;
+  std::string messages;
+  std::vector<std::pair<size_t, TimeUs>> starts;  // (offset in messages, time) of each line
+
+  static Scratch& of_this_thread() {
+    thread_local Scratch scratch;
+    scratch.messages.clear();
+    scratch.starts.clear();
+    return scratch;
+  }
+  void keep(std::string&& read) {
+    file = read.capacity() <= kKept ? std::move(read) : std::string();
+    if (messages.capacity() > kKept) messages = std::string();
+    if (starts.capacity() * sizeof(starts[0]) > kKept) starts = {};
+  }
+};
+
+}  // namespace
+
 std::vector<Coverage> KmsgCollector::collect(const CollectRequest& request, const LineSink& sink) {
   CoverageReport report(request, {"kernel"});
 
   auto path = expand_path_template(options_.path, {{"node", request.node}});
   if (!path) return report.finish(CoverageStatus::Failed, path.error().message);
-  const FileContent content = read_source_file(*path, ReadLimits{});
+  Scratch& scratch = Scratch::of_this_thread();
+  FileContent content = read_source_file(*path, ReadLimits{}, std::move(scratch.file));
+  struct KeepBuffers {
+    Scratch& scratch;
+    FileContent& content;
+    ~KeepBuffers() { scratch.keep(std::move(content.data)); }
+  } keep_buffers{scratch, content};
   if (content.state == FileContent::State::Missing) {
     return report.finish(CoverageStatus::Unavailable, *path + " does not exist");
   }
@@ -154,9 +190,9 @@ std::vector<Coverage> KmsgCollector::collect(const CollectRequest& request, cons
 
   // The kernel's records in the window, message by message, as one run of lines for the
   // engine to scan at once; each line's time is looked up only if a rule may match it.
-  std::string messages;
+  std::string& messages = scratch.messages;
   messages.reserve(content.data.size());
-  std::vector<std::pair<size_t, TimeUs>> starts;  // (offset in messages, time) of each line
+  std::vector<std::pair<size_t, TimeUs>>& starts = scratch.starts;
   auto hand_over = [&] {
     if (messages.empty()) return;
     LineRun run;

@@ -98,8 +98,7 @@ void read_stream(int fd, const std::string& path, uint64_t max_bytes, FileConten
 }
 
 // Reads what is readable now from an open `fd` (stat'ed as `st`) into `content`.
-void read_open_file(int fd, const std::string& path, const struct stat& st, uint64_t max_bytes,
-                    FileContent& content) {
+void read_open_file(int fd, const std::string& path, const struct stat& st, uint64_t max_bytes, FileContent& content) {
   const bool sized = S_ISREG(st.st_mode) && st.st_size > 0;
   bool skip_to_line_start = false;
   if (sized) {
@@ -154,8 +153,10 @@ FileContent missing() { return ended(FileContent::State::Missing); }
 
 }  // namespace
 
-FileContent read_source_file(const std::string& path, const ReadLimits& limits) {
+FileContent read_source_file(const std::string& path, const ReadLimits& limits, std::string storage) {
   FileContent content;
+  storage.clear();
+  content.data = std::move(storage);
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
   if (fd.get() < 0) {
     const int error = errno;

@@ -45,8 +45,10 @@ struct FileContent {
   uint64_t records_lost = 0;  // EPIPE from a kmsg device: records overwritten while reading
 };
 
-// Reads everything currently readable from `path` without blocking.
-FileContent read_source_file(const std::string& path, const ReadLimits& limits);
+// Reads everything currently readable from `path` without blocking. `storage`: a buffer
+// whose memory the result's data reuses (a collector that reads a window per job hands
+// back the last one: a fresh buffer of megabytes costs more in page faults than the scan).
+FileContent read_source_file(const std::string& path, const ReadLimits& limits, std::string storage = {});
 
 // Reads a file the job's user wrote (its stdout/stderr), as a regular file of at most
 // max_bytes (the tail), only when it is safe for a privileged reader: `path` is absolute

@@ -184,29 +184,33 @@ Result<std::optional<std::string>> comment_to_write(slurm::Accounting& accountin
   return std::optional<std::string>(std::move(merged));
 }
 
-// What is left of an attempt once its comment is in Slurm (or none is written): each
-// sink takes the verdict, its phases are logged, and the job is marked done.
-Outcome finish_attempt(const AttributionContext& context, const store::QueuedJob& job, const std::string& verdict_json,
-                       std::optional<PhaseTimes> times, TimeUs now) {
-  const std::string& job_id = job.key.job_id;
-  // Each sink takes the verdict once it is in the archive and the Slurm field; one that
-  // cannot (its file or spool unwritable) has the job tried again from here.
+// Once a job's comment is in Slurm (or none is written): each sink takes the verdict and
+// the attempt's phases are logged. nullopt when that went well, else the outcome of the
+// failure (a sink that cannot take it, its file or spool unwritable, has the job tried
+// again from here).
+std::optional<Outcome> deliver_verdict(const AttributionContext& context, const store::QueuedJob& job,
+                                       const std::string& verdict_json, std::optional<PhaseTimes> times, TimeUs now) {
   if (context.sinks != nullptr)
     for (const auto& sink : *context.sinks)
       if (auto s = sink->deliver(job.key, verdict_json); !s)
         return retry_after_failure(context, job, now, "sink", std::string(sink->name()) + ": " + s.error().message);
   if (times) {
     times->commented = wall_clock_us();
-    spdlog::info("job {}: phases {}", job_id, describe_phases(*times));
+    spdlog::info("job {}: phases {}", job.key.job_id, describe_phases(*times));
     if (context.metrics != nullptr)
       for (const Phase& phase : phases(*times))
         context.metrics->attribution_phase.labels({phase.name}).observe(static_cast<double>(phase.us) / 1e6);
   }
-  if (auto s = context.store.mark_done(job.key, now); !s) {
-    spdlog::error("job {}: cannot mark done: {}", job_id, s.error().message);
+  return std::nullopt;
+}
+
+// The last step of the runs `keys`, together: Held for each when the queue cannot record it.
+Outcome mark_done(const AttributionContext& context, const std::vector<store::JobKey>& keys, TimeUs now) {
+  if (auto s = context.store.mark_all_done(keys, now); !s) {
+    spdlog::error("{} job(s), first {}: cannot mark done: {}", keys.size(), keys.front().job_id, s.error().message);
     if (context.metrics != nullptr) {
-      context.metrics->attribution_failures.labels({"done"}).inc();
-      context.metrics->attribution_retries.labels({"failure"}).inc();
+      context.metrics->attribution_failures.labels({"done"}).inc(static_cast<double>(keys.size()));
+      context.metrics->attribution_retries.labels({"failure"}).inc(static_cast<double>(keys.size()));
     }
     return Outcome::Held;
   }
@@ -546,7 +550,8 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
       return write_staged_comments(context, accounting, alone, now).front().second;
     }
   }
-  return finish_attempt(context, job, verdict_json, times, now);
+  if (auto failed = deliver_verdict(context, job, verdict_json, times, now)) return *failed;
+  return mark_done(context, {job.key}, now);
 }
 
 std::vector<std::pair<store::JobKey, Outcome>> write_staged_comments(const AttributionContext& context,
@@ -561,13 +566,22 @@ std::vector<std::pair<store::JobKey, Outcome>> write_staged_comments(const Attri
   failpoint("comment.written");  // in slurmdbd, the runs not marked done
   std::vector<std::pair<store::JobKey, Outcome>> out;
   out.reserve(batch.size());
+  std::vector<store::JobKey> delivered;  // marked done together: one transaction
   for (size_t i = 0; i < batch.size(); ++i) {
     const StagedComment& staged = batch[i];
     ops::LogScope log_scope(staged.job.key.job_id);
-    const Outcome outcome = written[i] ? finish_attempt(context, staged.job, staged.verdict_json, staged.times, now)
-                                       : retry_after_failure(context, staged.job, now, "comment",
-                                                             "comment not written: " + written[i].error().message);
-    out.emplace_back(staged.job.key, outcome);
+    std::optional<Outcome> failed = written[i]
+                                        ? deliver_verdict(context, staged.job, staged.verdict_json, staged.times, now)
+                                        : retry_after_failure(context, staged.job, now, "comment",
+                                                              "comment not written: " + written[i].error().message);
+    if (failed)
+      out.emplace_back(staged.job.key, *failed);
+    else
+      delivered.push_back(staged.job.key);
+  }
+  if (!delivered.empty()) {
+    const Outcome done = mark_done(context, delivered, now);
+    for (const store::JobKey& key : delivered) out.emplace_back(key, done);
   }
   return out;
 }

@@ -552,9 +552,9 @@ Result<bool> JobStore::enqueue(const v1::JobEnded& request, const std::string& c
     const bool waiting = newest.int_at(3) != 0;
     v1::JobEnded previous;
     const bool readable = previous.ParseFromString(newest.text_at(1));
-    const bool same_report = hooks.find("," + report + ",") != std::string::npos ||
-                             (hooks.find("," + kind + ",") != std::string::npos &&
-                              previous.hook_time_us() == request.hook_time_us());
+    const bool same_report =
+        hooks.find("," + report + ",") != std::string::npos ||
+        (hooks.find("," + kind + ",") != std::string::npos && previous.hook_time_us() == request.hook_time_us());
     const bool later_attempt = readable && holds_kind(hooks) && !same_report;
     if (!later_attempt) {
       if (!readable || !waiting) return false;
@@ -586,7 +586,12 @@ Result<bool> JobStore::enqueue(const v1::JobEnded& request, const std::string& c
       "INSERT INTO jobs (cluster, job_id, run, status, request, received_us, next_attempt_us, hooks) "
       "VALUES (?1, ?2, (SELECT COALESCE(MAX(run) + 1, 0) FROM jobs WHERE cluster = ?1 AND job_id = ?2), "
       "'queued', ?3, ?4, ?5, ?6)");
-  stmt.bind(1, cluster).bind(2, request.job_id()).bind_blob(3, bytes).bind(4, now).bind(5, now).bind(6, "," + report + ",");
+  stmt.bind(1, cluster)
+      .bind(2, request.job_id())
+      .bind_blob(3, bytes)
+      .bind(4, now)
+      .bind(5, now)
+      .bind(6, "," + report + ",");
   if (auto s = stmt.run(); !s) return s.error();
   if (auto s = tx.commit(); !s) return s.error();
   return true;
@@ -830,8 +835,7 @@ Result<ExternalArchived> JobStore::archive_external(const v1::JobEnded& request,
     key.run = insert.int_at(0);
   }
   if (auto s = archive_row(key, verdict, events, now, std::nullopt, evidence); !s) return s.error();
-  auto done = db_.prepare(
-      "UPDATE jobs SET status = 'done', done_us = ? WHERE cluster = ? AND job_id = ? AND run = ?");
+  auto done = db_.prepare("UPDATE jobs SET status = 'done', done_us = ? WHERE cluster = ? AND job_id = ? AND run = ?");
   done.bind(1, now).bind(2, key.cluster).bind(3, key.job_id).bind(4, key.run);
   if (auto s = done.run(); !s) return s.error();
   if (auto s = tx.commit(); !s) return s.error();
@@ -887,8 +891,8 @@ Result<bool> JobStore::revise(const JobKey& key, const Verdict& verdict, const s
   if (last.is_null(0)) {
     // The first revision: the verdict the run was judged with becomes version 0.
     auto parsed = verdict_from_json(nlohmann::json::parse(old_json, nullptr, false));
-    if (!parsed) return Error{kDbStep, "job " + key.job_id + ": the archived verdict does not parse: " +
-                                           parsed.error().message};
+    if (!parsed)
+      return Error{kDbStep, "job " + key.job_id + ": the archived verdict does not parse: " + parsed.error().message};
     if (auto s = insert_version(db_, key, 0, archived, *parsed, "attributed", old_json); !s) return s.error();
   } else {
     version = last.int_at(0);
@@ -905,7 +909,12 @@ Result<bool> JobStore::revise(const JobKey& key, const Verdict& verdict, const s
   auto update = db_.prepare(
       "UPDATE jobs SET status = 'archived', verdict_json = ?, domain = ?, revised_us = ?, next_attempt_us = 0, "
       "last_error = '' WHERE cluster = ? AND job_id = ? AND run = ?");
-  update.bind(1, new_json).bind(2, verdict.domain).bind(3, now).bind(4, key.cluster).bind(5, key.job_id).bind(6, key.run);
+  update.bind(1, new_json)
+      .bind(2, verdict.domain)
+      .bind(3, now)
+      .bind(4, key.cluster)
+      .bind(5, key.job_id)
+      .bind(6, key.run);
   if (auto s = update.run(); !s) return s.error();
   if (auto s = insert_history(db_, key, verdict, request, archived); !s) return s.error();
   if (auto s = insert_events(db_, key, events); !s) return s.error();
@@ -928,13 +937,21 @@ Result<std::vector<VerdictVersion>> JobStore::versions(const JobKey& key) {
   return out;
 }
 
-Status JobStore::mark_done(const JobKey& key, TimeUs now) {
+Status JobStore::mark_done(const JobKey& key, TimeUs now) { return mark_all_done({key}, now); }
+
+Status JobStore::mark_all_done(const std::vector<JobKey>& keys, TimeUs now) {
   std::lock_guard lock(mutex_);
+  Transaction tx(db_);
+  if (auto s = tx.began(); !s) return s;
   auto stmt = db_.prepare(
       "UPDATE jobs SET status = 'done', done_us = ?, last_error = '' "
       "WHERE cluster = ? AND job_id = ? AND run = ? AND status = 'archived'");
-  stmt.bind(1, now).bind(2, key.cluster).bind(3, key.job_id).bind(4, key.run);
-  return stmt.run();
+  for (const JobKey& key : keys) {
+    stmt.reset();
+    stmt.bind(1, now).bind(2, key.cluster).bind(3, key.job_id).bind(4, key.run);
+    if (auto s = stmt.run(); !s) return s;
+  }
+  return tx.commit();
 }
 
 Status JobStore::mark_not_attributed(const JobKey& key, const std::string& why, TimeUs now) {

@@ -23,7 +23,6 @@
 
 namespace attrib::store {
 
-
 // slurmdbd's last outage as one run saw it: when it was last found unreachable, and when
 // it first answered after that (scoping waits for the final record from its return).
 struct AccountingOutage {
@@ -168,6 +167,9 @@ class JobStore {
   // Every verdict the run has had, oldest first; empty for a run never revised.
   Result<std::vector<VerdictVersion>> versions(const JobKey& key);
   Status mark_done(const JobKey& key, TimeUs now);
+  // Several runs at once, in one transaction (one fsync for a batch of comments written
+  // together): all are done, or none.
+  Status mark_all_done(const std::vector<JobKey>& keys, TimeUs now);
   // Finishes a job without a verdict, keeping why (e.g. the user opted out).
   Status mark_not_attributed(const JobKey& key, const std::string& why, TimeUs now);
   // One run of the job id; without run, its newest.

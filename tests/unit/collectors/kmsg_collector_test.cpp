@@ -116,6 +116,29 @@ TEST(KmsgCollector, HandsRecordsOverAsRunsThatHoldTheSameLines) {
   EXPECT_EQ(coverage[0].lines, 5u);
 }
 
+// A thread keeps its buffers from one window to the next (a worker collects a window per
+// job): a larger ring read first leaves nothing of itself in a smaller one read after it.
+TEST(KmsgCollector, AWindowReadAfterALargerOneHoldsOnlyItsOwnLines) {
+  ScratchDir dir;
+  std::string large = kRecords;
+  for (int i = 0; i < 2000; ++i)
+    large += "6," + std::to_string(2000 + i) + "," + std::to_string(800700000 + i) + ",-;filler line " +
+             std::to_string(i) + " of the larger ring\n";
+  write_file(dir.file("big.kmsg"), large);
+  write_file(dir.file("n2.kmsg"), kRecords);
+  auto collector = make("path: " + dir.file("{node}.kmsg") + "\nboot_time: " + std::to_string(kBootSeconds) + "\n");
+  ASSERT_TRUE(collector.ok()) << collector.error().message;
+  const auto fresh = collect_all(**collector, request_for("n2"));
+  EXPECT_EQ(collect_all(**collector, request_for("big")).lines.size(), fresh.lines.size() + 2000);
+  const auto after = collect_all(**collector, request_for("n2"));
+  ASSERT_EQ(after.lines.size(), fresh.lines.size());
+  for (size_t i = 0; i < after.lines.size(); ++i) {
+    EXPECT_EQ(after.lines[i].text, fresh.lines[i].text);
+    EXPECT_EQ(after.lines[i].time, fresh.lines[i].time);
+  }
+  EXPECT_EQ(after.coverage[0].lines, fresh.coverage[0].lines);
+}
+
 TEST(KmsgCollector, BootTimeFromAPerNodeProcStatCopy) {
   ScratchDir dir;
   write_file(dir.file("n3.kmsg"), "3,0,800000000,-;first\n");

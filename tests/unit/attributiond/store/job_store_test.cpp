@@ -71,6 +71,25 @@ TEST_F(JobStoreTest, NextDueSkipsBusyAndFutureJobs) {
   EXPECT_EQ((*record)->last_error, "slurmdbd down");
 }
 
+// A batch of comments written together is marked done in one transaction: the archived
+// runs are done; a run with no verdict yet is not (its comment cannot have been written).
+TEST_F(JobStoreTest, MarkDoneFinishesSeveralArchivedRunsAtOnce) {
+  auto store = Open();
+  attrib::Verdict verdict;
+  verdict.cluster = "lab";
+  verdict.domain = "NONE";
+  for (const char* id : {"11", "12", "13"}) store->enqueue(Job(id), "lab", 100);
+  for (const char* id : {"11", "12"}) {
+    verdict.job_id = id;
+    ASSERT_TRUE(store->archive({"lab", id}, verdict, {}, 200));
+  }
+  ASSERT_TRUE(store->mark_all_done({{"lab", "11"}, {"lab", "12"}, {"lab", "13"}}, 300));
+  EXPECT_EQ((*store->lookup("lab", "11"))->status, "done");
+  EXPECT_EQ((*store->lookup("lab", "12"))->status, "done");
+  EXPECT_EQ((*store->lookup("lab", "13"))->status, "queued");
+  EXPECT_EQ(*store->pending_count(), 1);
+}
+
 TEST_F(JobStoreTest, ArchiveKeepsTheFirstVerdictAndMarkDoneFinishes) {
   auto store = Open();
   store->enqueue(Job("7"), "lab", 100);
@@ -409,7 +428,9 @@ TEST_F(JobStoreTest, AnArchiveLockedByAnotherProcessFailsWholeNamingTheFile) {
   attrib::Event event;
   event.id = "e1";
   event.kind = "xid";
-  auto archived = std::async(std::launch::async, [&] { return store->archive({"lab", "21", 0}, verdict, {event}, 200); });
+  auto archived = std::async(std::launch::async, [&] {
+    return store->archive({"lab", "21", 0}, verdict, {event}, 200);
+  });
   // BEGIN gives up after the 5 s busy wait; the lock goes away a second later.
   const bool done_while_locked = archived.wait_for(std::chrono::milliseconds(6000)) == std::future_status::ready;
   ASSERT_TRUE(other->exec("ROLLBACK"));
