@@ -23,6 +23,11 @@ while (($#)); do
 done
 build=$(cd "$build" && pwd)
 source "$here/e2e_cluster.sh"
+# Slurm's default MaxArraySize is 1001 and MaxJobCount 10,000.
+if [ "$tasks" -gt 1000 ]; then
+  export ATTRIB_SLURM_CONF_EXTRA="MaxArraySize=$((tasks + 1))
+MaxJobCount=$((tasks * 2))"
+fi
 bring_up_cluster array-burst
 metrics=127.0.0.1:7190
 sed -i "s|^head:\$|head:\n  metrics_listen: $metrics|" "$run/attrib.yaml"
@@ -36,10 +41,15 @@ echo "array $array: $tasks tasks ran in $((SECONDS - t0)) s with the daemon stop
 
 start=$(date +%s.%N)
 start_attributiond "$run"
-for _ in $(seq 6000); do   # up to 10 minutes
+# Up to 30 minutes; a large array is polled once a second (each poll is an sacct of all
+# its tasks, which slurmdbd serves besides the head).
+poll=0.1
+[ "$tasks" -le 1000 ] || poll=1
+deadline=$((SECONDS + 1800))
+while [ "$SECONDS" -lt "$deadline" ]; do
   done_tasks=$(sacct -n -X -P -j "$array" -o Comment%1000 2>/dev/null | grep -c "attrib:" || true)
   [ "$done_tasks" -ge "$tasks" ] && break
-  sleep 0.1
+  sleep "$poll"
 done
 elapsed=$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN {printf "%.1f", a - b}')
 [ "$done_tasks" -ge "$tasks" ] || { echo "only $done_tasks of $tasks tasks have a verdict in sacct" >&2; exit 1; }

@@ -332,8 +332,8 @@ void HeadDaemon::worker_loop() {
   constexpr size_t kBatch = 64;
   constexpr TimeUs kHold = kSecond / 2;
   std::vector<pipeline::StagedComment> staged;
-  // Every outcome of an attempt or a batch goes through here: guards against one job
-  // taking the worker (and the daemon) down, whatever it throws.
+  // Releases the jobs an attempt or a batch is through with (a staged one stays busy), and
+  // holds back those the queue could not record.
   auto settle = [&](const std::vector<std::pair<store::JobKey, pipeline::Outcome>>& outcomes) {
     std::lock_guard lock(mutex_);
     for (const auto& [key, outcome] : outcomes) {
@@ -348,7 +348,7 @@ void HeadDaemon::worker_loop() {
     std::vector<pipeline::StagedComment> batch = std::move(staged);
     staged.clear();
     std::vector<std::pair<store::JobKey, pipeline::Outcome>> outcomes;
-    auto failed = [&](const char* what) {
+    auto failed = [&](const char* what) {  // as an attempt's exception, for each job of the batch
       spdlog::error("writing {} comments failed with an exception: {}", batch.size(), what);
       outcomes.clear();
       for (const auto& waiting : batch)
@@ -388,6 +388,8 @@ void HeadDaemon::worker_loop() {
       write_staged();
       continue;
     }
+    // One job never takes the worker (and the daemon) down: whatever it throws is that
+    // attempt's failure, retried with backoff and given up after head.max_failures.
     pipeline::Outcome outcome = pipeline::Outcome::Done;
     try {
       outcome = pipeline::attribute_once(context, *accounting, *job, wall_clock_us(), &staged);
