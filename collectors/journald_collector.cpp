@@ -11,6 +11,7 @@
 #include <systemd/sd-journal.h>
 
 #include "collectors/coverage_report.h"
+#include "collectors/run_builder.h"
 
 namespace attrib::collectors {
 namespace {
@@ -183,9 +184,11 @@ std::vector<Coverage> JournaldCollector::collect(const CollectRequest& request, 
 
   std::set<std::string> boot_ids;
   uint64_t not_kernel = 0;
+  RunBuilder runs(coverage, sink, request.node);  // consecutive entries of one stream: one run
   while (true) {
     r = sd_journal_next(journal.get());
     if (r < 0) {
+      runs.finish();  // what was read counts
       return report(CoverageStatus::Failed, "reading " + where + ": " + errno_text(r));
     }
     if (r == 0) break;
@@ -230,15 +233,10 @@ std::vector<Coverage> JournaldCollector::collect(const CollectRequest& request, 
       continue;  // cannot happen with the matches above; never guess a source
     }
 
-    LogLine line;
-    line.node = request.node;
-    line.source = classified.source;
-    line.time = time;
-    line.seq = coverage.next_seq(classified.source);  // position in the (node, source) stream
-    line.trusted = classified.trusted;
-    line.text = field_value(journal.get(), "MESSAGE").value_or("");
-    sink(line);
+    runs.begin_line(classified.source, classified.trusted, time) += field_value(journal.get(), "MESSAGE").value_or("");
+    runs.end_line();  // a message of several lines stays one line
   }
+  runs.finish();
 
   if (boot_ids.size() > 1) {
     std::string ids;
@@ -247,8 +245,9 @@ std::vector<Coverage> JournaldCollector::collect(const CollectRequest& request, 
     partial_reason += "the node rebooted inside the window (boot ids " + ids + ")";
   }
   const std::string skipped =
-      not_kernel > 0 ? std::to_string(not_kernel) + " user-space records of the kernel transport (facility != kern) skipped"
-                     : "";
+      not_kernel > 0
+          ? std::to_string(not_kernel) + " user-space records of the kernel transport (facility != kern) skipped"
+          : "";
   if (!partial_reason.empty()) return report(CoverageStatus::Partial, join_notes({partial_reason, skipped}));
   return report(std::nullopt, skipped);
 }

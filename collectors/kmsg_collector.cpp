@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "collectors/coverage_report.h"
+#include "collectors/run_builder.h"
 #include "collectors/source_files.h"
 
 namespace attrib::collectors {
@@ -141,45 +142,19 @@ Result<TimeUs> KmsgCollector::boot_time_of(const std::string& node) const {
   return boot_time_from_file(*path);
 }
 
-namespace {
-
-// What collect builds for one window, kept by each thread for its next call: the head's
-// workers and the node agents collect a window per job, and fresh buffers of a megabyte
-// each time cost more in page faults than scanning them. Buffers grown past kKept (a
-// window of a huge ring) are let go rather than held by the thread.
-struct Scratch {
-  static constexpr size_t kKept = 16u << 20;
-  std::string file;
-  std::string messages;
-  std::vector<std::pair<size_t, TimeUs>> starts;  // (offset in messages, time) of each line
-
-  static Scratch& of_this_thread() {
-    thread_local Scratch scratch;
-    scratch.messages.clear();
-    scratch.starts.clear();
-    return scratch;
-  }
-  void keep(std::string&& read) {
-    file = read.capacity() <= kKept ? std::move(read) : std::string();
-    if (messages.capacity() > kKept) messages = std::string();
-    if (starts.capacity() * sizeof(starts[0]) > kKept) starts = {};
-  }
-};
-
-}  // namespace
-
 std::vector<Coverage> KmsgCollector::collect(const CollectRequest& request, const LineSink& sink) {
   CoverageReport report(request, {"kernel"});
 
   auto path = expand_path_template(options_.path, {{"node", request.node}});
   if (!path) return report.finish(CoverageStatus::Failed, path.error().message);
-  Scratch& scratch = Scratch::of_this_thread();
-  FileContent content = read_source_file(*path, ReadLimits{}, std::move(scratch.file));
-  struct KeepBuffers {
-    Scratch& scratch;
+  // The ring's bytes go into the buffer this thread read the last window into (a worker
+  // reads a window per job: a fresh megabyte costs more in page faults than the scan).
+  thread_local std::string kept;
+  FileContent content = read_source_file(*path, ReadLimits{}, std::move(kept));
+  struct KeepBuffer {
     FileContent& content;
-    ~KeepBuffers() { scratch.keep(std::move(content.data)); }
-  } keep_buffers{scratch, content};
+    ~KeepBuffer() { kept = content.data.capacity() <= (16u << 20) ? std::move(content.data) : std::string(); }
+  } keep_buffer{content};
   if (content.state == FileContent::State::Missing) {
     return report.finish(CoverageStatus::Unavailable, *path + " does not exist");
   }
@@ -188,29 +163,9 @@ std::vector<Coverage> KmsgCollector::collect(const CollectRequest& request, cons
   if (!boot)
     return report.finish(CoverageStatus::Failed, "cannot place " + *path + " in time: " + boot.error().message);
 
-  // The kernel's records in the window, message by message, as one run of lines for the
-  // engine to scan at once; each line's time is looked up only if a rule may match it.
-  std::string& messages = scratch.messages;
-  messages.reserve(content.data.size());
-  std::vector<std::pair<size_t, TimeUs>>& starts = scratch.starts;
-  auto hand_over = [&] {
-    if (messages.empty()) return;
-    LineRun run;
-    run.node = request.node;
-    run.source = "kernel";
-    run.trusted = true;
-    run.text = messages;
-    run.prefix = [&](std::string_view line) -> std::optional<LineRun::Prefix> {
-      const size_t offset = static_cast<size_t>(line.data() - messages.data());
-      auto at = std::lower_bound(starts.begin(), starts.end(), offset,
-                                 [](const auto& start, size_t o) { return start.first < o; });
-      return LineRun::Prefix{at->second, 0};
-    };
-    report.hand_over(std::move(run), sink);
-    messages.clear();
-    starts.clear();
-  };
-
+  // The kernel's records in the window, message by message, as runs of lines.
+  static const std::string kKernel = "kernel";
+  RunBuilder runs(report, sink, request.node);
   std::optional<KmsgRecord> first;
   uint64_t malformed = 0;
   uint64_t not_kernel = 0;
@@ -237,23 +192,10 @@ std::vector<Coverage> KmsgCollector::collect(const CollectRequest& request, cons
     }
     const TimeUs time = *boot + static_cast<TimeUs>(record->usec);
     if (time < request.window_start || time > request.window_end) continue;
-    const size_t start = messages.size();
-    append_unescaped(record->message, messages);
-    // Only an escape ("\x0a") can put a newline in a message: the records are split at '\n'.
-    const bool escaped = record->message.find('\\') != std::string_view::npos;
-    if (escaped && messages.find('\n', start) != std::string::npos) {
-      // An escaped newline inside the message: one line of its own, not two.
-      LogLine line{request.node, "kernel", time, 0, /*trusted=*/true, messages.substr(start)};
-      messages.resize(start);
-      hand_over();
-      line.seq = report.next_seq("kernel");
-      sink(line);
-      continue;
-    }
-    messages += '\n';
-    starts.emplace_back(start, time);
+    append_unescaped(record->message, runs.begin_line(kKernel, /*trusted=*/true, time));
+    runs.end_line();  // an escaped newline ("\x0a") keeps the message one line
   }
-  hand_over();
+  runs.finish();
 
   std::vector<std::string> notes;
   if (malformed > 0) notes.push_back(std::to_string(malformed) + " malformed records skipped");

@@ -12,6 +12,8 @@
 
 #include <gtest/gtest.h>
 
+#include "core/line_run.h"
+
 namespace attrib {
 // Lets GoogleTest print statuses by name in failure messages.
 void PrintTo(CoverageStatus status, std::ostream* os) { *os << to_string(status); }
@@ -271,6 +273,56 @@ TEST(JournaldCollector, KernelTransportIsTrustedApplicationOutputIsNot) {
   EXPECT_EQ(got.coverage_of("app").status, CoverageStatus::Ok);
   EXPECT_EQ(got.coverage_of("syslog").lines, 2u);
   EXPECT_EQ(got.coverage_of("fabricmanager").status, CoverageStatus::Empty);
+}
+
+// Entries are handed over as runs (collectors/run_builder.h) where the sink takes them:
+// consecutive entries of one stream go as one run, a stream change (source or trust)
+// starts another, and a message of several lines stays one line. The lines are those a
+// line-by-line sink gets, in the same order, with the same times and seqs.
+TEST(JournaldCollector, HandsEntriesOverAsRunsThatHoldTheSameLines) {
+  TempDir dir;
+  inject_history(dir.path());
+  inject(dir.path(), Entry().at(kWindowStart + 1 * kSecond), {"kernel one", "kernel two", ""});
+  inject(dir.path(), Entry().via("stdout").id("python3").as_uid(1000).at(kWindowStart + 2 * kSecond),
+         {"app one", "Traceback (most recent call last):\n  File \"train.py\", line 1", "app three"});
+  inject(dir.path(), Entry().via("syslog").id("nvidia-persistenced").as_uid(0).at(kWindowStart + 3 * kSecond),
+         {"trusted syslog"});
+  inject(dir.path(), Entry().via("syslog").id("nvidia-persistenced").as_uid(1000).at(kWindowStart + 4 * kSecond),
+         {"untrusted syslog"});
+  inject(dir.path(), Entry().at(kWindowStart + 5 * kSecond), {"kernel three"});
+  JournaldOptions options = options_for(dir.path());
+  options.app_identifiers = {"python3"};
+  const Collected by_line = collect(options);
+
+  JournaldCollector collector(options);
+  std::vector<LogLine> from_runs;
+  int runs = 0;
+  const auto keep = [&](const LogLine& line) { from_runs.push_back(line); };
+  const auto coverage =
+      collector.collect({"4242", "n2", kWindowStart, kWindowEnd}, LineSink(keep, [&](const LineRun& run) {
+                          ++runs;
+                          return for_each_line_of(run, keep);
+                        }));
+  // kernel; app one; (the two-line message alone); app three; trusted syslog; untrusted; kernel
+  EXPECT_EQ(runs, 6);
+  ASSERT_EQ(by_line.lines.size(), 9u) << testing::PrintToString(by_line.texts());
+  ASSERT_EQ(from_runs.size(), by_line.lines.size());
+  for (size_t i = 0; i < from_runs.size(); ++i) {
+    EXPECT_EQ(from_runs[i].text, by_line.lines[i].text) << i;
+    EXPECT_EQ(from_runs[i].time, by_line.lines[i].time) << i;
+    EXPECT_EQ(from_runs[i].seq, by_line.lines[i].seq) << i;
+    EXPECT_EQ(from_runs[i].source, by_line.lines[i].source) << i;
+    EXPECT_EQ(from_runs[i].trusted, by_line.lines[i].trusted) << i;
+  }
+  EXPECT_EQ(by_line.lines[2].text, "");
+  EXPECT_EQ(by_line.lines[4].text, "Traceback (most recent call last):\n  File \"train.py\", line 1");
+  EXPECT_EQ(by_line.lines[4].seq, 1u);
+  EXPECT_EQ(by_line.lines[8].text, "kernel three");
+  EXPECT_EQ(by_line.lines[8].seq, 3u);
+  EXPECT_EQ(by_line.lines[7].seq, 1u) << "trusted and untrusted syslog share the syslog stream";
+  EXPECT_FALSE(by_line.lines[7].trusted);
+  ASSERT_EQ(coverage.size(), by_line.coverage.size());
+  for (size_t i = 0; i < coverage.size(); ++i) EXPECT_EQ(coverage[i].lines, by_line.coverage[i].lines);
 }
 
 // journald stores every /dev/kmsg record with _TRANSPORT=kernel, and its facility in

@@ -1,0 +1,74 @@
+#include "collectors/run_builder.h"
+
+#include <algorithm>
+
+namespace attrib::collectors {
+namespace {
+
+// Buffers grown past this (a window of a huge ring or journal) are let go after the read
+// rather than held by the thread.
+constexpr size_t kKeptBytes = 16u << 20;
+
+}  // namespace
+
+RunBuilder::RunBuilder(CoverageReport& report, const LineSink& sink, const std::string& node)
+    : report_(report), sink_(sink), node_(node), buffers_([]() -> Buffers& {
+        thread_local Buffers buffers;
+        return buffers;
+      }()) {
+  buffers_.text.clear();
+  buffers_.starts.clear();
+}
+
+std::string& RunBuilder::begin_line(const std::string& source, bool trusted, TimeUs time) {
+  if (source_ != source || trusted_ != trusted) {
+    hand_over();
+    source_ = source;
+    trusted_ = trusted;
+  }
+  line_start_ = buffers_.text.size();
+  line_time_ = time;
+  return buffers_.text;
+}
+
+void RunBuilder::end_line() {
+  std::string& text = buffers_.text;
+  if (text.find('\n', line_start_) != std::string::npos) {
+    LogLine line{node_, source_, line_time_, 0, trusted_, text.substr(line_start_)};
+    text.resize(line_start_);
+    hand_over();
+    line.seq = report_.next_seq(source_);
+    sink_(line);
+    return;
+  }
+  text += '\n';
+  buffers_.starts.emplace_back(line_start_, line_time_);
+}
+
+void RunBuilder::finish() {
+  hand_over();
+  if (buffers_.text.capacity() > kKeptBytes) buffers_.text = std::string();
+  if (buffers_.starts.capacity() * sizeof(buffers_.starts[0]) > kKeptBytes) buffers_.starts = {};
+}
+
+void RunBuilder::hand_over() {
+  std::string& text = buffers_.text;
+  std::vector<std::pair<size_t, TimeUs>>& starts = buffers_.starts;
+  if (text.empty()) return;
+  LineRun run;
+  run.node = node_;
+  run.source = source_;
+  run.trusted = trusted_;
+  run.text = text;
+  run.prefix = [&](std::string_view line) -> std::optional<LineRun::Prefix> {
+    const size_t offset = static_cast<size_t>(line.data() - text.data());
+    auto at = std::lower_bound(starts.begin(), starts.end(), offset,
+                               [](const auto& start, size_t o) { return start.first < o; });
+    return LineRun::Prefix{at->second, 0};
+  };
+  report_.hand_over(std::move(run), sink_);
+  text.clear();
+  starts.clear();
+}
+
+}  // namespace attrib::collectors
