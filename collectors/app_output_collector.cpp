@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "collectors/coverage_report.h"
+#include "collectors/run_builder.h"
 #include "collectors/source_files.h"
 #include "core/calendar.h"
 
@@ -235,6 +236,8 @@ std::vector<Coverage> AppOutputCollector::collect(const CollectRequest& request,
   std::vector<std::string> refusals;
   std::vector<std::string> cut;
   size_t files_read = 0;
+  RunBuilder runs(coverage, sink);  // consecutive lines of one rank (or of none): one run
+  const std::string app_source = kAppSource;
   for (const std::string& path : paths) {
     // The job's user chose the path and wrote the file, and the daemon reads with more
     // rights than that user: only a regular file the job's user owns, reached without
@@ -263,25 +266,22 @@ std::vector<Coverage> AppOutputCollector::collect(const CollectRequest& request,
       // Lines without a time cannot be placed; they are kept (the file is this
       // job's own output) and ordered by seq.
       if (parsed.time && (*parsed.time < request.window_start || *parsed.time > request.window_end)) continue;
-      LogLine line;
-      line.source = kAppSource;
-      line.node = request.node;
       const bool rank_of_the_job = parsed.rank && (request.ranks.empty() ? *parsed.rank < options_.max_ranks
                                                                          : request.ranks.contains(*parsed.rank));
-      if (rank_of_the_job) {
-        line.source = "app.rank" + std::to_string(*parsed.rank);
-        // A shared output file holds every rank's lines; each is attributed to the
-        // node its rank ran on, when the step layout is known.
-        auto mapped = request.ranks.find(*parsed.rank);
-        if (mapped != request.ranks.end() && !mapped->second.empty()) line.node = mapped->second;
+      if (!rank_of_the_job) {
+        runs.add_line(request.node, app_source, /*trusted=*/false, parsed.time,
+                      parsed.text);  // the job's user wrote it
+        continue;
       }
-      line.seq = coverage.next_seq(line.node, line.source);
-      line.time = parsed.time;
-      line.trusted = false;  // written by the job's user
-      line.text = std::move(parsed.text);
-      sink(line);
+      // A shared output file holds every rank's lines; each is attributed to the node its
+      // rank ran on, when the step layout is known.
+      auto mapped = request.ranks.find(*parsed.rank);
+      const std::string& node =
+          mapped != request.ranks.end() && !mapped->second.empty() ? mapped->second : request.node;
+      runs.add_line(node, "app.rank" + std::to_string(*parsed.rank), /*trusted=*/false, parsed.time, parsed.text);
     }
   }
+  runs.finish();
 
   if (!missing.empty()) notes.push_back("not found: " + join_notes(missing));
   if (files_read == 0) {

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "collectors/coverage_report.h"
+#include "collectors/run_builder.h"
 #include "collectors/source_files.h"
 #include "core/calendar.h"
 
@@ -121,18 +122,14 @@ std::vector<Coverage> FabricManagerCollector::collect(const CollectRequest& requ
   uint64_t orphans = 0;
   uint64_t dropped_continuations = 0;
   uint64_t bad_dates = 0;
+  static const std::string kSource = "fabricmanager";
+  RunBuilder runs(report, sink);  // single-line entries in a row: one run
   auto flush = [&]() {
     if (!entry) return;
-    if (entry_time && *entry_time >= request.window_start && *entry_time <= request.window_end) {
-      LogLine line;
-      line.node = request.node;
-      line.source = "fabricmanager";
-      line.time = entry_time;
-      line.seq = report.next_seq("fabricmanager");
-      line.trusted = true;  // written by the root-run daemon to a root-owned file
-      line.text = std::move(entry->payload);
-      sink(line);
-    }
+    // Written by the root-run daemon to a root-owned file; an entry of several lines is
+    // one line.
+    if (entry_time && *entry_time >= request.window_start && *entry_time <= request.window_end)
+      runs.add_line(request.node, kSource, /*trusted=*/true, entry_time, entry->payload);
     entry.reset();
   };
 
@@ -161,6 +158,7 @@ std::vector<Coverage> FabricManagerCollector::collect(const CollectRequest& requ
     ++entry_lines;
   }
   flush();
+  runs.finish();
 
   std::vector<std::string> notes;
   if (orphans > 0) notes.push_back(std::to_string(orphans) + " lines before the first timestamped entry skipped");

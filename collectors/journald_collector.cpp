@@ -184,7 +184,7 @@ std::vector<Coverage> JournaldCollector::collect(const CollectRequest& request, 
 
   std::set<std::string> boot_ids;
   uint64_t not_kernel = 0;
-  RunBuilder runs(coverage, sink, request.node);  // consecutive entries of one stream: one run
+  RunBuilder runs(coverage, sink);  // consecutive entries of one stream: one run
   while (true) {
     r = sd_journal_next(journal.get());
     if (r < 0) {
@@ -233,8 +233,9 @@ std::vector<Coverage> JournaldCollector::collect(const CollectRequest& request, 
       continue;  // cannot happen with the matches above; never guess a source
     }
 
-    runs.begin_line(classified.source, classified.trusted, time) += field_value(journal.get(), "MESSAGE").value_or("");
-    runs.end_line();  // a message of several lines stays one line
+    // A message of several lines stays one line.
+    runs.add_line(request.node, classified.source, classified.trusted, time,
+                  field_value(journal.get(), "MESSAGE").value_or(""));
   }
   runs.finish();
 

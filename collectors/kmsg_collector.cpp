@@ -165,7 +165,7 @@ std::vector<Coverage> KmsgCollector::collect(const CollectRequest& request, cons
 
   // The kernel's records in the window, message by message, as runs of lines.
   static const std::string kKernel = "kernel";
-  RunBuilder runs(report, sink, request.node);
+  RunBuilder runs(report, sink);
   std::optional<KmsgRecord> first;
   uint64_t malformed = 0;
   uint64_t not_kernel = 0;
@@ -192,7 +192,7 @@ std::vector<Coverage> KmsgCollector::collect(const CollectRequest& request, cons
     }
     const TimeUs time = *boot + static_cast<TimeUs>(record->usec);
     if (time < request.window_start || time > request.window_end) continue;
-    append_unescaped(record->message, runs.begin_line(kKernel, /*trusted=*/true, time));
+    append_unescaped(record->message, runs.begin_line(request.node, kKernel, /*trusted=*/true, time));
     runs.end_line();  // an escaped newline ("\x0a") keeps the message one line
   }
   runs.finish();

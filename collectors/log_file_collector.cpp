@@ -8,6 +8,7 @@
 
 #include "collectors/coverage_report.h"
 #include "collectors/rotated_files.h"
+#include "collectors/run_builder.h"
 #include "collectors/source_files.h"
 #include "core/calendar.h"
 
@@ -69,8 +70,8 @@ std::optional<TimeUs> parse_iso_stamp(std::string_view text, size_t& pos, int ut
 
 struct Parsed {
   std::optional<TimeUs> time;
-  std::string host;    // syslog only
-  std::string tag;     // syslog only: the ident, without "[pid]"
+  std::string host;  // syslog only
+  std::string tag;   // syslog only: the ident, without "[pid]"
   std::string_view message;
 };
 
@@ -256,8 +257,8 @@ LogFileCollector::LogFileCollector(Format format, LogFileOptions options)
 
 std::vector<Coverage> LogFileCollector::collect(const CollectRequest& request, const LineSink& sink) {
   const bool syslog = format_ == Format::Syslog;
-  CoverageReport report(request, syslog ? std::vector<std::string>{"syslog", "kernel"}
-                                        : std::vector<std::string>{"slurm"});
+  CoverageReport report(request,
+                        syslog ? std::vector<std::string>{"syslog", "kernel"} : std::vector<std::string>{"slurm"});
   auto path = expand_path_template(options_.path, {{"node", request.node}});
   if (!path) return report.finish(CoverageStatus::Failed, path.error().message);
 
@@ -273,6 +274,8 @@ std::vector<Coverage> LogFileCollector::collect(const CollectRequest& request, c
   uint64_t unstamped = 0, other_hosts = 0;
   bool truncated = false;
   std::optional<TimeUs> earliest;
+  static const std::string kSlurm = "slurm", kKernel = "kernel", kSyslog = "syslog";
+  RunBuilder runs(report, sink);  // consecutive lines of one stream: one run
   for (const LogGeneration& generation : generations) {
     FileContent content = read_log_generation(generation, ReadLimits{});
     if (content.state != FileContent::State::Read) {
@@ -297,17 +300,15 @@ std::vector<Coverage> LogFileCollector::collect(const CollectRequest& request, c
         ++other_hosts;
         continue;
       }
-      LogLine line;
-      line.node = request.node;
-      line.source = !syslog ? "slurm" : parsed->tag == "kernel" ? "kernel" : "syslog";
-      line.time = parsed->time;
-      line.trusted = trusted;
-      const std::string_view message = line.source == "kernel" ? strip_dmesg_stamp(parsed->message) : parsed->message;
-      line.text = syslog ? unescape_rsyslog(message) : std::string(message);
-      line.seq = report.next_seq(line.source);
-      sink(line);
+      const std::string& source = !syslog ? kSlurm : parsed->tag == "kernel" ? kKernel : kSyslog;
+      const std::string_view message = &source == &kKernel ? strip_dmesg_stamp(parsed->message) : parsed->message;
+      if (syslog)
+        runs.add_line(request.node, source, trusted, parsed->time, unescape_rsyslog(message));
+      else
+        runs.add_line(request.node, source, trusted, parsed->time, message);
     }
   }
+  runs.finish();
   if (unstamped > 0) notes.push_back(std::to_string(unstamped) + " lines without a recognised stamp skipped");
   if (other_hosts > 0) notes.push_back(std::to_string(other_hosts) + " lines of other hosts in the window skipped");
   // Generations left out by `rotations` hold the window's start when the oldest read begins after it.

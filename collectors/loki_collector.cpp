@@ -9,6 +9,7 @@
 
 #include "collectors/coverage_report.h"
 #include "collectors/http_client.h"
+#include "collectors/run_builder.h"
 #include "core/json_text.h"
 
 namespace attrib::collectors {
@@ -133,7 +134,9 @@ std::vector<Coverage> LokiCollector::collect(const CollectRequest& request, cons
   const std::vector<std::string> sources = source_names();
   uint64_t delivered = 0;
   CoverageReport coverage(request, sources);
+  RunBuilder runs(coverage, sink);  // consecutive entries of one source: one run
   auto report = [&](std::optional<CoverageStatus> status, const std::string& detail) {
+    runs.finish();  // what was read counts, however the read ends
     return coverage.finish(status, detail);
   };
 
@@ -187,14 +190,9 @@ std::vector<Coverage> LokiCollector::collect(const CollectRequest& request, cons
       }
       auto label = entry.stream.find(options_.source_label);
       auto mapped = label == entry.stream.end() ? options_.source_map.end() : options_.source_map.find(label->second);
-      LogLine line;
-      line.node = request.node;
-      line.source = mapped == options_.source_map.end() ? options_.default_source : mapped->second;
-      line.time = entry.time_ns / 1000;
-      line.seq = coverage.next_seq(line.source);
-      line.trusted = line.source == "kernel";  // see docs/collectors.md, Loki trust
-      line.text = entry.line;
-      sink(line);
+      const std::string& source = mapped == options_.source_map.end() ? options_.default_source : mapped->second;
+      // Trusted: see docs/collectors.md, Loki trust.
+      runs.add_line(request.node, source, /*trusted=*/source == "kernel", entry.time_ns / 1000, entry.line);
       ++delivered;
     }
 

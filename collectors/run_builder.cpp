@@ -11,8 +11,8 @@ constexpr size_t kKeptBytes = 16u << 20;
 
 }  // namespace
 
-RunBuilder::RunBuilder(CoverageReport& report, const LineSink& sink, const std::string& node)
-    : report_(report), sink_(sink), node_(node), buffers_([]() -> Buffers& {
+RunBuilder::RunBuilder(CoverageReport& report, const LineSink& sink)
+    : report_(report), sink_(sink), buffers_([]() -> Buffers& {
         thread_local Buffers buffers;
         return buffers;
       }()) {
@@ -20,9 +20,11 @@ RunBuilder::RunBuilder(CoverageReport& report, const LineSink& sink, const std::
   buffers_.starts.clear();
 }
 
-std::string& RunBuilder::begin_line(const std::string& source, bool trusted, TimeUs time) {
-  if (source_ != source || trusted_ != trusted) {
+std::string& RunBuilder::begin_line(const std::string& node, const std::string& source, bool trusted,
+                                    std::optional<TimeUs> time) {
+  if (source_ != source || node_ != node || trusted_ != trusted) {
     hand_over();
+    node_ = node;
     source_ = source;
     trusted_ = trusted;
   }
@@ -37,7 +39,7 @@ void RunBuilder::end_line() {
     LogLine line{node_, source_, line_time_, 0, trusted_, text.substr(line_start_)};
     text.resize(line_start_);
     hand_over();
-    line.seq = report_.next_seq(source_);
+    line.seq = report_.next_seq(node_, source_);
     sink_(line);
     return;
   }
@@ -53,7 +55,7 @@ void RunBuilder::finish() {
 
 void RunBuilder::hand_over() {
   std::string& text = buffers_.text;
-  std::vector<std::pair<size_t, TimeUs>>& starts = buffers_.starts;
+  std::vector<std::pair<size_t, std::optional<TimeUs>>>& starts = buffers_.starts;
   if (text.empty()) return;
   LineRun run;
   run.node = node_;

@@ -1,11 +1,13 @@
-// Runs of lines (core/line_run.h) built from records read one at a time, as the kmsg and
-// journald collectors read them: consecutive lines of one stream (source, trust) go into
-// one buffer, handed to the sink as one run when the stream changes or the read ends, so
+// Runs of lines (core/line_run.h) built from records read one at a time, as the
+// collectors read them: consecutive lines of one stream (node, source, trust) go into one
+// buffer, handed to the sink as one run when the stream changes or the read ends, so
 // the engine scans them at once and dates a line only if a rule may match it. The sink
 // gets the lines in the order they were read, with the seqs one line at a time would get.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -16,14 +18,21 @@ namespace attrib::collectors {
 
 class RunBuilder {
  public:
-  // Lines of request.node, each counted in `report`'s (node, source) row.
-  RunBuilder(CoverageReport& report, const LineSink& sink, const std::string& node);
+  // Each line is counted in `report`'s (node, source) row.
+  RunBuilder(CoverageReport& report, const LineSink& sink);
   RunBuilder(const RunBuilder&) = delete;
   RunBuilder& operator=(const RunBuilder&) = delete;
 
-  // Begins a line of the stream (source, trusted) at `time`; its text is appended to the
-  // buffer returned, then end_line() ends it.
-  std::string& begin_line(const std::string& source, bool trusted, TimeUs time);
+  // Begins a line of the stream (node, source, trusted) written at `time` (none: a line
+  // without a stamp, ordered by its seq); its text is appended to the buffer returned,
+  // then end_line() ends it.
+  std::string& begin_line(const std::string& node, const std::string& source, bool trusted, std::optional<TimeUs> time);
+  // A whole line at once.
+  void add_line(const std::string& node, const std::string& source, bool trusted, std::optional<TimeUs> time,
+                std::string_view text) {
+    begin_line(node, source, trusted, time).append(text);
+    end_line();
+  }
   // A line whose text holds a newline (an escaped one in a kernel record, a multi-line
   // journal message) is one line all the same: it goes to the sink alone.
   void end_line();
@@ -35,17 +44,16 @@ class RunBuilder {
 
   CoverageReport& report_;
   const LineSink& sink_;
-  const std::string& node_;
-  std::string source_;  // the stream of the lines in the buffer
+  std::string node_, source_;  // the stream of the lines in the buffer
   bool trusted_ = false;
   size_t line_start_ = 0;
-  TimeUs line_time_ = 0;
+  std::optional<TimeUs> line_time_;
   // Kept by each thread between reads (a head's workers and the node agents read a window
   // per job): fresh buffers of a megabyte each time cost more in page faults than the
   // scan. The builder of a thread is not nested in another's.
   struct Buffers {
     std::string text;
-    std::vector<std::pair<size_t, TimeUs>> starts;  // (offset in text, time) of each line
+    std::vector<std::pair<size_t, std::optional<TimeUs>>> starts;  // (offset in text, time) of each line
   };
   Buffers& buffers_;
 };
