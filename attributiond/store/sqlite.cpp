@@ -175,4 +175,8 @@ Status Transaction::commit() {
   return db_.exec("COMMIT");
 }
 
+RelaxedSync::RelaxedSync(Database& db) : db_(db) { (void)db_.exec("PRAGMA synchronous=NORMAL"); }
+
+RelaxedSync::~RelaxedSync() { (void)db_.exec("PRAGMA synchronous=FULL"); }
+
 }  // namespace attrib::store

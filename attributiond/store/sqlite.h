@@ -90,4 +90,20 @@ class Transaction {
   std::string begin_error_;
 };
 
+// While it lives, commits on the connection do not wait for the disk (PRAGMA synchronous
+// NORMAL instead of the connection's FULL): in WAL mode such a commit survives a crash of
+// the process, and the next FULL commit or checkpoint makes it durable; a power loss before
+// then can roll it back. Only for writes whose loss redoes work and loses nothing: the
+// archive of a verdict and the done marks (the job, queued with FULL, is judged again).
+class RelaxedSync {
+ public:
+  explicit RelaxedSync(Database& db);
+  ~RelaxedSync();
+  RelaxedSync(const RelaxedSync&) = delete;
+  RelaxedSync& operator=(const RelaxedSync&) = delete;
+
+ private:
+  Database& db_;
+};
+
 }  // namespace attrib::store

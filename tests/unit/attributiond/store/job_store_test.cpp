@@ -90,6 +90,36 @@ TEST_F(JobStoreTest, MarkDoneFinishesSeveralArchivedRunsAtOnce) {
   EXPECT_EQ(*store->pending_count(), 1);
 }
 
+// The archive and the done marks commit without waiting for the disk (work redone when a
+// power cut loses them); the connection is back to FULL after each, so the queue's inserts
+// keep their fsync.
+TEST_F(JobStoreTest, ArchiveAndDoneMarksRelaxTheSyncOnlyForThemselves) {
+  auto store = Open();
+  auto synchronous = [&] {
+    return store->with_db([](attrib::store::Database& db) {
+      auto stmt = db.prepare("PRAGMA synchronous");
+      return stmt.step() ? stmt.int_at(0) : -1;
+    });
+  };
+  EXPECT_EQ(synchronous(), 2) << "FULL";
+  store->enqueue(Job("21"), "lab", 100);
+  attrib::Verdict verdict;
+  verdict.job_id = "21";
+  verdict.cluster = "lab";
+  verdict.domain = "NONE";
+  ASSERT_TRUE(store->archive({"lab", "21"}, verdict, {}, 200));
+  EXPECT_EQ(synchronous(), 2);
+  ASSERT_TRUE(store->mark_done({"lab", "21"}, 300));
+  EXPECT_EQ(synchronous(), 2);
+  store->with_db([&](attrib::store::Database& db) {
+    attrib::store::RelaxedSync relaxed(db);
+    auto stmt = db.prepare("PRAGMA synchronous");
+    ASSERT_TRUE(stmt.step());
+    EXPECT_EQ(stmt.int_at(0), 1) << "NORMAL inside";
+  });
+  EXPECT_EQ(synchronous(), 2);
+}
+
 TEST_F(JobStoreTest, ArchiveKeepsTheFirstVerdictAndMarkDoneFinishes) {
   auto store = Open();
   store->enqueue(Job("7"), "lab", 100);
