@@ -70,7 +70,7 @@ class BundleAccounting : public slurm::Accounting {
     std::lock_guard lock(state_->mutex);
     for (size_t i = 0; i < writes.size(); ++i)
       if (out[i] && state_->comments[writes[i].job_id] != writes[i].comment)
-        out[i] = Error{kCommentVerify, "the comment was not kept"};
+        out[i] = slurm::comment_not_kept(state_->comments[writes[i].job_id]);
     return out;
   }
 

@@ -153,7 +153,7 @@ std::vector<Coverage> KmsgCollector::collect(const CollectRequest& request, cons
   FileContent content = read_source_file(*path, ReadLimits{}, std::move(kept));
   struct KeepBuffer {
     FileContent& content;
-    ~KeepBuffer() { kept = content.data.capacity() <= (16u << 20) ? std::move(content.data) : std::string(); }
+    ~KeepBuffer() { kept = content.data.capacity() <= kKeptBufferBytes ? std::move(content.data) : std::string(); }
   } keep_buffer{content};
   if (content.state == FileContent::State::Missing) {
     return report.finish(CoverageStatus::Unavailable, *path + " does not exist");
@@ -193,7 +193,9 @@ std::vector<Coverage> KmsgCollector::collect(const CollectRequest& request, cons
     const TimeUs time = *boot + static_cast<TimeUs>(record->usec);
     if (time < request.window_start || time > request.window_end) continue;
     append_unescaped(record->message, runs.begin_line(request.node, kKernel, /*trusted=*/true, time));
-    runs.end_line();  // an escaped newline ("\x0a") keeps the message one line
+    // Only an escape ("\x0a") can put a newline in a message (the records are split at '\n');
+    // such a message stays one line.
+    runs.end_line(/*may_hold_newline=*/record->message.find('\\') != std::string_view::npos);
   }
   runs.finish();
 

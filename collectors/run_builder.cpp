@@ -3,14 +3,6 @@
 #include <algorithm>
 
 namespace attrib::collectors {
-namespace {
-
-// Buffers grown past this (a window of a huge ring or journal) are let go after the read
-// rather than held by the thread.
-constexpr size_t kKeptBytes = 16u << 20;
-
-}  // namespace
-
 RunBuilder::RunBuilder(CoverageReport& report, const LineSink& sink)
     : report_(report), sink_(sink), buffers_([]() -> Buffers& {
         thread_local Buffers buffers;
@@ -33,9 +25,9 @@ std::string& RunBuilder::begin_line(const std::string& node, const std::string& 
   return buffers_.text;
 }
 
-void RunBuilder::end_line() {
+void RunBuilder::end_line(bool may_hold_newline) {
   std::string& text = buffers_.text;
-  if (text.find('\n', line_start_) != std::string::npos) {
+  if (may_hold_newline && text.find('\n', line_start_) != std::string::npos) {
     LogLine line{node_, source_, line_time_, 0, trusted_, text.substr(line_start_)};
     text.resize(line_start_);
     hand_over();
@@ -49,8 +41,8 @@ void RunBuilder::end_line() {
 
 void RunBuilder::finish() {
   hand_over();
-  if (buffers_.text.capacity() > kKeptBytes) buffers_.text = std::string();
-  if (buffers_.starts.capacity() * sizeof(buffers_.starts[0]) > kKeptBytes) buffers_.starts = {};
+  if (buffers_.text.capacity() > kKeptBufferBytes) buffers_.text = std::string();
+  if (buffers_.starts.capacity() * sizeof(buffers_.starts[0]) > kKeptBufferBytes) buffers_.starts = {};
 }
 
 void RunBuilder::hand_over() {

@@ -16,6 +16,10 @@
 
 namespace attrib::collectors {
 
+// A buffer a thread keeps for its next read (RunBuilder's, kmsg's file buffer) is let go
+// once it has grown past this (a window of a huge ring or journal).
+constexpr size_t kKeptBufferBytes = 16u << 20;
+
 class RunBuilder {
  public:
   // Each line is counted in `report`'s (node, source) row.
@@ -34,8 +38,9 @@ class RunBuilder {
     end_line();
   }
   // A line whose text holds a newline (an escaped one in a kernel record, a multi-line
-  // journal message) is one line all the same: it goes to the sink alone.
-  void end_line();
+  // journal message) is one line all the same: it goes to the sink alone. A caller that
+  // knows its text cannot hold one says so, and the text is not searched.
+  void end_line(bool may_hold_newline = true);
   // Hands over the lines not yet handed over; call once the read is done.
   void finish();
 

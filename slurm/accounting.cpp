@@ -4,6 +4,10 @@
 
 namespace attrib::slurm {
 
+Error comment_not_kept(const std::string& kept) {
+  return Error{kCommentVerify, "slurmdbd kept '" + kept + "' instead of the verdict comment"};
+}
+
 std::vector<Status> Accounting::write_comments(const std::vector<CommentWrite>& writes) {
   std::vector<Status> out;
   out.reserve(writes.size());
@@ -16,7 +20,7 @@ std::vector<Status> Accounting::write_comments(const std::vector<CommentWrite>& 
     if (!after)
       out.push_back(after.error());
     else if (after->comment != write.comment)
-      out.push_back(Error{kCommentVerify, "slurmdbd kept '" + after->comment + "' instead of the verdict comment"});
+      out.push_back(comment_not_kept(after->comment));
     else
       out.push_back(ok_status());
   }

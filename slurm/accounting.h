@@ -49,6 +49,10 @@ struct CommentWrite {
   std::string comment;
 };
 
+// What write_comments answers for a comment that slurmdbd answered for but did not keep
+// (kCommentVerify), naming what the field holds instead.
+Error comment_not_kept(const std::string& kept);
+
 class Accounting {
  public:
   virtual ~Accounting() = default;

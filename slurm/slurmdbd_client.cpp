@@ -824,8 +824,7 @@ std::vector<Status> SlurmdbdConnection::write_comments(const std::vector<Comment
       }
       sort_oldest_first(rows[k]);
       const std::string& kept = commented_row(rows[k]).comment_in(field);
-      if (kept != write.comment)
-        out[indexes[k]] = Error{kCommentVerify, "slurmdbd kept '" + kept + "' instead of the verdict comment"};
+      if (kept != write.comment) out[indexes[k]] = comment_not_kept(kept);
     }
   }
   if (end_transaction(db_conn_, true) != SLURM_SUCCESS) {
