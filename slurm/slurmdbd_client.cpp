@@ -797,7 +797,11 @@ std::vector<Status> SlurmdbdConnection::write_comments(const std::vector<Comment
   // for every job written, instead of one a job after the commit.
   std::map<std::string, std::vector<size_t>> by_cluster;
   for (size_t i : written) by_cluster[writes[i].cluster].push_back(i);
-  for (const auto& [cluster, indexes] : by_cluster) {
+  for (const auto& cluster_and_indexes : by_cluster) {
+    // Named references, not a structured binding: clang before 16 cannot capture those in
+    // the lambda below.
+    const std::string& cluster = cluster_and_indexes.first;
+    const std::vector<size_t>& indexes = cluster_and_indexes.second;
     std::vector<JobRef> refs;
     for (size_t i : indexes) refs.push_back(*parse_job_ref(writes[i].job_id));
     JobSelection selection(cluster, refs);
