@@ -1,7 +1,12 @@
-// Benchmark 4: burst. --jobs (default 10,000) 1-node job ends submitted over gRPC to one
-// head daemon (in-process, auth.mode none) as fast as the clients can (all within 60 s),
-// then attributed by the real path: durable SQLite queue, scoping through the Accounting
-// seam, evidence from the real kmsg collector, rules engine, archive, comment write.
+// Benchmark 4: burst. --jobs (default 10,000) 1-node job ends handed to one head daemon
+// (in-process, auth.mode none) as fast as the clients can (all within 60 s), then
+// attributed by the real path: durable SQLite queue, scoping through the Accounting seam,
+// evidence from the real kmsg collector, rules engine, archive, comment write.
+//
+// --delivery spool (the default, as epilog.delivery's): each client writes every job end as
+// attrib-epilog does, a spool file fsynced and renamed into the head's spool directory,
+// which the head watches. --delivery rpc: one SubmitJobEnded RPC per job end, as
+// attrib-epilog-send does on a host whose spool no head reads.
 //
 // The evidence is a recorded bundle: job.json (the accounting record every job gets, under
 // its own id) and the node's kernel log of --lines lines (default 10,000) inside the job
@@ -11,6 +16,7 @@
 //
 //   attrib-bench-burst [--jobs N] [--lines N] [--workers N] [--clients N] [--pack DIR]
 //                      [--raw-evidence-kib N]   (default: the daemon's default; 0: none kept)
+//                      [--delivery spool|rpc]
 #include <cinttypes>
 #include <cstdio>
 #include <fstream>
@@ -19,6 +25,7 @@
 #include <vector>
 
 #include "bench/head_harness.h"
+#include "common/spool.h"
 
 using namespace attrib;
 namespace bench = attrib::bench;
@@ -81,6 +88,7 @@ void write_recording(const fs::path& dir, int lines) {
 int main(int argc, char** argv) {
   int jobs = 10000, lines = 10000, workers = 2, clients = 4, raw_evidence_kib = -1;
   std::string pack_dir = ATTRIB_BENCH_PACK_DIR;
+  std::string delivery = "spool";
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string key = argv[i];
     if (key == "--jobs")
@@ -95,10 +103,12 @@ int main(int argc, char** argv) {
       pack_dir = argv[i + 1];
     else if (key == "--raw-evidence-kib")
       raw_evidence_kib = std::stoi(argv[i + 1]);
+    else if (key == "--delivery" && (std::string(argv[i + 1]) == "spool" || std::string(argv[i + 1]) == "rpc"))
+      delivery = argv[i + 1];
     else {
       std::fprintf(stderr,
                    "usage: attrib-bench-burst [--jobs N] [--lines N] [--workers N] [--clients N] "
-                   "[--raw-evidence-kib N]\n");
+                   "[--raw-evidence-kib N] [--delivery spool|rpc]\n");
       return 2;
     }
   }
@@ -140,7 +150,8 @@ int main(int argc, char** argv) {
   const double rss_before = bench::rss_mib();
   auto daemon = bench::start_head(config, std::move(list), accounting);
 
-  // Submit: `clients` threads, each its share of the job ids, one RPC per job end.
+  // Submit: `clients` threads, each its share of the job ids, one spool file or one RPC per
+  // job end.
   std::atomic<int> rejected{0};
   const double t0 = bench::now_s();
   std::atomic<int> clients_done{0};
@@ -148,7 +159,7 @@ int main(int argc, char** argv) {
   std::vector<std::thread> threads;
   for (int c = 0; c < clients; ++c)
     threads.emplace_back([&, c] {
-      auto stub = bench::client(config.head.listen[0]);
+      auto stub = delivery == "rpc" ? bench::client(config.head.listen[0]) : nullptr;
       for (int i = c; i < jobs; i += clients) {
         v1::JobEnded job;
         job.set_job_id(std::to_string(300000 + i));
@@ -156,6 +167,10 @@ int main(int argc, char** argv) {
         job.set_hook(v1::HOOK_KIND_EPILOG_SLURMCTLD);
         job.set_exit_code(1);
         job.set_hook_time_us(static_cast<int64_t>(bench::now_s() * 1e6));
+        if (!stub) {
+          if (!common::write_spool_file(config.head.spool_dir, job)) ++rejected;
+          continue;
+        }
         grpc::ClientContext context;
         context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
         v1::SubmitResponse response;
@@ -201,8 +216,8 @@ int main(int argc, char** argv) {
   const double peak = bench::peak_rss_mib();
   daemon->stop();
 
-  std::printf("submitted %d job ends in %.2f s by %d clients (%d rejected); %d workers\n", jobs, submit_end.load() - t0,
-              clients, rejected.load(), workers);
+  std::printf("submitted %d job ends (%s) in %.2f s by %d clients (%d rejected); %d workers\n", jobs, delivery.c_str(),
+              submit_end.load() - t0, clients, rejected.load(), workers);
   std::printf("queue depth over time (s: depth):");
   const size_t step = std::max<size_t>(1, depth.size() / 40);
   for (size_t k = 0; k < depth.size(); k += step) std::printf(" %.1f:%.0f", depth[k].first, depth[k].second);

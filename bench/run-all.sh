@@ -96,6 +96,8 @@ step 3-epilog "$bin/attrib-bench-epilog" --runs "$runs"
 step 4-burst "$bin/attrib-bench-burst" --jobs "$jobs" --lines "$lines"
 # The same without raw evidence (head.raw_evidence_max_kib 0): what keeping it costs.
 step 4-burst-no-raw "$bin/attrib-bench-burst" --jobs "$jobs" --lines "$lines" --raw-evidence-kib 0
+# The job ends over gRPC (epilog.delivery rpc) instead of the spool (the default).
+step 4-burst-no-raw-rpc "$bin/attrib-bench-burst" --jobs "$jobs" --lines "$lines" --raw-evidence-kib 0 --delivery rpc
 step 5-fanout "$bin/attrib-bench-fanout" --nodes "$nodes" --entries "$entries"
 step 7-list "$bin/attrib-bench-list" --rows "$rows"
 step 8-bounded "$bin/attrib-bench-bounded" --ranks "$prefixes" --lines "$prefixes"

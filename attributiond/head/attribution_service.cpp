@@ -14,7 +14,7 @@
 
 namespace attrib::head {
 
-Result<bool> accept_job(store::JobStore& store, v1::JobEnded request, const std::string& default_cluster, TimeUs now) {
+Result<v1::JobEnded> checked_job(v1::JobEnded request, const std::string& default_cluster) {
   if (request.job_id().empty()) return Error{kSubmitInvalid, "JobEnded without job_id"};
   common::make_text_valid_utf8(request);  // from a hook or a spool file: any bytes
   // A time that is not one is unknown (0), so the worker's window arithmetic cannot
@@ -25,15 +25,27 @@ Result<bool> accept_job(store::JobStore& store, v1::JobEnded request, const std:
   if (!slurm::is_hostlist(request.node_list()))
     return Error{kSubmitInvalid, "JobEnded.node_list is not a Slurm hostlist: '" + request.node_list() + "'"};
   if (request.cluster().empty()) request.set_cluster(default_cluster);
-  std::string cluster = request.cluster();
-  return store.enqueue(request, cluster, now);
+  return request;
+}
+
+Result<v1::JobEnded> checked_hook_report(const v1::JobEnded& request, const std::string& default_cluster) {
+  if (request.hook() == v1::HOOK_KIND_SWEEP)
+    return Error{kSubmitInvalid, "JobEnded.hook is HOOK_KIND_SWEEP, which only the head's own sweep reports"};
+  return checked_job(request, default_cluster);
+}
+
+Result<bool> accept_job(store::JobStore& store, const v1::JobEnded& request, const std::string& default_cluster,
+                        TimeUs now) {
+  auto checked = checked_job(request, default_cluster);
+  if (!checked) return checked.error();
+  return store.enqueue(*checked, checked->cluster(), now);
 }
 
 Result<bool> accept_hook_report(store::JobStore& store, const v1::JobEnded& request,
                                 const std::string& default_cluster, TimeUs now) {
-  if (request.hook() == v1::HOOK_KIND_SWEEP)
-    return Error{kSubmitInvalid, "JobEnded.hook is HOOK_KIND_SWEEP, which only the head's own sweep reports"};
-  return accept_job(store, request, default_cluster, now);
+  auto checked = checked_hook_report(request, default_cluster);
+  if (!checked) return checked.error();
+  return store.enqueue(*checked, checked->cluster(), now);
 }
 
 AttributionService::AttributionService(store::JobStore& store, std::string default_cluster,

@@ -69,12 +69,16 @@ class AttributionService final : public v1::Attribution::Service {
   common::ArchiveConfig retention_;
 };
 
-// Shared by the RPC, the spool drain and the sweep: queue one job; returns whether it was
-// new. kSubmitInvalid: the report can never be queued (no id, not a hostlist).
-Result<bool> accept_job(store::JobStore& store, v1::JobEnded request, const std::string& default_cluster, TimeUs now);
-
-// accept_job for what comes from outside the head (the RPC, a spool file): the sweep's
+// The report as the queue takes it (valid UTF-8, times that are times, the cluster set);
+// kSubmitInvalid: it can never be queued (no id, not a hostlist).
+Result<v1::JobEnded> checked_job(v1::JobEnded request, const std::string& default_cluster);
+// checked_job for what comes from outside the head (the RPC, a spool file): the sweep's
 // kind is the head's own, since a sweep report always opens a new run.
+Result<v1::JobEnded> checked_hook_report(const v1::JobEnded& request, const std::string& default_cluster);
+
+// Shared by the RPC and the sweep: check and queue one job; returns whether it was new.
+Result<bool> accept_job(store::JobStore& store, const v1::JobEnded& request, const std::string& default_cluster,
+                        TimeUs now);
 Result<bool> accept_hook_report(store::JobStore& store, const v1::JobEnded& request,
                                 const std::string& default_cluster, TimeUs now);
 

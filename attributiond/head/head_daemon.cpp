@@ -175,6 +175,11 @@ void HeadDaemon::wake() {
 }
 
 void HeadDaemon::drain_spool() {
+  // Every file is read and checked first, then up to kSpoolBatch of them are queued in one
+  // transaction: a burst of job ends costs one fsync, not one a job. A file is removed only
+  // after its batch has committed; until then it is the job's durable copy.
+  constexpr size_t kSpoolBatch = 256;
+  std::vector<SpooledReport> reports;
   for (const auto& file : common::list_spool_files(config_.head.spool_dir)) {
     // Only root and the SlurmUser hand in jobs: the spool directory is theirs alone, and a
     // file someone else wrote (a directory left open to others) is not taken as a report.
@@ -183,39 +188,61 @@ void HeadDaemon::drain_spool() {
     if (authenticator_ && !authenticator_->is_cluster_daemon(owner.st_uid)) {
       spdlog::error("spool: {} was written by uid {}, neither root nor the SlurmUser ({}); moved to bad/",
                     file.string(), owner.st_uid, config_.auth.slurm_user);
-      if (auto s = common::quarantine_spool_file(file); !s) spdlog::error("spool: {}", s.error().message);
-      metrics_.spool_quarantined.get().inc();
+      quarantine(file);
       continue;
     }
     auto message = common::read_spool_file(file);
     if (!message) {
       spdlog::error("spool: {}; moved to bad/", message.error().message);
-      if (auto s = common::quarantine_spool_file(file); !s) spdlog::error("spool: {}", s.error().message);
-      metrics_.spool_quarantined.get().inc();
+      quarantine(file);
       continue;
     }
-    auto queued = accept_hook_report(*store_, *message, config_.cluster, wall_clock_us());
-    if (!queued && queued.error().code == kSubmitInvalid) {
+    auto checked = checked_hook_report(*message, config_.cluster);
+    if (!checked) {
       // Never queueable, however often it is read: kept for the admin, out of the way.
-      spdlog::error("spool: job {}: {}; moved to bad/", message->job_id(), queued.error().message);
-      if (auto s = common::quarantine_spool_file(file); !s) spdlog::error("spool: {}", s.error().message);
-      metrics_.spool_quarantined.get().inc();
+      spdlog::error("spool: job {}: {}; moved to bad/", message->job_id(), checked.error().message);
+      quarantine(file);
       continue;
     }
-    if (!queued) {
-      spdlog::error("spool: job {} not queued, will retry: {}", message->job_id(), queued.error().message);
-      continue;  // the file stays until the queue has the job
-    }
-    failpoint("queue.committed");  // queued, its spool file not removed: read again at the restart
-    spdlog::info("spool: job {}: {} (hook {}, nodes {})", message->job_id(), *queued ? "queued" : "already queued",
-                 v1::HookKind_Name(message->hook()), message->node_list());
-    (*queued ? metrics_.jobs_accepted : metrics_.jobs_duplicate)
-        .labels({ops::hook_label(message->hook()), "spool"})
+    reports.push_back({file, std::move(*checked)});
+    if (reports.size() == kSpoolBatch) queue_spooled(reports);
+  }
+  queue_spooled(reports);
+}
+
+void HeadDaemon::queue_spooled(std::vector<SpooledReport>& reports) {
+  if (reports.empty()) return;
+  std::vector<v1::JobEnded> messages;
+  messages.reserve(reports.size());
+  for (const auto& report : reports) messages.push_back(report.message);
+  auto queued = store_->enqueue_all(messages, wall_clock_us());
+  if (!queued) {
+    // The files stay until the queue has their jobs: read again at the next scan.
+    spdlog::error("spool: {} jobs (job {} first) not queued, will retry: {}", reports.size(),
+                  reports.front().message.job_id(), queued.error().message);
+    reports.clear();
+    return;
+  }
+  failpoint("queue.committed");  // queued, the spool files not removed: read again at the restart
+  bool any_new = false;
+  for (size_t k = 0; k < reports.size(); ++k) {
+    const v1::JobEnded& message = reports[k].message;
+    spdlog::info("spool: job {}: {} (hook {}, nodes {})", message.job_id(), (*queued)[k] ? "queued" : "already queued",
+                 v1::HookKind_Name(message.hook()), message.node_list());
+    ((*queued)[k] ? metrics_.jobs_accepted : metrics_.jobs_duplicate)
+        .labels({ops::hook_label(message.hook()), "spool"})
         .inc();
     std::error_code ec;
-    std::filesystem::remove(file, ec);
-    if (*queued) wake();
+    std::filesystem::remove(reports[k].file, ec);
+    any_new = any_new || (*queued)[k];
   }
+  reports.clear();
+  if (any_new) wake();
+}
+
+void HeadDaemon::quarantine(const std::filesystem::path& file) {
+  if (auto s = common::quarantine_spool_file(file); !s) spdlog::error("spool: {}", s.error().message);
+  metrics_.spool_quarantined.get().inc();
 }
 
 bool HeadDaemon::watch_spool() {

@@ -516,6 +516,31 @@ Result<std::unique_ptr<JobStore>> JobStore::open(const std::string& path) {
 }
 
 Result<bool> JobStore::enqueue(const v1::JobEnded& request, const std::string& cluster, TimeUs now) {
+  std::lock_guard lock(mutex_);
+  store::Transaction tx(db_);
+  if (auto s = tx.began(); !s) return s.error();
+  auto queued = enqueue_in_transaction(request, cluster, now);
+  if (!queued) return queued.error();
+  if (auto s = tx.commit(); !s) return s.error();
+  return *queued;
+}
+
+Result<std::vector<bool>> JobStore::enqueue_all(const std::vector<v1::JobEnded>& requests, TimeUs now) {
+  std::lock_guard lock(mutex_);
+  store::Transaction tx(db_);
+  if (auto s = tx.began(); !s) return s.error();
+  std::vector<bool> queued;
+  queued.reserve(requests.size());
+  for (const auto& request : requests) {
+    auto one = enqueue_in_transaction(request, request.cluster(), now);
+    if (!one) return one.error();  // the transaction rolls back: none of them is queued
+    queued.push_back(*one);
+  }
+  if (auto s = tx.commit(); !s) return s.error();
+  return queued;
+}
+
+Result<bool> JobStore::enqueue_in_transaction(const v1::JobEnded& request, const std::string& cluster, TimeUs now) {
   std::string bytes;
   if (!request.SerializeToString(&bytes)) return Error{kQueueEncode, "cannot encode JobEnded"};
   // A het job's components each report under the het job's id: a component's report is a
@@ -532,9 +557,6 @@ Result<bool> JobStore::enqueue(const v1::JobEnded& request, const std::string& c
   auto holds_kind = [&](const std::string& hooks) {
     return hooks.find("," + kind + "@") != std::string::npos || hooks.find("," + kind + ",") != std::string::npos;
   };
-  std::lock_guard lock(mutex_);
-  store::Transaction tx(db_);
-  if (auto s = tx.began(); !s) return s.error();
   // The id's newest run. EpilogSlurmctld and jobcomp/script both report an attempt, each
   // with what only it knows (SPANK options; the state and times): a report of a kind the
   // run lacks, or the same report again (a retry, a spool sent twice: same hook time), is
@@ -575,7 +597,6 @@ Result<bool> JobStore::enqueue(const v1::JobEnded& request, const std::string& c
       auto update = db_.prepare("UPDATE jobs SET request = ?, hooks = ? WHERE cluster = ? AND job_id = ? AND run = ?");
       update.bind_blob(1, merged_bytes).bind(2, merged_hooks).bind(3, cluster).bind(4, request.job_id()).bind(5, run);
       if (auto s = update.run(); !s) return s.error();
-      if (auto s = tx.commit(); !s) return s.error();
       return false;
     }
   } else if (!newest.error().empty()) {
@@ -593,7 +614,6 @@ Result<bool> JobStore::enqueue(const v1::JobEnded& request, const std::string& c
       .bind(5, now)
       .bind(6, "," + report + ",");
   if (auto s = stmt.run(); !s) return s.error();
-  if (auto s = tx.commit(); !s) return s.error();
   return true;
 }
 

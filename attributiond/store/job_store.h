@@ -110,6 +110,10 @@ class JobStore {
   // kind the newest run has, at another time, or from the sweep, is a new run; whether it
   // is a new attempt is checked against accounting again (same_attempt).
   Result<bool> enqueue(const v1::JobEnded& request, const std::string& cluster, TimeUs now);
+  // enqueue for each request (under its own cluster()), all in one transaction: one fsync
+  // for a burst of spool files, which stay the durable copy until this returns. An error
+  // queues none of them.
+  Result<std::vector<bool>> enqueue_all(const std::vector<v1::JobEnded>& requests, TimeUs now);
   // The oldest job that is due and not in `busy`. A row whose request cannot be decoded is
   // dead-lettered on the way, never returned and never blocks the others.
   Result<std::optional<QueuedJob>> next_due(TimeUs now, const std::set<JobKey>& busy);
@@ -199,6 +203,8 @@ class JobStore {
   Result<std::optional<ExternalArchived>> find_external_locked(const std::string& cluster, const std::string& job_id,
                                                                const std::string& scheduler, int attempt,
                                                                std::optional<uint32_t> only_owner);
+  // enqueue's work inside the caller's transaction (mutex_ held).
+  Result<bool> enqueue_in_transaction(const v1::JobEnded& request, const std::string& cluster, TimeUs now);
   // archive()'s writes, under the lock and inside the caller's transaction.
   Status archive_row(const JobKey& key, const Verdict& verdict, const std::vector<Event>& events, TimeUs now,
                      std::optional<TimeUs> attempt_submit, const ArchivedEvidence* evidence);

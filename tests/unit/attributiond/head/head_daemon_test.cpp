@@ -705,6 +705,34 @@ TEST_F(HeadDaemonTest, SpoolFilesThatCanNeverBeQueuedGoToBadAndTheRestIsQueued) 
   EXPECT_EQ(quarantined, 2U);
 }
 
+// A burst of job ends left in the spool is queued in batches of one transaction each
+// (JobStore::enqueue_all): every job once, the same report twice counted as a duplicate,
+// and every file removed.
+TEST_F(HeadDaemonTest, MoreSpooledJobsThanOneBatchAreEachQueuedOnce) {
+  constexpr int kJobs = 300;    // more than one batch (256)
+  state_->lag_reads = 1000000;  // the workers leave them queued
+  for (int i = 0; i < kJobs; ++i) {
+    v1::JobEnded job;
+    job.set_job_id(std::to_string(7000 + i));
+    job.set_node_list("n1");
+    job.set_hook(v1::HOOK_KIND_EPILOG_SLURMCTLD);
+    job.set_hook_time_us(1000 + i);
+    ASSERT_TRUE(common::write_spool_file(config_.head.spool_dir, job));
+    if (i == 0) ASSERT_TRUE(common::write_spool_file(config_.head.spool_dir, job));  // sent twice
+  }
+  Start();
+  EXPECT_TRUE(common::list_spool_files(config_.head.spool_dir).empty());
+  const std::string metrics = daemon_->metrics_registry().render();
+  EXPECT_NE(metrics.find("attrib_jobs_accepted_total{hook=\"epilog_slurmctld\",via=\"spool\"} 300"), std::string::npos)
+      << metrics;
+  EXPECT_NE(metrics.find("attrib_jobs_duplicate_total{hook=\"epilog_slurmctld\",via=\"spool\"} 1"), std::string::npos)
+      << metrics;
+  daemon_.reset();
+  auto store = store::JobStore::open(config_.head.database);
+  ASSERT_TRUE(store) << store.error().message;
+  EXPECT_EQ(*(*store)->pending_count(), kJobs);
+}
+
 TEST_F(HeadDaemonTest, RestartResumesAQueuedJob) {
   AddRecord("103", "FAILED", 3, wall_clock_us() - 20 * kSecond, wall_clock_us() - 10 * kSecond);
   state_->lag_reads = 1000000;  // never final while the first daemon runs

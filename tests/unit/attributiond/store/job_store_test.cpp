@@ -47,6 +47,34 @@ TEST_F(JobStoreTest, EnqueueIsDurableAndDeduplicated) {
   EXPECT_EQ((*record)->status, "queued");
 }
 
+// The spool drain queues a burst at once: what each would have been alone, one commit.
+TEST_F(JobStoreTest, EnqueueAllQueuesEachAsEnqueueWouldInOneCommit) {
+  {
+    auto store = Open();
+    EXPECT_TRUE(*store->enqueue(Job("1"), "lab", 100));
+    auto ctld = Job("2");
+    ctld.set_cluster("lab");
+    ctld.set_hook(attrib::v1::HOOK_KIND_EPILOG_SLURMCTLD);
+    auto jobcomp = ctld;  // the same attempt's other hook: joins the run queued just before it
+    jobcomp.set_hook(attrib::v1::HOOK_KIND_JOBCOMP_SCRIPT);
+    jobcomp.set_state("FAILED");
+    auto again = Job("1");
+    again.set_cluster("lab");
+    auto other = Job("1");
+    other.set_cluster("other");
+    auto queued = store->enqueue_all({ctld, jobcomp, again, other}, 200);
+    ASSERT_TRUE(queued) << queued.error().message;
+    EXPECT_EQ(*queued, (std::vector<bool>{true, false, false, true}));
+    EXPECT_TRUE(store->enqueue_all({}, 300));
+  }
+  auto reopened = Open();  // committed: a restarted daemon sees the batch
+  EXPECT_EQ(*reopened->pending_count(), 3);
+  auto due = reopened->next_due(1000, {{"lab", "1"}, {"other", "1"}});
+  ASSERT_TRUE(due && due->has_value());
+  EXPECT_EQ((*due)->key.job_id, "2");
+  EXPECT_EQ((*due)->request.state(), "FAILED");  // the second report filled what the first lacked
+}
+
 TEST_F(JobStoreTest, NextDueSkipsBusyAndFutureJobs) {
   auto store = Open();
   store->enqueue(Job("1"), "lab", 100);
