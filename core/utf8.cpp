@@ -1,5 +1,8 @@
 #include "core/utf8.h"
 
+#include <cstdint>
+#include <cstring>
+
 namespace attrib {
 namespace {
 
@@ -34,9 +37,29 @@ int sequence_at(const unsigned char* p, size_t n, size_t i) {
 
 }  // namespace
 
+int utf8_sequence_at(std::string_view text, size_t i) {
+  return sequence_at(reinterpret_cast<const unsigned char*>(text.data()), text.size(), i);
+}
+
+size_t ascii_prefix(std::string_view text) {
+  // Eight bytes at a time: log text is nearly all ASCII, and this runs on every line kept.
+  size_t i = 0;
+  for (; i + 8 <= text.size(); i += 8) {
+    uint64_t word;
+    std::memcpy(&word, text.data() + i, sizeof word);
+    if ((word & 0x8080808080808080ULL) != 0) break;
+  }
+  while (i < text.size() && static_cast<unsigned char>(text[i]) < 0x80) ++i;
+  return i;
+}
+
 bool is_valid_utf8(std::string_view text) {
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
-  for (size_t i = 0; i < text.size();) {
+  for (size_t i = ascii_prefix(text); i < text.size();) {
+    if (p[i] < 0x80) {
+      i += ascii_prefix(text.substr(i));
+      continue;
+    }
     const int len = sequence_at(p, text.size(), i);
     if (len < 0) return false;
     i += static_cast<size_t>(len);

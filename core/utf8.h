@@ -4,10 +4,17 @@
 // UTF-8 mode downstream never see an invalid sequence.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
 namespace attrib {
+
+// The length (1..4) of the well-formed sequence at text[i], or, negated, the length of
+// the ill-formed part there (i < text.size()).
+int utf8_sequence_at(std::string_view text, size_t i);
+// How many bytes at the start of `text` are ASCII (< 0x80).
+size_t ascii_prefix(std::string_view text);
 
 // True when `text` is well-formed UTF-8 (RFC 3629: no overlongs, surrogates or > U+10FFFF).
 bool is_valid_utf8(std::string_view text);

@@ -34,6 +34,14 @@ TEST(JsonText, EveryByteAndEveryKindOfCharacterIsWrittenAsNlohmannWritesIt) {
     for (char& ch : text) ch = static_cast<char>(rng() % 4 == 0 ? rng() % 256 : 32 + rng() % 96);
     ASSERT_EQ(by_us(text), by_nlohmann(text)) << i;
   }
+  // Longer lines, read eight bytes at a time: one special byte at every position.
+  for (const char special : {'"', '\\', '\n', '\x01', '\x1f', '\x7f', '\xff', '\xc3'}) {
+    for (size_t at = 0; at < 40; ++at) {
+      std::string text(40, 'k');
+      text[at] = special;
+      ASSERT_EQ(by_us(text), by_nlohmann(text)) << static_cast<int>(special) << " at " << at;
+    }
+  }
 }
 
 }  // namespace

@@ -18,6 +18,24 @@ TEST(Utf8, Validation) {
   EXPECT_FALSE(is_valid_utf8("\xf4\x90\x80\x80"));  // > U+10FFFF
 }
 
+// The ASCII runs are skipped eight bytes at a time: a bad byte anywhere in a word, or at
+// its edges, is still found.
+TEST(Utf8, ABadByteAtAnyPositionOfALongTextIsFound) {
+  for (size_t at = 0; at < 41; ++at) {
+    std::string text(41, 'a');
+    text[at] = '\xff';
+    EXPECT_FALSE(is_valid_utf8(text)) << at;
+    EXPECT_EQ(ascii_prefix(text), at);
+    text.replace(at, 1, "\xc3\xa9");
+    EXPECT_TRUE(is_valid_utf8(text)) << at;
+    text.replace(at, 2, "\xe2\x82");  // cut short
+    EXPECT_FALSE(is_valid_utf8(text)) << at;
+  }
+  EXPECT_EQ(ascii_prefix(std::string(100, 'x')), 100U);
+  EXPECT_EQ(utf8_sequence_at("a\xf0\x9f\x98\x80", 1), 4);
+  EXPECT_EQ(utf8_sequence_at("a\xf0\x9f\x98", 1), -3);
+}
+
 TEST(Utf8, IllFormedSequencesBecomeReplacementCharacters) {
   const std::string fffd = "\xEF\xBF\xBD";
   EXPECT_EQ(to_valid_utf8("caf\xc3\xa9"), "caf\xc3\xa9");
