@@ -10,6 +10,7 @@
 
 #include "attributiond/head/head_role.h"
 #include "attributiond/node/node_role.h"
+#include "attributiond/ops/allocator.h"
 #include "attributiond/ops/journal_sink.h"
 #include "attributiond/ops/stop_signals.h"
 #include "attributiond/ops/systemd_notify.h"
@@ -91,6 +92,7 @@ int main(int argc, char** argv) {
     std::printf("%s: configuration, rule pack and %zu collector(s) OK\n", config_path.c_str(), collectors->size());
     return 0;
   }
+  attrib::ops::keep_freed_memory_for_reuse();
   // Before any thread starts: only the main thread takes SIGTERM/SIGINT.
   sigset_t stop_signals = attrib::ops::block_stop_signals();
   // READY=1/WATCHDOG=1/STOPPING=1 for Type=notify units; no-ops outside systemd.

@@ -19,6 +19,7 @@
 
 #include "attrib/v1/attrib.grpc.pb.h"
 #include "attributiond/head/head_daemon.h"
+#include "attributiond/ops/allocator.h"
 #include "bench/bench_util.h"
 #include "collectors/registry.h"
 #include "common/grpc_limits.h"
@@ -104,6 +105,7 @@ inline std::unique_ptr<head::HeadDaemon> start_head(const common::Config& config
                                                     std::vector<std::unique_ptr<collectors::Collector>> list,
                                                     std::shared_ptr<RecordedAccounting> accounting) {
   spdlog::set_level(spdlog::level::warn);  // one info line per job would be timed too
+  ops::keep_freed_memory_for_reuse();      // as attributiond's main does
   auto store = store::JobStore::open(config.head.database);
   if (!store) throw std::runtime_error("job store: " + store.error().message);
   auto pack = rules::load_rule_pack({config.rules_pack_dir, {}});
