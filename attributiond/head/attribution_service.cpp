@@ -34,18 +34,19 @@ Result<v1::JobEnded> checked_hook_report(const v1::JobEnded& request, const std:
   return checked_job(request, default_cluster);
 }
 
-Result<bool> accept_job(store::JobStore& store, const v1::JobEnded& request, const std::string& default_cluster,
-                        TimeUs now) {
-  auto checked = checked_job(request, default_cluster);
+static Result<bool> enqueue_checked(store::JobStore& store, const Result<v1::JobEnded>& checked, TimeUs now) {
   if (!checked) return checked.error();
   return store.enqueue(*checked, checked->cluster(), now);
 }
 
+Result<bool> accept_job(store::JobStore& store, const v1::JobEnded& request, const std::string& default_cluster,
+                        TimeUs now) {
+  return enqueue_checked(store, checked_job(request, default_cluster), now);
+}
+
 Result<bool> accept_hook_report(store::JobStore& store, const v1::JobEnded& request,
                                 const std::string& default_cluster, TimeUs now) {
-  auto checked = checked_hook_report(request, default_cluster);
-  if (!checked) return checked.error();
-  return store.enqueue(*checked, checked->cluster(), now);
+  return enqueue_checked(store, checked_hook_report(request, default_cluster), now);
 }
 
 AttributionService::AttributionService(store::JobStore& store, std::string default_cluster,

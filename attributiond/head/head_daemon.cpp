@@ -179,7 +179,8 @@ void HeadDaemon::drain_spool() {
   // transaction: a burst of job ends costs one fsync, not one a job. A file is removed only
   // after its batch has committed; until then it is the job's durable copy.
   constexpr size_t kSpoolBatch = 256;
-  std::vector<SpooledReport> reports;
+  std::vector<std::filesystem::path> files;
+  std::vector<v1::JobEnded> messages;  // checked (checked_hook_report), one a file
   for (const auto& file : common::list_spool_files(config_.head.spool_dir)) {
     // Only root and the SlurmUser hand in jobs: the spool directory is theirs alone, and a
     // file someone else wrote (a directory left open to others) is not taken as a report.
@@ -204,40 +205,38 @@ void HeadDaemon::drain_spool() {
       quarantine(file);
       continue;
     }
-    reports.push_back({file, std::move(*checked)});
-    if (reports.size() == kSpoolBatch) queue_spooled(reports);
+    files.push_back(file);
+    messages.push_back(std::move(*checked));
+    if (files.size() == kSpoolBatch) queue_spooled(files, messages);
   }
-  queue_spooled(reports);
+  queue_spooled(files, messages);
 }
 
-void HeadDaemon::queue_spooled(std::vector<SpooledReport>& reports) {
-  if (reports.empty()) return;
-  std::vector<v1::JobEnded> messages;
-  messages.reserve(reports.size());
-  for (const auto& report : reports) messages.push_back(report.message);
+void HeadDaemon::queue_spooled(std::vector<std::filesystem::path>& files, std::vector<v1::JobEnded>& messages) {
+  if (files.empty()) return;
   auto queued = store_->enqueue_all(messages, wall_clock_us());
   if (!queued) {
     // The files stay until the queue has their jobs: read again at the next scan.
-    spdlog::error("spool: {} jobs (job {} first) not queued, will retry: {}", reports.size(),
-                  reports.front().message.job_id(), queued.error().message);
-    reports.clear();
-    return;
+    spdlog::error("spool: {} jobs (job {} first) not queued, will retry: {}", files.size(), messages.front().job_id(),
+                  queued.error().message);
+  } else {
+    failpoint("queue.committed");  // queued, the spool files not removed: read again at the restart
+    bool any_new = false;
+    for (size_t k = 0; k < files.size(); ++k) {
+      const v1::JobEnded& message = messages[k];
+      spdlog::info("spool: job {}: {} (hook {}, nodes {})", message.job_id(),
+                   (*queued)[k] ? "queued" : "already queued", v1::HookKind_Name(message.hook()), message.node_list());
+      ((*queued)[k] ? metrics_.jobs_accepted : metrics_.jobs_duplicate)
+          .labels({ops::hook_label(message.hook()), "spool"})
+          .inc();
+      std::error_code ec;
+      std::filesystem::remove(files[k], ec);
+      any_new = any_new || (*queued)[k];
+    }
+    if (any_new) wake();
   }
-  failpoint("queue.committed");  // queued, the spool files not removed: read again at the restart
-  bool any_new = false;
-  for (size_t k = 0; k < reports.size(); ++k) {
-    const v1::JobEnded& message = reports[k].message;
-    spdlog::info("spool: job {}: {} (hook {}, nodes {})", message.job_id(), (*queued)[k] ? "queued" : "already queued",
-                 v1::HookKind_Name(message.hook()), message.node_list());
-    ((*queued)[k] ? metrics_.jobs_accepted : metrics_.jobs_duplicate)
-        .labels({ops::hook_label(message.hook()), "spool"})
-        .inc();
-    std::error_code ec;
-    std::filesystem::remove(reports[k].file, ec);
-    any_new = any_new || (*queued)[k];
-  }
-  reports.clear();
-  if (any_new) wake();
+  files.clear();
+  messages.clear();
 }
 
 void HeadDaemon::quarantine(const std::filesystem::path& file) {

@@ -60,12 +60,9 @@ class HeadDaemon {
   void spool_loop();
   bool watch_spool();  // adds the inotify watch on the spool directory; false (logged) when it cannot
   void drain_spool();
-  struct SpooledReport {
-    std::filesystem::path file;
-    v1::JobEnded message;  // checked (checked_hook_report)
-  };
-  // Queues the reports in one transaction, then removes their files; clears `reports`.
-  void queue_spooled(std::vector<SpooledReport>& reports);
+  // Queues messages[k] (read from files[k]) in one transaction, then removes the files;
+  // clears both.
+  void queue_spooled(std::vector<std::filesystem::path>& files, std::vector<v1::JobEnded>& messages);
   void quarantine(const std::filesystem::path& file);  // a spool file never to be queued: bad/
   // Runs task after `first`, then every `interval`, until stop().
   void every(std::chrono::seconds first, std::chrono::seconds interval, const std::function<void()>& task);
