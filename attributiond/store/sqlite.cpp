@@ -15,19 +15,65 @@ std::string describe(sqlite3* db, std::string_view message) {
 
 }  // namespace
 
-Statement::Statement(sqlite3* db, std::string_view sql) : db_(db) {
+StatementCache::~StatementCache() {
+  for (auto& [sql, statements] : idle_)
+    for (sqlite3_stmt* stmt : statements) sqlite3_finalize(stmt);
+}
+
+sqlite3_stmt* StatementCache::take(std::string_view sql) {
+  std::lock_guard lock(mutex_);
+  auto at = idle_.find(std::string(sql));
+  if (at == idle_.end() || at->second.empty()) return nullptr;
+  sqlite3_stmt* stmt = at->second.back();
+  at->second.pop_back();
+  return stmt;
+}
+
+void StatementCache::give_back(std::string sql, sqlite3_stmt* stmt) {
+  // A few of one text at most: as many as are ever live at once (a query inside a loop
+  // over another), not one per call.
+  constexpr size_t kIdlePerText = 4;
+  std::lock_guard lock(mutex_);
+  auto& statements = idle_[std::move(sql)];
+  if (statements.size() < kIdlePerText)
+    statements.push_back(stmt);
+  else
+    sqlite3_finalize(stmt);
+}
+
+Statement::Statement(sqlite3* db, std::string_view sql, std::shared_ptr<StatementCache> cache)
+    : db_(db), cache_(std::move(cache)) {
+  if (cache_ != nullptr) {
+    sql_ = sql;
+    stmt_ = cache_->take(sql);
+    if (stmt_ != nullptr) return;
+  }
   if (sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr) != SQLITE_OK) {
     error_ = describe(db, sqlite3_errmsg(db)) + " in: " + std::string(sql);
+    sqlite3_finalize(stmt_);
     stmt_ = nullptr;
   }
 }
 
 Statement::~Statement() {
-  if (stmt_ != nullptr) sqlite3_finalize(stmt_);
+  if (stmt_ == nullptr) return;
+  if (cache_ == nullptr) {
+    sqlite3_finalize(stmt_);
+    return;
+  }
+  // Reset: not left running (which would hold a read transaction open or block a DROP),
+  // and its bound text released.
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+  cache_->give_back(std::move(sql_), stmt_);
 }
 
 Statement::Statement(Statement&& other) noexcept
-    : db_(other.db_), stmt_(std::exchange(other.stmt_, nullptr)), error_(std::move(other.error_)) {}
+    : db_(other.db_),
+      stmt_(std::exchange(other.stmt_, nullptr)),
+      error_(std::move(other.error_)),
+      cache_(std::move(other.cache_)),
+      sql_(std::move(other.sql_)) {}
 
 Statement& Statement::bind(int index, std::string_view text) {
   if (stmt_ != nullptr) sqlite3_bind_text(stmt_, index, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
@@ -118,7 +164,8 @@ Database::~Database() {
   if (db_ != nullptr) sqlite3_close_v2(db_);
 }
 
-Database::Database(Database&& other) noexcept : db_(std::exchange(other.db_, nullptr)) {}
+Database::Database(Database&& other) noexcept
+    : db_(std::exchange(other.db_, nullptr)), cache_(std::move(other.cache_)) {}
 
 Status Database::exec(std::string_view sql) {
   char* message = nullptr;
@@ -155,7 +202,7 @@ Status Database::migrate(const std::vector<std::string>& migrations) {
 std::string Database::last_error() const { return describe(db_, sqlite3_errmsg(db_)); }
 
 Transaction::Transaction(Database& db) : db_(db) {
-  auto begun = db_.exec("BEGIN IMMEDIATE");
+  auto begun = db_.prepare("BEGIN IMMEDIATE").run();  // prepared once per connection
   began_ = begun.ok();
   if (!began_) begin_error_ = begun.error().message;
 }
@@ -166,17 +213,17 @@ Status Transaction::began() const {
 }
 
 Transaction::~Transaction() {
-  if (began_ && !done_) db_.exec("ROLLBACK");
+  if (began_ && !done_) (void)db_.prepare("ROLLBACK").run();
 }
 
 Status Transaction::commit() {
   if (auto s = began(); !s) return s;
   done_ = true;
-  return db_.exec("COMMIT");
+  return db_.prepare("COMMIT").run();
 }
 
-RelaxedSync::RelaxedSync(Database& db) : db_(db) { (void)db_.exec("PRAGMA synchronous=NORMAL"); }
+RelaxedSync::RelaxedSync(Database& db) : db_(db) { (void)db_.prepare("PRAGMA synchronous=NORMAL").run(); }
 
-RelaxedSync::~RelaxedSync() { (void)db_.exec("PRAGMA synchronous=FULL"); }
+RelaxedSync::~RelaxedSync() { (void)db_.prepare("PRAGMA synchronous=FULL").run(); }
 
 }  // namespace attrib::store

@@ -3,9 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include <sqlite3.h>
@@ -14,9 +17,25 @@
 
 namespace attrib::store {
 
+// A connection's prepared statements kept for reuse, by SQL text: a statement is parsed
+// once and handed out again after a reset, not parsed anew per call (archiving one
+// verdict runs a dozen; docs/benchmarks.md, the burst). Shared by the Database and its
+// live Statements, so either may go first; the last one finalizes what is idle.
+class StatementCache {
+ public:
+  ~StatementCache();
+  sqlite3_stmt* take(std::string_view sql);             // nullptr: none idle
+  void give_back(std::string sql, sqlite3_stmt* stmt);  // reset and unbound
+
+ private:
+  std::mutex mutex_;  // the connection is shared by threads (SQLITE_OPEN_FULLMUTEX)
+  std::unordered_map<std::string, std::vector<sqlite3_stmt*>> idle_;
+};
+
 class Statement {
  public:
-  Statement(sqlite3* db, std::string_view sql);  // check ok() before use
+  // Check ok() before use. With a cache, the statement comes from it and goes back to it.
+  Statement(sqlite3* db, std::string_view sql, std::shared_ptr<StatementCache> cache = nullptr);
   ~Statement();
   Statement(Statement&& other) noexcept;
   Statement(const Statement&) = delete;
@@ -47,6 +66,8 @@ class Statement {
   sqlite3* db_ = nullptr;
   sqlite3_stmt* stmt_ = nullptr;
   std::string error_;
+  std::shared_ptr<StatementCache> cache_;
+  std::string sql_;  // the cache's key
 };
 
 class Database {
@@ -61,15 +82,16 @@ class Database {
   Database& operator=(const Database&) = delete;
   Database& operator=(Database&&) = delete;
 
-  Statement prepare(std::string_view sql) { return Statement(db_, sql); }
+  Statement prepare(std::string_view sql) { return Statement(db_, sql, cache_); }
   Status exec(std::string_view sql);  // for schema and transaction statements only
   // Applies migrations[i] for every i >= PRAGMA user_version, each in its own transaction.
   Status migrate(const std::vector<std::string>& migrations);
   std::string last_error() const;
 
  private:
-  explicit Database(sqlite3* db) : db_(db) {}
+  explicit Database(sqlite3* db) : db_(db), cache_(std::make_shared<StatementCache>()) {}
   sqlite3* db_ = nullptr;
+  std::shared_ptr<StatementCache> cache_;
 };
 
 // Begins a transaction and rolls it back unless commit() succeeded. Check began() before
