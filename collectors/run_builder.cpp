@@ -54,10 +54,15 @@ void RunBuilder::hand_over() {
   run.source = source_;
   run.trusted = trusted_;
   run.text = text;
-  run.prefix = [&](std::string_view line) -> std::optional<LineRun::Prefix> {
+  // Lines are asked for in order (every one of them when the raw evidence is kept): the
+  // line after the last one asked is tried before a search.
+  run.prefix = [&text, &starts, next = size_t{0}](std::string_view line) mutable -> std::optional<LineRun::Prefix> {
     const size_t offset = static_cast<size_t>(line.data() - text.data());
-    auto at = std::lower_bound(starts.begin(), starts.end(), offset,
-                               [](const auto& start, size_t o) { return start.first < o; });
+    auto at = next < starts.size() && starts[next].first == offset
+                  ? starts.begin() + static_cast<ptrdiff_t>(next)
+                  : std::lower_bound(starts.begin(), starts.end(), offset,
+                                     [](const auto& start, size_t o) { return start.first < o; });
+    next = static_cast<size_t>(at - starts.begin()) + 1;
     return LineRun::Prefix{at->second, 0};
   };
   report_.hand_over(std::move(run), sink_);
