@@ -1,5 +1,6 @@
 // A bundle's files packed into one zstd-compressed blob: how the archive keeps the raw
-// evidence of an attempt (table `evidence`) and how GetVerdict hands it to
+// evidence of an attempt (table `evidence`, its streams as compact records:
+// rules/bundle_export.h archive_files) and how GetVerdict hands it, as bundle v1 files, to
 // `attrib-show --export-bundle`. The packed form is a sequence of entries
 // "<path>\n<size>\n<content>" (paths relative to the bundle directory, no newline in them).
 #pragma once

@@ -13,20 +13,33 @@ bool line_of(const LineRun& run, std::string_view raw, uint64_t seq, LogLine& li
   return true;
 }
 
-uint64_t for_each_line_of(const LineRun& run, const std::function<void(const LogLine&)>& each) {
-  LogLine line;
-  line.node = run.node;
-  line.source = run.source;
-  line.trusted = run.trusted;
+uint64_t for_each_payload_of(
+    const LineRun& run,
+    const std::function<void(uint64_t seq, std::optional<TimeUs> time, std::string_view payload)>& each) {
   uint64_t seq = run.first_seq;
   const std::string_view text = run.text;
   for (size_t pos = 0; pos < text.size(); ++seq) {
     size_t end = text.find('\n', pos);
     if (end == std::string_view::npos) end = text.size();
-    if (line_of(run, text.substr(pos, end - pos), seq, line)) each(line);
+    const std::string_view raw = text.substr(pos, end - pos);
+    if (auto prefix = run.prefix(raw))
+      each(seq, prefix->time, raw.substr(std::min(prefix->payload_offset, raw.size())));
     pos = end + 1;
   }
   return seq - run.first_seq;
+}
+
+uint64_t for_each_line_of(const LineRun& run, const std::function<void(const LogLine&)>& each) {
+  LogLine line;
+  line.node = run.node;
+  line.source = run.source;
+  line.trusted = run.trusted;
+  return for_each_payload_of(run, [&](uint64_t seq, std::optional<TimeUs> time, std::string_view payload) {
+    line.seq = seq;
+    line.time = time;
+    line.text.assign(payload);
+    each(line);
+  });
 }
 
 }  // namespace attrib

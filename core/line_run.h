@@ -33,6 +33,13 @@ struct LineRun {
 // dated and its prefix cut off by run.prefix. False when the prefix reader leaves it out.
 bool line_of(const LineRun& run, std::string_view raw, uint64_t seq, LogLine& line);
 
+// Every line of the run in order as its seq, time and payload (a view into run.text), the
+// ones `prefix` leaves out skipped (they still take their seq): what for_each_line_of
+// hands on without a LogLine per line. Returns the number of lines in the run.
+uint64_t for_each_payload_of(
+    const LineRun& run,
+    const std::function<void(uint64_t seq, std::optional<TimeUs> time, std::string_view payload)>& each);
+
 // Every line of the run in order, as the LogLine feed() would get (the ones `prefix`
 // leaves out skipped; they still take their seq), for consumers that need each line (the
 // archive's raw evidence, tests). Returns the number of lines in the run.

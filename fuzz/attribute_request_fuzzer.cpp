@@ -19,8 +19,9 @@ int attribute_request(const uint8_t* data, size_t size) {
   require(!request->job.scheduler.empty() && request->job.scheduler != "slurm", "a request without another scheduler");
   const std::set<std::string> nodes(request->job.nodes.begin(), request->job.nodes.end());
   for (const LogLine& line : request->observations) require(nodes.contains(line.node), "a line of no job node");
-  rules::RawEvidence raw{request->observations, request->coverage.value_or(std::vector<Coverage>{}),
-                         request->window_start, request->window_end};
+  rules::RawEvidence raw{rules::raw_lines_of(request->observations),
+                         request->coverage.value_or(std::vector<Coverage>{}), request->window_start,
+                         request->window_end};
   auto files = rules::raw_bundle_files(request->job, raw);
   if (files)
     for (const auto& [path, content] : *files)

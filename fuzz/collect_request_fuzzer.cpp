@@ -16,6 +16,7 @@
 #include "core/comment.h"
 #include "core/verdict.h"
 #include "fuzz/fuzz_support.h"
+#include "rules/bundle_export.h"
 
 namespace attrib::fuzz {
 namespace {
@@ -71,7 +72,7 @@ int collect_request(const uint8_t* data, size_t size) {
 
   v1::CollectResponse answer;
   if (answer.ParseFromArray(data, static_cast<int>(size))) {
-    pipeline::NodeEvidence evidence = pipeline::from_proto(answer);
+    pipeline::NodeEvidence evidence = pipeline::from_proto(answer, kNode);
     // As AgentFanout::collect_one: an agent speaks only for its own node.
     std::erase_if(evidence.events, [](const Event& e) { return e.node != kNode; });
     std::erase_if(evidence.coverage, [](const Coverage& c) { return c.node != kNode; });
@@ -81,6 +82,12 @@ int collect_request(const uint8_t* data, size_t size) {
     job.state = "FAILED";
     job.exit_code = 1;
     job.nodes = {"gpu001", "gpu002", kNode};
+    // The agent's lines as the archive keeps them (compact records) and reads them back.
+    rules::RawEvidence raw;
+    raw.lines = std::move(evidence.raw_lines);
+    raw.coverage = evidence.coverage;
+    if (auto files = rules::raw_bundle_files(job, raw); files)
+      require(!files->contains(std::string(kNode) + "/kernel.attrib-lines"), "archived records left in a bundle");
     const Verdict verdict =
         rules::correlate(*shipped_pack(), job, std::move(evidence.events), std::move(evidence.coverage));
     (void)to_json(verdict).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -2,6 +2,7 @@
 #include "rules/bundle_export.h"
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
@@ -20,6 +21,8 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 constexpr const char* kJobStateKind = "slurm.job_state";
+// An archived stream's compact records (archive_files), never a bundle file of its own.
+constexpr const char* kArchivedLinesSuffix = ".attrib-lines";
 
 Error export_error(const std::string& message) { return Error{kBundleExport, message}; }
 
@@ -120,6 +123,30 @@ void add_read_streams(Streams& streams, const std::vector<Coverage>& coverage) {
     if (was_read(c) && safe_component(c.node) && detail::is_known_source(c.source)) streams[{c.node, c.source}];
 }
 
+// One archived stream's records as the lines a bundle writes: ordered and counted as
+// write_bundle's map does, without a tree node per line (records come in seq order, so
+// the sort is a check). The keys' text points into `records`.
+Result<std::vector<std::pair<LineKey, uint64_t>>> journal_lines(std::string_view records) {
+  std::vector<std::pair<LineKey, uint64_t>> lines;
+  auto decoded =
+      RawStream::decode(records, [&](uint64_t seq, std::optional<TimeUs> time, bool trusted, std::string_view text) {
+        lines.push_back({LineKey{seq, time, text, trusted}, 1});
+      });
+  if (!decoded) return decoded.error();
+  const auto by_key = [](const auto& a, const auto& b) { return a.first < b.first; };
+  if (!std::is_sorted(lines.begin(), lines.end(), by_key)) std::stable_sort(lines.begin(), lines.end(), by_key);
+  // The same line read twice (by the head and the node's agent): once, as often as read.
+  size_t kept = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (kept > 0 && !(lines[kept - 1].first < lines[i].first))
+      ++lines[kept - 1].second;
+    else
+      lines[kept++] = lines[i];
+  }
+  lines.resize(kept);
+  return lines;
+}
+
 }  // namespace
 
 Status write_bundle_files(const fs::path& dir, const BundleFiles& files) {
@@ -144,7 +171,9 @@ Status write_bundle_files(const fs::path& dir, const BundleFiles& files) {
 Result<Bundle> open_bundle_files(const fs::path& dir, const BundleFiles& files) {
   std::error_code ignored;
   fs::remove_all(dir, ignored);
-  if (auto s = write_bundle_files(dir, files); !s) return s.error();
+  auto bundle = archived_bundle_files(files);
+  if (!bundle) return bundle.error();
+  if (auto s = write_bundle_files(dir, *bundle); !s) return s.error();
   return open_bundle(dir);
 }
 
@@ -182,24 +211,54 @@ Status write_bundle(const fs::path& dir, const JobFacts& facts, const std::vecto
   return write_bundle_files(dir, *files);
 }
 
-Result<BundleFiles> raw_bundle_files(const JobFacts& facts, const RawEvidence& evidence) {
-  Streams streams;
-  std::map<LineKey, uint64_t>* stream = nullptr;
-  const LogLine* previous = nullptr;
-  for (const LogLine& line : evidence.lines) {
-    // Lines come stream by stream in seq order: the same stream's map, appended at its end.
-    if (previous == nullptr || previous->node != line.node || previous->source != line.source)
-      stream = &streams[{line.node, line.source}];
-    previous = &line;
-    ++stream->emplace_hint(stream->end(), LineKey{line.seq, line.time, line.text, line.trusted}, 0)->second;
-  }
-  add_read_streams(streams, evidence.coverage);
-  auto files = files_of(job_json(facts, evidence.window_start, evidence.window_end), streams);
-  if (!files) return files.error();
+Result<BundleFiles> archive_files(const JobFacts& facts, const RawEvidence& evidence) {
+  BundleFiles files;
+  files["job.json"] = job_json(facts, evidence.window_start, evidence.window_end).dump(2) + "\n";
   json coverage = json::array();
   for (const Coverage& c : evidence.coverage) coverage.push_back(to_json(c));
-  (*files)[kCoverageFile] = coverage.dump(2) + "\n";
+  files[kCoverageFile] = coverage.dump(2) + "\n";
+  std::set<RawLines::Key> streams;
+  for (const auto& [key, stream] : evidence.lines.streams()) streams.insert(key);
+  // As add_read_streams: a row read gets its (maybe empty) stream; one named unsafely, none.
+  for (const Coverage& c : evidence.coverage)
+    if (was_read(c) && safe_component(c.node) && detail::is_known_source(c.source)) streams.insert({c.node, c.source});
+  for (const auto& key : streams) {
+    const auto& [node, source] = key;
+    if (!safe_component(node)) return export_error("node '" + node + "' is not a host name");
+    if (!detail::is_known_source(source)) return export_error("source '" + source + "' has no bundle file name");
+    const auto stream = evidence.lines.streams().find(key);
+    files[node + "/" + source + kArchivedLinesSuffix] =
+        stream == evidence.lines.streams().end() ? std::string() : stream->second.records();
+  }
   return files;
+}
+
+Result<BundleFiles> archived_bundle_files(BundleFiles files) {
+  std::vector<std::string> archived;
+  for (const auto& [name, content] : files)
+    if (name.ends_with(kArchivedLinesSuffix)) archived.push_back(name);
+  for (const std::string& name : archived) {
+    const auto damaged = [&](const std::string& what) { return Error{kEvidenceUnpack, name + ": " + what}; };
+    const std::string stem = name.substr(0, name.size() - std::strlen(kArchivedLinesSuffix));
+    const size_t slash = stem.find('/');
+    if (slash == std::string::npos) return damaged("not <node>/<source>");
+    const std::string node = stem.substr(0, slash), source = stem.substr(slash + 1);
+    if (!safe_component(node) || !detail::is_known_source(source)) return damaged("not <node>/<source>");
+    auto lines = journal_lines(files[name]);
+    if (!lines) return damaged(lines.error().message);
+    std::string out;
+    for (const auto& [key, count] : *lines) append_journal_entry(out, node, source, key, count);
+    if (!files.emplace(stem + ".jsonl", std::move(out)).second)
+      return damaged("the stream is also in " + stem + ".jsonl");
+    files.erase(name);  // after the .jsonl is written: the lines' text points into it
+  }
+  return files;
+}
+
+Result<BundleFiles> raw_bundle_files(const JobFacts& facts, const RawEvidence& evidence) {
+  auto files = archive_files(facts, evidence);
+  if (!files) return files.error();
+  return archived_bundle_files(std::move(*files));
 }
 
 std::vector<Event> events_of_verdict(const Verdict& verdict) {

@@ -17,6 +17,7 @@
 #include "core/types.h"
 #include "core/verdict.h"
 #include "rules/bundle.h"
+#include "rules/raw_lines.h"
 
 namespace attrib::rules {
 
@@ -26,7 +27,7 @@ using BundleFiles = std::map<std::string, std::string>;
 // The evidence as collected for one attempt: every line each source returned, and the
 // coverage rows as the collectors reported them.
 struct RawEvidence {
-  std::vector<LogLine> lines;
+  RawLines lines;
   std::vector<Coverage> coverage;
   std::optional<TimeUs> window_start;  // the window the collectors read
   std::optional<TimeUs> window_end;
@@ -35,11 +36,22 @@ struct RawEvidence {
 // Raw evidence -> bundle v1 files: job.json with the collection's window, one
 // <node>/<source>.jsonl per stream read (each line with its time, stream position and
 // trust), and coverage.json: replaying them gives the verdict the daemon gave.
+// archived_bundle_files(archive_files(...)). Error code BUNDLE_E_EXPORT: a node that is
+// no host name, a source with no bundle file name.
 Result<BundleFiles> raw_bundle_files(const JobFacts& facts, const RawEvidence& evidence);
+// What the archive packs of raw evidence: the same job.json and coverage.json, but each
+// stream as its compact records (<node>/<source>.attrib-lines, rules/raw_lines.h), a
+// third of the journal JSON and no per-line formatting when a job ends. Same errors.
+Result<BundleFiles> archive_files(const JobFacts& facts, const RawEvidence& evidence);
+// Archived files -> bundle v1 files: each .attrib-lines stream becomes the .jsonl
+// raw_bundle_files writes; the rest (and an archive from before the records, all .jsonl)
+// is kept as it is. Error code EVIDENCE_E_UNPACK: damaged records, a stream named twice.
+Result<BundleFiles> archived_bundle_files(BundleFiles files);
 // Writes the files into dir (created; must not exist or be empty); a name that would
 // leave dir is refused. Error code BUNDLE_E_EXPORT.
 Status write_bundle_files(const std::filesystem::path& dir, const BundleFiles& files);
-// Writes the files into `dir` (emptied first) and opens them as a bundle: how the tools
+// Writes the files into `dir` (emptied first; archived streams as archived_bundle_files
+// turns them back into .jsonl) and opens them as a bundle: how the tools
 // read a run's archived raw evidence back (attrib-reattribute, attrib-rules mine). The
 // caller removes `dir` when done.
 Result<Bundle> open_bundle_files(const std::filesystem::path& dir, const BundleFiles& files);

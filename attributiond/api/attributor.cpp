@@ -108,8 +108,9 @@ Result<store::ExternalArchived> Attributor::attribute(std::string_view body, con
   if (!caller.trusted)
     for (LogLine& line : request->observations) line.trusted = false;
 
-  rules::RawEvidence raw{std::move(request->observations), request->coverage.value_or(std::vector<Coverage>{}),
-                         request->window_start, request->window_end};
+  rules::RawEvidence raw{rules::raw_lines_of(request->observations),
+                         request->coverage.value_or(std::vector<Coverage>{}), request->window_start,
+                         request->window_end};
   auto files = rules::raw_bundle_files(request->job, raw);
   if (!files) return Error{kApiRequest, "observations: " + files.error().message};
   // No coverage handed in: the reader derives it from the lines, and names job nodes that

@@ -6,10 +6,12 @@
 
 #include "attributiond/fleet/array_report.h"
 #include "attributiond/store/fleet_queries.h"
+#include "common/evidence_archive.h"
 #include "common/grpc_status.h"
 #include "common/proto_text.h"
 #include "core/clock.h"
 #include "core/failpoint.h"
+#include "rules/bundle_export.h"
 #include "slurm/slurmdbd_client.h"
 
 namespace attrib::head {
@@ -34,6 +36,18 @@ Result<v1::JobEnded> checked_hook_report(const v1::JobEnded& request, const std:
   return checked_job(request, default_cluster);
 }
 
+// The archived evidence as GetVerdict promises it, packed bundle v1 files: the streams the
+// archive keeps as compact records (rules/raw_lines.h) written out as .jsonl again.
+static Result<std::string> bundle_v1_blob(const std::string& archived) {
+  auto files = common::unpack_evidence(archived);
+  if (!files) return files.error();
+  auto bundle = rules::archived_bundle_files(std::move(*files));
+  if (!bundle) return bundle.error();
+  std::string blob = common::pack_evidence(*bundle);
+  if (blob.empty()) return Error{kEvidenceUnpack, "zstd could not compress the evidence again"};
+  return blob;
+}
+
 static Result<bool> enqueue_checked(store::JobStore& store, const Result<v1::JobEnded>& checked, TimeUs now) {
   if (!checked) return checked.error();
   return store.enqueue(*checked, checked->cluster(), now);
@@ -44,8 +58,8 @@ Result<bool> accept_job(store::JobStore& store, const v1::JobEnded& request, con
   return enqueue_checked(store, checked_job(request, default_cluster), now);
 }
 
-Result<bool> accept_hook_report(store::JobStore& store, const v1::JobEnded& request,
-                                const std::string& default_cluster, TimeUs now) {
+Result<bool> accept_hook_report(store::JobStore& store, const v1::JobEnded& request, const std::string& default_cluster,
+                                TimeUs now) {
   return enqueue_checked(store, checked_hook_report(request, default_cluster), now);
 }
 
@@ -159,7 +173,9 @@ grpc::Status AttributionService::GetVerdict(grpc::ServerContext* context, const 
     auto evidence = store_.evidence(job.key);
     if (!evidence) return common::to_grpc_status(evidence.error());
     if (evidence->has_value()) {
-      response->set_evidence_bundle((*evidence)->blob);
+      auto bundle = bundle_v1_blob((*evidence)->blob);
+      if (!bundle) return common::to_grpc_status(bundle.error());
+      response->set_evidence_bundle(std::move(*bundle));
       response->set_evidence_complete((*evidence)->complete);
       response->set_evidence_note((*evidence)->note);
     } else {

@@ -67,11 +67,10 @@ NodeEvidence AgentFanout::collect_one(const JobFacts& job, const std::string& no
   }
   if (response.ruleset_hash() != ruleset_hash_)
     spdlog::warn("job {}: agent {} runs rule pack {} (head: {})", job_id, node, response.ruleset_hash(), ruleset_hash_);
-  NodeEvidence evidence = from_proto(response);
+  NodeEvidence evidence = from_proto(response, node);
   // An agent speaks only for its own node.
   std::erase_if(evidence.events, [&](const Event& e) { return e.node != node; });
   std::erase_if(evidence.coverage, [&](const Coverage& c) { return c.node != node; });
-  for (LogLine& line : evidence.raw_lines) line.node = node;
   return evidence;
 }
 

@@ -334,7 +334,7 @@ Verdict attribute_window(const AttributionContext& context, const JobFacts& fact
     std::move(node.events.begin(), node.events.end(), std::back_inserter(events));
     std::move(node.coverage.begin(), node.coverage.end(), std::back_inserter(coverage));
     if (evidence != nullptr) {
-      std::move(node.raw_lines.begin(), node.raw_lines.end(), std::back_inserter(evidence->raw.lines));
+      evidence->raw.lines.append(std::move(node.raw_lines));
       evidence->dropped_lines += node.raw_dropped;
     }
   };
@@ -388,7 +388,7 @@ Verdict attribute_window(const AttributionContext& context, const JobFacts& fact
 // written as a bundle (a node name that is no host name) or packed.
 static std::optional<store::ArchivedEvidence> pack_attempt_evidence(const JobFacts& facts,
                                                                     const AttemptEvidence& evidence) {
-  auto files = rules::raw_bundle_files(facts, evidence.raw);
+  auto files = rules::archive_files(facts, evidence.raw);
   if (!files) {
     spdlog::warn("job {}: raw evidence not kept: {}", facts.job_id, files.error().message);
     return std::nullopt;

@@ -94,24 +94,37 @@ NodeEvidence collect_node(const std::shared_ptr<const rules::RulePack>& pack,
   std::stable_partition(ordered.begin(), ordered.end(), [](const collectors::Collector* c) {
     return c->name() != collectors::AppOutputCollector::kName;
   });
-  const auto keep_raw = [&](const LogLine& line) {
-    if (raw_budget_bytes == nullptr) return;
-    if (line.text.size() <= *raw_budget_bytes) {
-      *raw_budget_bytes -= line.text.size();
-      evidence.raw_lines.push_back(line);
-    } else {
+  const auto fits_raw_budget = [&](std::string_view text) {
+    if (text.size() > *raw_budget_bytes) {
       ++evidence.raw_dropped;
+      return false;
     }
+    *raw_budget_bytes -= text.size();
+    return true;
+  };
+  // A run's lines go into its stream as views of the run: no LogLine, no copy but the
+  // records' own. The stream is made at the first line kept, as add() does for a line.
+  const auto keep_run = [&](const LineRun& run) {
+    rules::RawStream* stream = nullptr;
+    for_each_payload_of(run, [&](uint64_t seq, std::optional<TimeUs> time, std::string_view text) {
+      if (!fits_raw_budget(text)) return;
+      if (stream == nullptr) {
+        stream = &evidence.raw_lines.stream(run.node, run.source);
+        stream->reserve(std::min<uint64_t>(run.text.size(), text.size() + *raw_budget_bytes));
+      }
+      stream->add(seq, time, run.trusted, text);
+    });
   };
   for (collectors::Collector* collector : ordered) {
     ops::LogScope log_scope(request.job_id, request.node, collector->name());
     auto reported = collector->collect(request, collectors::LineSink(
                                                     [&](const LogLine& line) {
-                                                      keep_raw(line);
+                                                      if (raw_budget_bytes != nullptr && fits_raw_budget(line.text))
+                                                        evidence.raw_lines.add(line);
                                                       extractor.feed(line);
                                                     },
                                                     [&](const LineRun& run) {
-                                                      if (raw_budget_bytes != nullptr) for_each_line_of(run, keep_raw);
+                                                      if (raw_budget_bytes != nullptr) keep_run(run);
                                                       return extractor.feed_lines(run);
                                                     }));
     evidence.coverage.insert(evidence.coverage.end(), reported.begin(), reported.end());
@@ -156,7 +169,7 @@ v1::CollectResponse to_proto(const NodeEvidence& evidence, const std::string& ru
     out->set_fields_json(json_text(e.fields));
     out->set_count(e.count);
   }
-  for (const LogLine& line : evidence.raw_lines) {
+  evidence.raw_lines.for_each([&](const LogLine& line) {
     v1::RawLine* out = response.add_raw_lines();
     out->set_source(line.source);
     out->set_has_time(line.time.has_value());
@@ -164,7 +177,7 @@ v1::CollectResponse to_proto(const NodeEvidence& evidence, const std::string& ru
     out->set_seq(line.seq);
     out->set_trusted(line.trusted);
     out->set_text(line.text);
-  }
+  });
   response.set_raw_dropped(evidence.raw_dropped);
   for (const Coverage& c : evidence.coverage) {
     v1::Coverage* out = response.add_coverage();
@@ -180,7 +193,7 @@ v1::CollectResponse to_proto(const NodeEvidence& evidence, const std::string& ru
   return response;
 }
 
-NodeEvidence from_proto(const v1::CollectResponse& response) {
+NodeEvidence from_proto(const v1::CollectResponse& response, const std::string& node) {
   NodeEvidence evidence;
   for (const v1::Event& in : response.events()) {
     Event e;
@@ -209,14 +222,14 @@ NodeEvidence from_proto(const v1::CollectResponse& response) {
     c.detail = in.detail();
     evidence.coverage.push_back(std::move(c));
   }
+  rules::RawStream* stream = nullptr;
+  const std::string* stream_source = nullptr;
   for (const v1::RawLine& in : response.raw_lines()) {
-    LogLine line;  // its node is the answering agent's (the caller sets it)
-    line.source = in.source();
-    if (in.has_time()) line.time = in.time_us();
-    line.seq = in.seq();
-    line.trusted = in.trusted();
-    line.text = in.text();
-    evidence.raw_lines.push_back(std::move(line));
+    if (stream == nullptr || *stream_source != in.source()) {
+      stream = &evidence.raw_lines.stream(node, in.source());
+      stream_source = &in.source();
+    }
+    stream->add(in.seq(), in.has_time() ? std::optional<TimeUs>(in.time_us()) : std::nullopt, in.trusted(), in.text());
   }
   evidence.raw_dropped = response.raw_dropped();
   return evidence;

@@ -10,14 +10,15 @@
 #include "attrib/v1/attrib.pb.h"
 #include "collectors/collector.h"
 #include "rules/engine.h"
+#include "rules/raw_lines.h"
 
 namespace attrib::pipeline {
 
 struct NodeEvidence {
   std::vector<Event> events;  // folded, ids not yet assigned
   std::vector<Coverage> coverage;
-  std::vector<LogLine> raw_lines;  // as read, for the archive's raw evidence (collect_node)
-  uint64_t raw_dropped = 0;        // lines read past the raw evidence budget
+  rules::RawLines raw_lines;  // as read, for the archive's raw evidence (collect_node)
+  uint64_t raw_dropped = 0;   // lines read past the raw evidence budget
 };
 
 // Runs every collector for request.node over the window and extracts events right
@@ -40,7 +41,7 @@ NodeEvidence collect_node(const std::shared_ptr<const rules::RulePack>& pack,
 std::vector<Coverage> merge_coverage_rows(std::vector<Coverage> rows);
 
 v1::CollectResponse to_proto(const NodeEvidence& evidence, const std::string& ruleset_hash);
-// Raw lines come back without a node: the caller knows which agent answered.
-NodeEvidence from_proto(const v1::CollectResponse& response);
+// The answer of the agent of `node`: its raw lines are that node's.
+NodeEvidence from_proto(const v1::CollectResponse& response, const std::string& node);
 
 }  // namespace attrib::pipeline

@@ -132,7 +132,7 @@ TEST(RawBundle, ReplayingTheRawEvidenceGivesTheSameVerdictByteForByte) {
     RawEvidence raw;
     Extractor extractor(test::shipped_pack());
     auto coverage = read_bundle_lines(*bundle, [&](const LogLine& line) {
-      raw.lines.push_back(line);
+      raw.lines.add(line);
       extractor.feed(line);
     });
     ASSERT_TRUE(coverage.ok()) << dir;
@@ -161,7 +161,7 @@ TEST(RawBundle, FilesThatWouldLeaveTheBundleAreRefused) {
   TempDir out;
   EXPECT_EQ(write_bundle_files(out.path() / "b", {{"../escape.jsonl", "x"}}).error().code, "BUNDLE_E_EXPORT");
   RawEvidence raw;
-  raw.lines.push_back(LogLine{"../etc", "kernel", std::nullopt, 0, true, "x"});
+  raw.lines.add(LogLine{"../etc", "kernel", std::nullopt, 0, true, "x"});
   EXPECT_EQ(raw_bundle_files(JobFacts{}, raw).error().code, "BUNDLE_E_EXPORT");
 }
 

@@ -88,7 +88,7 @@ class ReattributionTest : public ::testing::Test {
     facts.end = kStart + 600 * kSecond;
     facts.nodes = {"n1"};
     rules::RawEvidence raw;
-    raw.lines.push_back({"n1", "kernel", kStart + 300 * kSecond, 0, true, line});
+    raw.lines.add(LogLine{"n1", "kernel", kStart + 300 * kSecond, 0, true, line});
     Coverage kernel;
     kernel.node = "n1";
     kernel.source = "kernel";

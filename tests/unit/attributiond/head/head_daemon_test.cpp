@@ -437,8 +437,21 @@ TEST_F(HeadDaemonTest, TheArchivedRawEvidenceReplaysToTheVerdictByteForByte) {
 
   const common::PackedFiles files = ExpectRawEvidenceReplaysToTheVerdict("101");
   ASSERT_TRUE(files.count("n1/kernel.jsonl"));
+  EXPECT_FALSE(files.count("n1/kernel.attrib-lines"));  // GetVerdict hands out bundle v1 files
   EXPECT_NE(files.at("n1/kernel.jsonl").find("a kernel line no rule knows"), std::string::npos);
   EXPECT_EQ(files.at("n1/kernel.jsonl").find("after the window"), std::string::npos);
+
+  // The archive itself keeps each stream as compact records, which read back as those files.
+  daemon_.reset();
+  auto store = store::JobStore::open(config_.head.database);
+  ASSERT_TRUE(store);
+  auto kept = (*store)->evidence({"lab", "101"});
+  ASSERT_TRUE(kept.ok() && kept->has_value());
+  auto archived = common::unpack_evidence((*kept)->blob);
+  ASSERT_TRUE(archived.ok());
+  EXPECT_TRUE(archived->count("n1/kernel.attrib-lines"));
+  EXPECT_FALSE(archived->count("n1/kernel.jsonl"));
+  EXPECT_EQ(rules::archived_bundle_files(*archived).value(), files);
 }
 
 // The daemon applies the archive's retention at start: over archive.max_bytes, a finished
