@@ -10,7 +10,7 @@
 namespace attrib::common {
 namespace {
 
-constexpr int kLevel = 3;
+constexpr int kLevel = 1;
 
 Error unpack_error(const std::string& why) { return Error{kEvidenceUnpack, "evidence blob: " + why}; }
 
@@ -26,9 +26,11 @@ std::string pack_evidence(const PackedFiles& files) {
     total += headers.back().size() + content.size();
   }
   // With a checksum, so a damaged blob is an error on unpacking, never other evidence; and
-  // the size pledged, so the frame says it (unpack_evidence needs it).
-  std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> context(ZSTD_createCCtx(), ZSTD_freeCCtx);
-  if (!context || ZSTD_isError(ZSTD_CCtx_setParameter(context.get(), ZSTD_c_compressionLevel, kLevel)) ||
+  // the size pledged, so the frame says it (unpack_evidence needs it). One context per
+  // thread, reset each time: its megabytes of tables are not allocated and zeroed per job.
+  thread_local std::unique_ptr<ZSTD_CCtx, decltype(&ZSTD_freeCCtx)> context(ZSTD_createCCtx(), ZSTD_freeCCtx);
+  if (!context || ZSTD_isError(ZSTD_CCtx_reset(context.get(), ZSTD_reset_session_and_parameters)) ||
+      ZSTD_isError(ZSTD_CCtx_setParameter(context.get(), ZSTD_c_compressionLevel, kLevel)) ||
       ZSTD_isError(ZSTD_CCtx_setParameter(context.get(), ZSTD_c_checksumFlag, 1)) ||
       ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(context.get(), total)))
     return {};

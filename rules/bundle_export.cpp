@@ -211,24 +211,21 @@ Status write_bundle(const fs::path& dir, const JobFacts& facts, const std::vecto
   return write_bundle_files(dir, *files);
 }
 
-Result<BundleFiles> archive_files(const JobFacts& facts, const RawEvidence& evidence) {
+Result<BundleFiles> archive_files(const JobFacts& facts, RawEvidence evidence) {
   BundleFiles files;
   files["job.json"] = job_json(facts, evidence.window_start, evidence.window_end).dump(2) + "\n";
   json coverage = json::array();
   for (const Coverage& c : evidence.coverage) coverage.push_back(to_json(c));
   files[kCoverageFile] = coverage.dump(2) + "\n";
-  std::set<RawLines::Key> streams;
-  for (const auto& [key, stream] : evidence.lines.streams()) streams.insert(key);
+  std::map<RawLines::Key, RawStream> streams = std::move(evidence.lines).release_streams();
   // As add_read_streams: a row read gets its (maybe empty) stream; one named unsafely, none.
   for (const Coverage& c : evidence.coverage)
-    if (was_read(c) && safe_component(c.node) && detail::is_known_source(c.source)) streams.insert({c.node, c.source});
-  for (const auto& key : streams) {
+    if (was_read(c) && safe_component(c.node) && detail::is_known_source(c.source)) streams[{c.node, c.source}];
+  for (auto& [key, stream] : streams) {
     const auto& [node, source] = key;
     if (!safe_component(node)) return export_error("node '" + node + "' is not a host name");
     if (!detail::is_known_source(source)) return export_error("source '" + source + "' has no bundle file name");
-    const auto stream = evidence.lines.streams().find(key);
-    files[node + "/" + source + kArchivedLinesSuffix] =
-        stream == evidence.lines.streams().end() ? std::string() : stream->second.records();
+    files[node + "/" + source + kArchivedLinesSuffix] = std::move(stream).release_records();
   }
   return files;
 }

@@ -41,8 +41,9 @@ struct RawEvidence {
 Result<BundleFiles> raw_bundle_files(const JobFacts& facts, const RawEvidence& evidence);
 // What the archive packs of raw evidence: the same job.json and coverage.json, but each
 // stream as its compact records (<node>/<source>.attrib-lines, rules/raw_lines.h), a
-// third of the journal JSON and no per-line formatting when a job ends. Same errors.
-Result<BundleFiles> archive_files(const JobFacts& facts, const RawEvidence& evidence);
+// third of the journal JSON and no per-line formatting when a job ends; moved in, the
+// records are not copied. Same errors.
+Result<BundleFiles> archive_files(const JobFacts& facts, RawEvidence evidence);
 // Archived files -> bundle v1 files: each .attrib-lines stream becomes the .jsonl
 // raw_bundle_files writes; the rest (and an archive from before the records, all .jsonl)
 // is kept as it is. Error code EVIDENCE_E_UNPACK: damaged records, a stream named twice.

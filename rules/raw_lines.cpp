@@ -74,16 +74,11 @@ Status RawStream::decode(std::string_view records, const Each& each) {
 }
 
 RawStream& RawLines::stream(const std::string& node, const std::string& source) {
-  auto at = streams_.try_emplace(Key{node, source}).first;
-  last_key_ = &at->first;
-  return *(last_ = &at->second);
+  return streams_.try_emplace(Key{node, source}).first->second;
 }
 
 void RawLines::add(const LogLine& line) {
-  RawStream& into = last_ != nullptr && last_key_->first == line.node && last_key_->second == line.source
-                        ? *last_
-                        : stream(line.node, line.source);
-  into.add(line.seq, line.time, line.trusted, line.text);
+  stream(line.node, line.source).add(line.seq, line.time, line.trusted, line.text);
 }
 
 void RawLines::append(RawLines&& other) {
@@ -98,8 +93,6 @@ void RawLines::append(RawLines&& other) {
     });
   }
   other.streams_.clear();
-  other.last_ = nullptr;
-  other.last_key_ = nullptr;
 }
 
 uint64_t RawLines::size() const {

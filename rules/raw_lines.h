@@ -35,6 +35,7 @@ class RawStream {
   Status for_each(const Each& each) const { return decode(records_, each); }
 
   const std::string& records() const { return records_; }
+  std::string release_records() && { return std::move(records_); }  // for the archive, without a copy
   uint64_t lines() const { return lines_; }
 
  private:
@@ -49,23 +50,23 @@ class RawLines {
   using Key = std::pair<std::string, std::string>;  // (node, source)
 
   // The stream of (node, source), created empty when new: a read that returned nothing
-  // still says the source was read. The reference stays valid while this object lives.
+  // still says the source was read. The reference stays valid while this object lives
+  // (and is moved, not copied): a run's lines are added to it without a lookup each.
   RawStream& stream(const std::string& node, const std::string& source);
-  void add(const LogLine& line);
+  void add(const LogLine& line);  // stream(line.node, line.source).add(...)
   // The other's lines after this one's, stream by stream.
   void append(RawLines&& other);
 
   uint64_t size() const;
   bool empty() const { return size() == 0; }
   const std::map<Key, RawStream>& streams() const { return streams_; }
+  std::map<Key, RawStream> release_streams() && { return std::move(streams_); }
   // Every line as a LogLine, stream by stream in (node, source) order, each stream's in
   // the order added (for the node agent's answer and tests; the archive reads records).
   void for_each(const std::function<void(const LogLine&)>& each) const;
 
  private:
   std::map<Key, RawStream> streams_;
-  RawStream* last_ = nullptr;  // add()'s stream of the previous line: lines come in runs
-  const Key* last_key_ = nullptr;
 };
 
 RawLines raw_lines_of(const std::vector<LogLine>& lines);

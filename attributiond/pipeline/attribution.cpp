@@ -386,9 +386,9 @@ Verdict attribute_window(const AttributionContext& context, const JobFacts& fact
 
 // The attempt's raw evidence packed for the archive; none (logged) when it cannot be
 // written as a bundle (a node name that is no host name) or packed.
-static std::optional<store::ArchivedEvidence> pack_attempt_evidence(const JobFacts& facts,
-                                                                    const AttemptEvidence& evidence) {
-  auto files = rules::archive_files(facts, evidence.raw);
+static std::optional<store::ArchivedEvidence> pack_attempt_evidence(const JobFacts& facts, AttemptEvidence&& evidence) {
+  const uint64_t lines = evidence.raw.lines.size();
+  auto files = rules::archive_files(facts, std::move(evidence.raw));
   if (!files) {
     spdlog::warn("job {}: raw evidence not kept: {}", facts.job_id, files.error().message);
     return std::nullopt;
@@ -400,7 +400,7 @@ static std::optional<store::ArchivedEvidence> pack_attempt_evidence(const JobFac
     spdlog::warn("job {}: raw evidence not kept: zstd could not compress it", facts.job_id);
     return std::nullopt;
   }
-  out.lines = evidence.raw.lines.size();
+  out.lines = lines;
   out.dropped_lines = evidence.dropped_lines;
   out.complete = evidence.complete();
   std::vector<std::string> notes;
@@ -501,7 +501,7 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
                                        keep_raw ? &evidence : nullptr, &times->collected);
     times->judged = wall_clock_us();
     const std::optional<store::ArchivedEvidence> archived_evidence =
-        keep_raw ? pack_attempt_evidence(facts, evidence) : std::nullopt;
+        keep_raw ? pack_attempt_evidence(facts, std::move(evidence)) : std::nullopt;
     failpoint("attempt.judged");  // the verdict made, not archived
     if (auto s = context.store.archive(job.key, verdict, rules::events_of_verdict(verdict), now,
                                        record ? record->submit : std::nullopt,
