@@ -1,15 +1,27 @@
 #include "core/line_run.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace attrib {
 
-bool line_of(const LineRun& run, std::string_view raw, uint64_t seq, LogLine& line) {
+namespace {
+
+// The line's time and payload as run.prefix reads them; nullopt when it leaves the line out.
+std::optional<std::pair<std::optional<TimeUs>, std::string_view>> payload_of(const LineRun& run, std::string_view raw) {
   auto prefix = run.prefix(raw);
-  if (!prefix) return false;
-  line.time = prefix->time;
+  if (!prefix) return std::nullopt;
+  return std::pair{prefix->time, raw.substr(std::min(prefix->payload_offset, raw.size()))};
+}
+
+}  // namespace
+
+bool line_of(const LineRun& run, std::string_view raw, uint64_t seq, LogLine& line) {
+  auto payload = payload_of(run, raw);
+  if (!payload) return false;
+  line.time = payload->first;
   line.seq = seq;
-  line.text.assign(raw.substr(std::min(prefix->payload_offset, raw.size())));
+  line.text.assign(payload->second);
   return true;
 }
 
@@ -21,9 +33,7 @@ uint64_t for_each_payload_of(
   for (size_t pos = 0; pos < text.size(); ++seq) {
     size_t end = text.find('\n', pos);
     if (end == std::string_view::npos) end = text.size();
-    const std::string_view raw = text.substr(pos, end - pos);
-    if (auto prefix = run.prefix(raw))
-      each(seq, prefix->time, raw.substr(std::min(prefix->payload_offset, raw.size())));
+    if (auto payload = payload_of(run, text.substr(pos, end - pos))) each(seq, payload->first, payload->second);
     pos = end + 1;
   }
   return seq - run.first_seq;

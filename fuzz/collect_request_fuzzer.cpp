@@ -87,7 +87,8 @@ int collect_request(const uint8_t* data, size_t size) {
     raw.lines = std::move(evidence.raw_lines);
     raw.coverage = evidence.coverage;
     if (auto files = rules::raw_bundle_files(job, raw); files)
-      require(!files->contains(std::string(kNode) + "/kernel.attrib-lines"), "archived records left in a bundle");
+      for (const auto& file : *files)
+        require(!file.first.ends_with(".attrib-lines"), "archived records left in a bundle");
     const Verdict verdict =
         rules::correlate(*shipped_pack(), job, std::move(evidence.events), std::move(evidence.coverage));
     (void)to_json(verdict).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -58,8 +58,8 @@ Result<bool> accept_job(store::JobStore& store, const v1::JobEnded& request, con
   return enqueue_checked(store, checked_job(request, default_cluster), now);
 }
 
-Result<bool> accept_hook_report(store::JobStore& store, const v1::JobEnded& request, const std::string& default_cluster,
-                                TimeUs now) {
+Result<bool> accept_hook_report(store::JobStore& store, const v1::JobEnded& request,
+                                const std::string& default_cluster, TimeUs now) {
   return enqueue_checked(store, checked_hook_report(request, default_cluster), now);
 }
 
