@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -57,25 +58,34 @@ void append_unescaped(std::string_view text, std::string& out) {
 // and would overflow once added to the boot time.
 constexpr uint64_t kMaxUptimeUs = 100ULL * 366 * 86400 * kMicrosPerSecond;
 
+// The decimal number at `at` (digits only, at least one, no overflow); moves `at` past it.
+bool read_decimal(const char*& at, const char* end, uint64_t& out) {
+  const char* start = at;
+  uint64_t value = 0;
+  for (; at < end && *at >= '0' && *at <= '9'; ++at) {
+    if (__builtin_mul_overflow(value, 10, &value) || __builtin_add_overflow(value, uint64_t(*at - '0'), &value))
+      return false;
+  }
+  out = value;
+  return at > start;
+}
+
 // "prio,seq,usec,flags[,more...];message". Fields after usec are optional and
-// ignored (newer kernels append e.g. "caller=T123").
+// ignored (newer kernels append e.g. "caller=T123"). Read in one pass: it runs for every
+// record of the ring, a window of ten thousand per job.
 std::optional<KmsgRecord> parse_record(std::string_view line) {
-  const size_t semicolon = line.find(';');
-  if (semicolon == std::string_view::npos) return std::nullopt;
-  std::string_view header = line.substr(0, semicolon);
-  std::string_view fields[3];
-  for (int i = 0; i < 3; ++i) {
-    const size_t comma = header.find(',');
-    if (comma == std::string_view::npos && i < 2) return std::nullopt;
-    fields[i] = header.substr(0, comma);
-    header = comma == std::string_view::npos ? std::string_view() : header.substr(comma + 1);
-  }
+  const char* at = line.data();
+  const char* const end = at + line.size();
   KmsgRecord record;
-  if (!parse_number(fields[0], record.priority) || !parse_number(fields[1], record.seq) ||
-      !parse_number(fields[2], record.usec) || record.usec > kMaxUptimeUs) {
+  if (!read_decimal(at, end, record.priority) || at == end || *at++ != ',' || !read_decimal(at, end, record.seq) ||
+      at == end || *at++ != ',' || !read_decimal(at, end, record.usec) || at == end || record.usec > kMaxUptimeUs)
     return std::nullopt;
+  if (*at != ';') {
+    if (*at != ',') return std::nullopt;
+    at = static_cast<const char*>(std::memchr(at, ';', static_cast<size_t>(end - at)));
+    if (at == nullptr) return std::nullopt;
   }
-  record.message = line.substr(semicolon + 1);
+  record.message = std::string_view(at + 1, static_cast<size_t>(end - at - 1));
   return record;
 }
 

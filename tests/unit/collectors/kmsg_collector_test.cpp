@@ -80,6 +80,31 @@ TEST(KmsgCollector, ReadsKernelRecordsInTheWindowAsTrustedWallClockLines) {
   EXPECT_NE(got.coverage[0].detail.find("1 user-space"), std::string::npos) << got.coverage[0].detail;
 }
 
+// The header is read strictly: three unsigned decimal fields, then more fields or the ';'.
+// Anything else is counted as malformed, never read as a record.
+TEST(KmsgCollector, OnlyWellFormedHeadersAreRecords) {
+  ScratchDir dir;
+  write_file(dir.file("n2.kmsg"),
+             "3,1300,800100000;no flags field\n"
+             "3,1301,800200000,-,caller=C1;a ';' in the message; kept\n"
+             "3,1302;no usec\n"
+             "3,,800300000,-;empty seq\n"
+             "3,1303,800400000 ,-;a space after usec\n"
+             "+3,1304,800500000,-;a sign\n"
+             "3,1305,99999999999999999999999,-;usec past 64 bits\n"
+             "3,1306,800600000,-\n"
+             "3,1307,800700000\n"
+             "3;1308,800800000,-;a ';' first\n");
+  auto collector = make("path: " + dir.file("{node}.kmsg") + "\nboot_time: " + std::to_string(kBootSeconds) + "\n");
+  ASSERT_TRUE(collector.ok()) << collector.error().message;
+  auto got = collect_all(**collector, request_for("n2"));
+  ASSERT_EQ(got.lines.size(), 2u);
+  EXPECT_EQ(got.lines[0].text, "no flags field");
+  EXPECT_EQ(got.lines[1].text, "a ';' in the message; kept");
+  ASSERT_EQ(got.coverage.size(), 1u);
+  EXPECT_NE(got.coverage[0].detail.find("8 malformed"), std::string::npos) << got.coverage[0].detail;
+}
+
 // Collectors hand a file's lines over as runs (core/line_run.h) where the sink takes
 // them: the lines are those a line-by-line sink gets, in the same order with the same
 // seqs, and a record whose message holds an escaped newline stays one line of its own.
