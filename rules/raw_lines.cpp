@@ -6,15 +6,14 @@ namespace {
 
 constexpr unsigned char kTrusted = 1, kDated = 2;
 
-void put_varint(std::string& out, uint64_t value) {
-  char bytes[10];
-  size_t n = 0;
+// Writes `value` as a varint at `out`; returns the end. At most 10 bytes.
+char* put_varint(char* out, uint64_t value) {
   while (value >= 0x80) {
-    bytes[n++] = static_cast<char>((value & 0x7f) | 0x80);
+    *out++ = static_cast<char>((value & 0x7f) | 0x80);
     value >>= 7;
   }
-  bytes[n++] = static_cast<char>(value);
-  out.append(bytes, n);
+  *out++ = static_cast<char>(value);
+  return out;
 }
 
 uint64_t zigzag(int64_t value) { return (static_cast<uint64_t>(value) << 1) ^ static_cast<uint64_t>(value >> 63); }
@@ -34,16 +33,20 @@ bool get_varint(std::string_view in, size_t& pos, uint64_t& value) {
 }  // namespace
 
 void RawStream::add(uint64_t seq, std::optional<TimeUs> time, bool trusted, std::string_view text) {
+  // The record's head in a local buffer, then head and text appended: two appends per
+  // line, not one per field (a 10,000-line window is kept for every job).
+  char head[31];  // seq, flags, time, length: at most 10 + 1 + 10 + 10 bytes
   // Wrapping differences: the decoder adds them back modulo 2^64, so any order round-trips.
-  put_varint(records_, zigzag(static_cast<int64_t>(seq - last_seq_)));
+  char* end = put_varint(head, zigzag(static_cast<int64_t>(seq - last_seq_)));
   last_seq_ = seq;
-  records_ += static_cast<char>((trusted ? kTrusted : 0) | (time ? kDated : 0));
+  *end++ = static_cast<char>((trusted ? kTrusted : 0) | (time ? kDated : 0));
   if (time) {
-    put_varint(records_,
-               zigzag(static_cast<int64_t>(static_cast<uint64_t>(*time) - static_cast<uint64_t>(last_time_))));
+    end =
+        put_varint(end, zigzag(static_cast<int64_t>(static_cast<uint64_t>(*time) - static_cast<uint64_t>(last_time_))));
     last_time_ = *time;
   }
-  put_varint(records_, text.size());
+  end = put_varint(end, text.size());
+  records_.append(head, static_cast<size_t>(end - head));
   records_.append(text);
   ++lines_;
 }
