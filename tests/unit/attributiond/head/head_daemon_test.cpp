@@ -731,7 +731,9 @@ TEST_F(HeadDaemonTest, MoreSpooledJobsThanOneBatchAreEachQueuedOnce) {
     job.set_hook(v1::HOOK_KIND_EPILOG_SLURMCTLD);
     job.set_hook_time_us(1000 + i);
     ASSERT_TRUE(common::write_spool_file(config_.head.spool_dir, job));
-    if (i == 0) ASSERT_TRUE(common::write_spool_file(config_.head.spool_dir, job));  // sent twice
+    if (i == 0) {
+      ASSERT_TRUE(common::write_spool_file(config_.head.spool_dir, job));  // sent twice
+    }
   }
   Start();
   EXPECT_TRUE(common::list_spool_files(config_.head.spool_dir).empty());
