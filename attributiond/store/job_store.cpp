@@ -512,7 +512,11 @@ Result<std::unique_ptr<JobStore>> JobStore::open(const std::string& path) {
   // Opened after the writer made the file WAL and current: readers never create or migrate.
   auto read_db = store::Database::open_read_only(path);
   if (!read_db) return read_db.error();
-  return std::unique_ptr<JobStore>(new JobStore(std::move(*db), std::move(*read_db)));
+  std::unique_ptr<JobStore> store(new JobStore(std::move(*db), std::move(*read_db)));
+  auto checkpointer = store::WalCheckpointer::start(store->db_, path);
+  if (!checkpointer) return checkpointer.error();
+  store->checkpointer_ = std::move(*checkpointer);
+  return store;
 }
 
 Result<bool> JobStore::enqueue(const v1::JobEnded& request, const std::string& cluster, TimeUs now) {

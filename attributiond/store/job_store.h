@@ -18,6 +18,7 @@
 #include "attrib/v1/attrib.pb.h"
 #include "attributiond/store/job_key.h"
 #include "attributiond/store/sqlite.h"
+#include "attributiond/store/wal_checkpointer.h"
 #include "core/result.h"
 #include "core/verdict.h"
 
@@ -212,6 +213,8 @@ class JobStore {
   store::Database db_;
   std::mutex read_mutex_;  // the reading connection, shared by the readers
   store::Database read_db_;
+  // db_'s checkpoints, off the writers' path; stopped before the connections close.
+  std::unique_ptr<store::WalCheckpointer> checkpointer_;
 };
 
 }  // namespace attrib::store

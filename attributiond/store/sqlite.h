@@ -87,6 +87,9 @@ class Database {
   // Applies migrations[i] for every i >= PRAGMA user_version, each in its own transaction.
   Status migrate(const std::vector<std::string>& migrations);
   std::string last_error() const;
+  // The connection itself, for what this wrapper does not cover (the WAL hook,
+  // store/wal_checkpointer.h).
+  sqlite3* handle() const { return db_; }
 
  private:
   explicit Database(sqlite3* db) : db_(db), cache_(std::make_shared<StatementCache>()) {}
