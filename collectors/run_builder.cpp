@@ -36,7 +36,7 @@ void RunBuilder::end_line(bool may_hold_newline) {
     return;
   }
   text += '\n';
-  buffers_.starts.emplace_back(line_start_, line_time_);
+  buffers_.starts.push_back({line_start_, line_time_});
 }
 
 void RunBuilder::finish() {
@@ -47,23 +47,24 @@ void RunBuilder::finish() {
 
 void RunBuilder::hand_over() {
   std::string& text = buffers_.text;
-  std::vector<std::pair<size_t, std::optional<TimeUs>>>& starts = buffers_.starts;
+  std::vector<LineRun::LineStart>& starts = buffers_.starts;
   if (text.empty()) return;
   LineRun run;
   run.node = node_;
   run.source = source_;
   run.trusted = trusted_;
   run.text = text;
+  run.starts = starts;
   // Lines are asked for in order (every one of them when the raw evidence is kept): the
   // line after the last one asked is tried before a search.
   run.prefix = [&text, &starts, next = size_t{0}](std::string_view line) mutable -> std::optional<LineRun::Prefix> {
     const size_t offset = static_cast<size_t>(line.data() - text.data());
-    auto at = next < starts.size() && starts[next].first == offset
+    auto at = next < starts.size() && starts[next].offset == offset
                   ? starts.begin() + static_cast<ptrdiff_t>(next)
                   : std::lower_bound(starts.begin(), starts.end(), offset,
-                                     [](const auto& start, size_t o) { return start.first < o; });
+                                     [](const auto& start, size_t o) { return start.offset < o; });
     next = static_cast<size_t>(at - starts.begin()) + 1;
-    return LineRun::Prefix{at->second, 0};
+    return LineRun::Prefix{at->time, 0};
   };
   report_.hand_over(std::move(run), sink_);
   text.clear();

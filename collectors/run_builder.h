@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "collectors/coverage_report.h"
+#include "core/line_run.h"
 #include "core/types.h"
 
 namespace attrib::collectors {
@@ -58,7 +59,7 @@ class RunBuilder {
   // scan. The builder of a thread is not nested in another's.
   struct Buffers {
     std::string text;
-    std::vector<std::pair<size_t, std::optional<TimeUs>>> starts;  // (offset in text, time) of each line
+    std::vector<LineRun::LineStart> starts;  // each line's offset in text and time
   };
   Buffers& buffers_;
 };

@@ -30,6 +30,15 @@ uint64_t for_each_payload_of(
     const std::function<void(uint64_t seq, std::optional<TimeUs> time, std::string_view payload)>& each) {
   uint64_t seq = run.first_seq;
   const std::string_view text = run.text;
+  if (!run.starts.empty()) {
+    for (size_t i = 0; i < run.starts.size(); ++i, ++seq) {
+      const size_t begin = run.starts[i].offset;
+      size_t end = i + 1 < run.starts.size() ? run.starts[i + 1].offset : text.size();
+      if (end > begin && text[end - 1] == '\n') --end;
+      each(seq, run.starts[i].time, text.substr(begin, end - begin));
+    }
+    return seq - run.first_seq;
+  }
   for (size_t pos = 0; pos < text.size(); ++seq) {
     size_t end = text.find('\n', pos);
     if (end == std::string_view::npos) end = text.size();

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -27,6 +28,16 @@ struct LineRun {
     size_t payload_offset = 0;
   };
   std::function<std::optional<Prefix>(std::string_view line)> prefix;
+  // Where each line starts in `text` and when it was written, in order, when whoever built
+  // the run knows it (collectors/run_builder.h): then every line's payload is the whole
+  // line, prefix says the same for each, and a walk over every line (for_each_payload_of:
+  // the archive keeps every line of a job's window) reads this instead of searching for
+  // each '\n' and asking prefix. Empty: not known.
+  struct LineStart {
+    size_t offset = 0;
+    std::optional<TimeUs> time;
+  };
+  std::span<const LineStart> starts;
 };
 
 // One line of the run (`raw`, without its '\n') as the LogLine feed() gets, at `seq`:
