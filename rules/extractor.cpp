@@ -71,9 +71,9 @@ uint64_t count_newlines(const char* begin, const char* end) {
   for (; end - begin >= 8; begin += 8) {
     uint64_t word;
     std::memcpy(&word, begin, 8);
-    word ^= kNewlines;                                                 // '\n' bytes are now zero
+    word ^= kNewlines;                                                    // '\n' bytes are now zero
     const uint64_t zero = ~(((word & kLow7) + kLow7) | word | kLow7);  // 0x80 in each zero byte
-    n += ((zero >> 7) * 0x0101010101010101ULL) >> 56;                  // sum of the 0/1 bytes (no popcnt needed)
+    n += ((zero >> 7) * 0x0101010101010101ULL) >> 56;  // sum of the 0/1 bytes (no popcnt needed)
   }
 #endif
   for (; begin != end; ++begin) n += *begin == '\n';
@@ -356,7 +356,7 @@ uint64_t Extractor::feed_lines(const LineRun& run) {
                        [](const detail::BlockTracker& t) { return !t.empty(); });
   };
 
-  size_t pos = 0;   // start of the first line not yet fed or counted
+  size_t pos = 0;  // start of the first line not yet fed or counted
   size_t next = 0;  // next occurrence in `ends`
   while (pos < text.size()) {
     if (!scanned || block_open()) {
@@ -374,8 +374,7 @@ uint64_t Extractor::feed_lines(const LineRun& run) {
     }
     const size_t at = ends[next] - 1;
     const void* before = at > pos ? ::memrchr(text.data() + pos, '\n', at - pos) : nullptr;
-    const size_t begin =
-        before == nullptr ? pos : static_cast<size_t>(static_cast<const char*>(before) - text.data()) + 1;
+    const size_t begin = before == nullptr ? pos : static_cast<size_t>(static_cast<const char*>(before) - text.data()) + 1;
     seq += count_newlines(text.data() + pos, text.data() + begin);
     const size_t end = line_end(at);  // an occurrence ending in '\n' flags the line that '\n' ends
     feed_one(begin, end);

@@ -25,9 +25,10 @@ class WalCheckpointer {
 
   // Takes over the checkpoints of `writer`, a connection to `path` that outlives this
   // object: its autocheckpoint is replaced by a hook that wakes a thread checkpointing
-  // through a connection of its own once the log has `pages` pages. Should that thread fall
-  // far behind (a log of `pages` * kInlineFactor pages), the writer checkpoints in its own
-  // commit as SQLite would have: the log stays bounded whatever happens.
+  // through a connection of its own each time the log has grown by `pages` pages. Should
+  // the log still reach `pages` * kInlineFactor pages (the thread behind, or a reader
+  // holding on to old pages), the writer checkpoints in its own commit as SQLite would
+  // have: the log stays bounded whatever happens.
   static Result<std::unique_ptr<WalCheckpointer>> start(Database& writer, const std::string& path,
                                                         int pages = kDefaultPages);
   // Stops the thread and gives the writer its autocheckpoint back.
