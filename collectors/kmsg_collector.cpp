@@ -58,16 +58,13 @@ void append_unescaped(std::string_view text, std::string& out) {
 // and would overflow once added to the boot time.
 constexpr uint64_t kMaxUptimeUs = 100ULL * 366 * 86400 * kMicrosPerSecond;
 
-// The decimal number at `at` (digits only, at least one, no overflow); moves `at` past it.
+// The decimal number at `at` (digits only, at least one, no overflow: from_chars); moves
+// `at` past it.
 bool read_decimal(const char*& at, const char* end, uint64_t& out) {
-  const char* start = at;
-  uint64_t value = 0;
-  for (; at < end && *at >= '0' && *at <= '9'; ++at) {
-    if (__builtin_mul_overflow(value, 10, &value) || __builtin_add_overflow(value, uint64_t(*at - '0'), &value))
-      return false;
-  }
-  out = value;
-  return at > start;
+  const auto [next, ec] = std::from_chars(at, end, out);
+  if (ec != std::errc()) return false;
+  at = next;
+  return true;
 }
 
 // "prio,seq,usec,flags[,more...];message". Fields after usec are optional and
