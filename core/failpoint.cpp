@@ -1,5 +1,7 @@
 #include "core/failpoint.h"
 
+#ifdef ATTRIB_FAILPOINTS
+
 #include <signal.h>
 #include <unistd.h>
 
@@ -19,3 +21,14 @@ void failpoint(const char* name) {
 }
 
 }  // namespace attrib
+
+#else
+
+namespace attrib {
+
+// A shipping build: no crash point, and no reading of ATTRIB_FAILPOINT.
+void failpoint(const char*) {}
+
+}  // namespace attrib
+
+#endif
