@@ -8,13 +8,14 @@
 #include <gtest/gtest.h>
 
 #include "rules/engine.h"
+#include "tests/support/test_paths.h"
 
 namespace attrib::test {
 
 inline std::shared_ptr<const rules::RulePack> shipped_pack() {
   static std::shared_ptr<const rules::RulePack> pack = [] {
     rules::LoadOptions options;
-    options.pack_dir = ATTRIB_RULES_PACK_DIR;
+    options.pack_dir = attrib::test::rules_pack_dir();
     auto loaded = rules::load_rule_pack(options);
     if (!loaded.ok()) {
       ADD_FAILURE() << loaded.error().code << " " << loaded.error().message;

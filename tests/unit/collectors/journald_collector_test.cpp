@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include "core/line_run.h"
+#include "tests/support/test_paths.h"
 
 namespace attrib {
 // Lets GoogleTest print statuses by name in failure messages.
@@ -101,7 +102,7 @@ struct Entry {
 
 // Writes `messages` (1 µs apart from entry.time) as one new journal file in `dir`.
 int inject_rc(const fs::path& dir, const Entry& entry, const std::vector<std::string>& messages) {
-  std::string command = std::string(ATTRIB_SCRIPTS_DIR) + "/journal-inject.sh --dir " + shell_quote(dir.string()) +
+  std::string command = std::string(attrib::test::scripts_dir()) + "/journal-inject.sh --dir " + shell_quote(dir.string()) +
                         " --host " + shell_quote(entry.host) + " --transport " + shell_quote(entry.transport) +
                         " --uid " + std::to_string(entry.uid) + " --time-us " + std::to_string(entry.time);
   if (!entry.identifier.empty()) command += " --identifier " + shell_quote(entry.identifier);

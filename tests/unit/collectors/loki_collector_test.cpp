@@ -19,6 +19,7 @@
 #include "collectors/http_client.h"
 #include "collectors/registry.h"
 #include "tests/support/child_process.h"
+#include "tests/support/test_paths.h"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -89,7 +90,7 @@ class LokiStandIn {
     if (mkdtemp(pattern) == nullptr) return;
     dir_ = pattern;
     std::ofstream(dir_ / "streams.json") << json{{"streams", streams}}.dump();
-    std::vector<std::string> argv = {ATTRIB_PYTHON3,  ATTRIB_TEST_SUPPORT_DIR "/loki_standin.py",
+    std::vector<std::string> argv = {ATTRIB_PYTHON3,  attrib::test::support_dir() + "/loki_standin.py",
                                      "--data",        (dir_ / "streams.json").string(),
                                      "--port-file",   (dir_ / "port").string(),
                                      "--request-log", (dir_ / "requests.jsonl").string()};

@@ -21,6 +21,7 @@
 #include "collectors/registry.h"
 #include "rules/engine.h"
 #include "tests/support/child_process.h"
+#include "tests/support/test_paths.h"
 
 namespace fs = std::filesystem;
 using namespace attrib;
@@ -246,7 +247,7 @@ TEST_F(PrometheusServer, LongWindowsAreReadInChunksWithoutLossOrRepeats) {
 }
 
 TEST_F(PrometheusServer, DcgmXidLineBecomesATrustedGpuXidEvent) {
-  auto pack = rules::load_rule_pack({ATTRIB_RULES_PACK_DIR, {}});
+  auto pack = rules::load_rule_pack({attrib::test::rules_pack_dir(), {}});
   ASSERT_TRUE(pack.ok()) << pack.error().message;
   rules::Extractor extractor(*pack);
   auto collector = make(options(url_));
@@ -272,7 +273,7 @@ TEST_F(PrometheusServer, DcgmXidLineBecomesATrustedGpuXidEvent) {
 // The pack's metric rules decide from the series alone, with the recommended queries
 // (docs/collectors.md): every DCGM series and every InfiniBand port counter of the node.
 TEST_F(PrometheusServer, MetricRulesDecideWithTheirThresholds) {
-  auto pack = rules::load_rule_pack({ATTRIB_RULES_PACK_DIR, {}});
+  auto pack = rules::load_rule_pack({attrib::test::rules_pack_dir(), {}});
   ASSERT_TRUE(pack.ok()) << pack.error().message;
   auto collector = make("url: " + url_ +
                         "\nstep_s: 15\nqueries:\n"

@@ -7,13 +7,14 @@
 
 #include "collectors/registry.h"
 #include "rules/engine.h"
+#include "tests/support/test_paths.h"
 
 using namespace attrib;
 
 namespace {
 
 std::vector<Event> extract(const std::string& text) {
-  auto pack = rules::load_rule_pack({ATTRIB_RULES_PACK_DIR, {}});
+  auto pack = rules::load_rule_pack({attrib::test::rules_pack_dir(), {}});
   EXPECT_TRUE(pack) << pack.error().message;
   rules::Extractor extractor(*pack);
   extractor.feed(LogLine{"n1", "slurm", 1000, 0, true, text});

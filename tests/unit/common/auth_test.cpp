@@ -29,6 +29,7 @@
 #include "attributiond/pipeline/agent_fanout.h"
 #include "tests/support/private_munged.h"
 #include "tests/support/run_as.h"
+#include "tests/support/test_paths.h"
 
 
 namespace fs = std::filesystem;
@@ -83,7 +84,7 @@ class AuthTest : public ::testing::Test {
     config_.head.spool_dir = (dir_ / "spool").string();
     config_.head.workers = 1;
     config_.head.scope_max_wait_s = 3600;  // keep jobs queued: the queue is what is checked
-    config_.rules_pack_dir = ATTRIB_RULES_PACK_DIR;
+    config_.rules_pack_dir = attrib::test::rules_pack_dir();
     config_.auth.mode = "munge";
     config_.auth.munge_socket = munge_socket_;
     config_.auth.slurm_user = slurm_user_;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "collectors/registry.h"
+#include "tests/support/test_paths.h"
 
 using attrib::common::parse_config;
 
@@ -67,7 +68,7 @@ TEST(Config, ReferenceDocumentsEveryKey) {
 }
 
 TEST(Config, ShippedConfigIsValidAndMatchesTheTableDefaults) {
-  auto c = attrib::common::load_config(ATTRIB_SOURCE_DIR "/packaging/rpm/attrib.yaml");
+  auto c = attrib::common::load_config(attrib::test::source_dir() + "/packaging/rpm/attrib.yaml");
   ASSERT_TRUE(c) << c.error().message;
   auto defaults = parse_config("cluster: mycluster\n", "defaults.yaml");
   ASSERT_TRUE(defaults);

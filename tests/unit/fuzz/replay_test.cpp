@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "fuzz_targets.h"  // ATTRIB_FUZZ_TARGET_LIST, from fuzz/targets.cmake
+#include "tests/support/test_paths.h"
 
 namespace attrib::fuzz {
 #define X(name) int name(const uint8_t* data, size_t size);
@@ -60,7 +61,7 @@ size_t replay(const Target& target, const fs::path& dir) {
 class FuzzReplay : public testing::TestWithParam<Target> {};
 
 TEST_P(FuzzReplay, RegressionsAndSeedsPass) {
-  const fs::path fuzz_dir = ATTRIB_FUZZ_DIR;
+  const fs::path fuzz_dir = fs::path(attrib::test::source_dir()) / "fuzz";
   replay(GetParam(), fuzz_dir / "regressions" / GetParam().name);
   // Every target has seeds: a target fuzzed from nothing finds little in 20 s.
   EXPECT_GT(replay(GetParam(), fuzz_dir / "corpus" / GetParam().name), 0u) << "no seeds for " << GetParam().name;

@@ -13,6 +13,7 @@
 #include "rules/rule_pack.h"
 #include "tests/support/rule_test_support.h"
 #include "tests/support/temp_pack.h"
+#include "tests/support/test_paths.h"
 
 namespace attrib {
 namespace {
@@ -29,7 +30,7 @@ std::shared_ptr<const rules::RulePack> reference_pack(const rules::LoadOptions& 
 std::shared_ptr<const rules::RulePack> shipped_reference() {
   static auto pack = [] {
     rules::LoadOptions options;
-    options.pack_dir = ATTRIB_RULES_PACK_DIR;
+    options.pack_dir = attrib::test::rules_pack_dir();
     return reference_pack(options);
   }();
   return pack;
@@ -262,7 +263,7 @@ TEST(CandidateScan, FeedingWholeRunsGivesExactlyWhatFeedingEachLineGives) {
         const size_t nl = text.find('\n', to);
         to = nl == std::string::npos ? text.size() : nl + 1;  // whole lines
         LineRun run{s.node, s.source, s.trusted, seq, std::string_view(text).substr(from, to - from),
-                                      prefix};
+                    prefix, {}};
         seq += by_run.feed_lines(run);
         from = to;
       }

@@ -15,6 +15,7 @@
 #include "rules/engine.h"
 #include "rules/rule_pack.h"
 #include "tests/support/rule_test_support.h"
+#include "tests/support/test_paths.h"
 
 namespace attrib {
 namespace {
@@ -23,7 +24,7 @@ namespace fs = std::filesystem;
 
 TEST(ShippedPack, LoadsWithAllInlineExamplesPassing) {
   rules::LoadOptions options;
-  options.pack_dir = ATTRIB_RULES_PACK_DIR;
+  options.pack_dir = attrib::test::rules_pack_dir();
   auto pack = rules::load_rule_pack(options);
   ASSERT_TRUE(pack.ok()) << pack.error().code << ": " << pack.error().message;
   const auto stats = rules::pack_stats(**pack);
@@ -43,7 +44,7 @@ TEST(ShippedPack, EveryRuleFileInThePackDirectoryIsLoaded) {
   const auto stats = rules::pack_stats(*pack);
   std::set<std::string> loaded;
   for (const auto& f : stats.files) loaded.insert(fs::path(f).filename().string());
-  for (const auto& entry : fs::directory_iterator(ATTRIB_RULES_PACK_DIR)) {
+  for (const auto& entry : fs::directory_iterator(attrib::test::rules_pack_dir())) {
     if (entry.path().extension() == ".yaml") {
       EXPECT_TRUE(loaded.count(entry.path().filename().string())) << entry.path() << " is not listed in pack.yaml";
     }
@@ -72,7 +73,7 @@ TEST(ShippedPack, EveryExtractedKindIsARootASymptomOrDeclaredBenign) {
 TEST(ShippedPack, HashIsStableAndTracksContent) {
   const fs::path copy = fs::temp_directory_path() / ("attrib-pack-copy-" + std::to_string(::getpid()));
   fs::remove_all(copy);
-  fs::copy(ATTRIB_RULES_PACK_DIR, copy, fs::copy_options::recursive);
+  fs::copy(attrib::test::rules_pack_dir(), copy, fs::copy_options::recursive);
   rules::LoadOptions options;
   options.pack_dir = copy;
   auto first = rules::load_rule_pack(options);
@@ -133,7 +134,7 @@ TEST_P(CatalogRows, EveryRowMapsToANamedEventWithDomainSeverityAndAction) {
   const auto& spec = GetParam();
   const auto pack = test::shipped_pack();
   ASSERT_TRUE(pack);
-  const auto rows = read_tsv(fs::path(ATTRIB_RULES_PACK_DIR) / "data" / spec.file);
+  const auto rows = read_tsv(fs::path(attrib::test::rules_pack_dir()) / "data" / spec.file);
   ASSERT_GT(rows.size(), 1u);
   const auto entries = rules::catalog_entries(*pack, spec.catalog);
   ASSERT_EQ(entries.size(), rows.size() - 1) << spec.catalog << ": table rows and engine entries differ";
@@ -210,7 +211,7 @@ TEST(Nvlink5Decode, EveryRowIsFoundFromTheFieldsOfItsXidLine) {
   const auto pack = test::shipped_pack();
   ASSERT_TRUE(pack);
   const auto& table = pack->catalogs.at("nvlink5");
-  const auto rows = read_tsv(fs::path(ATTRIB_RULES_PACK_DIR) / "data" / "xid-nvlink5-decode.tsv");
+  const auto rows = read_tsv(fs::path(attrib::test::rules_pack_dir()) / "data" / "xid-nvlink5-decode.tsv");
   const auto& h = rows[0];
   const size_t xid = column(h, "xid"), v1 = column(h, "intrinfo_mask_v1_pre_r575"),
                v2 = column(h, "intrinfo_mask_v2_r575plus"), status = column(h, "error_status_hex"),

@@ -11,6 +11,7 @@
 #include "rules/golden.h"
 #include "tests/support/bundle_test_support.h"
 #include "tests/support/rule_test_support.h"
+#include "tests/support/test_paths.h"
 
 namespace attrib::rules {
 namespace {
@@ -19,8 +20,8 @@ namespace fs = std::filesystem;
 using test::TempDir;
 
 std::vector<fs::path> fixtures() {
-  auto all = list_golden_fixtures(ATTRIB_FIXTURES_DIR);
-  EXPECT_GE(all.size(), 20u) << ATTRIB_FIXTURES_DIR;
+  auto all = list_golden_fixtures(attrib::test::fixtures_dir());
+  EXPECT_GE(all.size(), 20u) << attrib::test::fixtures_dir();
   return all;
 }
 
@@ -35,7 +36,7 @@ std::string replay_json(const Bundle& bundle) {
 // real-incident bundle gives byte-identical verdict JSON.
 TEST(ReplayDeterminism, FilesAsRunsGiveWhatLineByLineGives) {
   std::vector<fs::path> bundles = fixtures();
-  for (const auto& entry : fs::directory_iterator(fs::path(ATTRIB_SOURCE_DIR) / "tests" / "corpus" / "real"))
+  for (const auto& entry : fs::directory_iterator(fs::path(attrib::test::source_dir()) / "tests" / "corpus" / "real"))
     if (fs::exists(entry.path() / "job.json")) bundles.push_back(entry.path());
   ASSERT_GE(bundles.size(), 60u);
   for (const fs::path& dir : bundles) {
@@ -230,7 +231,7 @@ TEST(Golden, EveryFixtureMeetsItsExpectations) {
 
 TEST(Golden, AWrongExpectationIsReported) {
   TempDir dir;
-  for (const auto& e : fs::directory_iterator(fs::path(ATTRIB_FIXTURES_DIR) / "xid79_nccl_timeouts"))
+  for (const auto& e : fs::directory_iterator(fs::path(attrib::test::fixtures_dir()) / "xid79_nccl_timeouts"))
     fs::copy(e.path(), dir.path() / e.path().filename(), fs::copy_options::recursive);
   test::write_text(dir.path() / "expected.json",
                    R"({"description":"wrong on purpose","domain":"NETWORK","root_cause":{"rule":"x"},

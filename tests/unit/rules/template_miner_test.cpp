@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "rules/engine.h"
+#include "tests/support/test_paths.h"
 
 namespace fs = std::filesystem;
 using namespace attrib;
@@ -78,7 +79,7 @@ class SkeletonTest : public ::testing::Test {
   Result<std::shared_ptr<const RulePack>> LoadWith(const std::string& yaml) {
     std::ofstream(dir_ / "mined.yaml") << yaml;
     LoadOptions load;
-    load.pack_dir = ATTRIB_RULES_PACK_DIR;
+    load.pack_dir = attrib::test::rules_pack_dir();
     load.site_dirs = {dir_};
     return load_rule_pack(load);
   }

@@ -18,6 +18,7 @@
 #include "rules/bundle_export.h"
 #include "rules/engine.h"
 #include "tests/support/rule_test_support.h"
+#include "tests/support/test_paths.h"
 
 namespace fs = std::filesystem;
 using namespace attrib;
@@ -65,7 +66,7 @@ class ReattributionTest : public ::testing::Test {
     ASSERT_TRUE(store) << store.error().message;
     store_ = std::move(*store);
     rules::LoadOptions load;
-    load.pack_dir = ATTRIB_RULES_PACK_DIR;
+    load.pack_dir = attrib::test::rules_pack_dir();
     load.site_dirs = {dir_ / "site"};
     auto candidate = rules::load_rule_pack(load);
     ASSERT_TRUE(candidate) << candidate.error().message;

@@ -29,6 +29,7 @@
 #include "tests/support/head_test_config.h"
 #include "tests/support/private_munged.h"
 #include "tests/support/run_as.h"
+#include "tests/support/test_paths.h"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -37,7 +38,7 @@ using namespace attrib;
 namespace {
 
 constexpr uid_t kNobody = 65534;
-const char* kIncident = ATTRIB_SOURCE_DIR "/tests/corpus/real/gpu-xid79-recurring-same-gpu-node1";
+const std::string kIncident = attrib::test::source_dir() + "/tests/corpus/real/gpu-xid79-recurring-same-gpu-node1";
 
 // The incident's kernel log as observations: the bundle reader's lines (time, trust).
 json incident_observations() {
@@ -159,7 +160,7 @@ TEST(RateLimiter, BurstsUpToTheLimitThenGoesAtItsPace) {
 class AttributionApiTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    config_ = test::head_test_config("attrib-api", ATTRIB_RULES_PACK_DIR, dir_);
+    config_ = test::head_test_config("attrib-api", attrib::test::rules_pack_dir(), dir_);
     config_.head.sweep = false;
     config_.api.listen = "127.0.0.1:0";
     config_.api.token_file = (dir_ / "tokens").string();

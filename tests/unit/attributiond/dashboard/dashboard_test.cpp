@@ -29,6 +29,7 @@
 #include "tests/support/history_rows.h"
 #include "tests/support/private_munged.h"
 #include "tests/support/run_as.h"
+#include "tests/support/test_paths.h"
 
 
 namespace fs = std::filesystem;
@@ -83,7 +84,7 @@ class DashboardTest : public ::testing::Test {
     fs::create_directories(dir_);
     database_ = (dir_ / "attrib.db").string();
     now_ = wall_clock_us();
-    auto written = test::write_archive(database_, fs::path(ATTRIB_SOURCE_DIR) / "tests/fixtures", ATTRIB_RULES_PACK_DIR,
+    auto written = test::write_archive(database_, fs::path(attrib::test::source_dir()) / "tests/fixtures", attrib::test::rules_pack_dir(),
                                        test::known_jobs(now_, users_));
     ASSERT_TRUE(written) << written.error().code << " " << written.error().message;
   }

@@ -28,6 +28,7 @@
 #include "rules/bundle_export.h"
 #include "tests/support/head_test_config.h"
 #include "tests/support/rule_test_support.h"
+#include "tests/support/test_paths.h"
 
 namespace fs = std::filesystem;
 using namespace attrib;
@@ -85,7 +86,7 @@ class MemoryAccounting : public slurm::Accounting {
 class HeadDaemonTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    config_ = test::head_test_config("attrib-head", ATTRIB_RULES_PACK_DIR, dir_);
+    config_ = test::head_test_config("attrib-head", attrib::test::rules_pack_dir(), dir_);
     config_.head.retry_backoff_s = 1;
     state_ = std::make_shared<AccountingState>();
   }
@@ -98,7 +99,7 @@ class HeadDaemonTest : public ::testing::Test {
 
   void Inject(const std::string& host, TimeUs time, const std::vector<std::string>& args, const std::string& message,
               const std::string& journal = "journal") {
-    std::string cmd = std::string(ATTRIB_SCRIPTS_DIR) + "/journal-inject.sh --dir " + (dir_ / journal).string() +
+    std::string cmd = std::string(attrib::test::scripts_dir()) + "/journal-inject.sh --dir " + (dir_ / journal).string() +
                       " --host " + host + " --time-us " + std::to_string(time);
     for (const auto& a : args) cmd += " " + a;
     std::string quoted;  // single-quoted for sh, with embedded quotes closed and escaped

@@ -24,6 +24,7 @@
 #include "core/clock.h"
 #include "tests/support/child_process.h"
 #include "tests/support/head_test_config.h"
+#include "tests/support/test_paths.h"
 
 namespace fs = std::filesystem;
 using namespace attrib;
@@ -69,7 +70,7 @@ std::string ReadFile(const fs::path& path) {
 class MetricsEndpointTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    config_ = test::head_test_config("attrib-metrics", ATTRIB_RULES_PACK_DIR, dir_);
+    config_ = test::head_test_config("attrib-metrics", attrib::test::rules_pack_dir(), dir_);
     config_.head.metrics_listen = "127.0.0.1:0";
   }
   void TearDown() override {
@@ -284,7 +285,7 @@ TEST_F(MetricsEndpointTest, RealPrometheusScrapesTheEndpoint) {
 TEST(NodeAgentMetrics, CollectRequestsAreCountedByStatusWithDuration) {
   ops::MetricsRegistry registry;
   ops::NodeMetrics metrics(registry);
-  auto pack = rules::load_rule_pack({ATTRIB_RULES_PACK_DIR, {}});
+  auto pack = rules::load_rule_pack({attrib::test::rules_pack_dir(), {}});
   ASSERT_TRUE(pack) << pack.error().message;
   YAML::Node options;
   options["directory"] = "/nonexistent/attrib-journal";
@@ -338,7 +339,7 @@ TEST(MetricsDocs, OperationsGuideListsEveryMetric) {
       head_registry, [] { return 0.0; }, [] { return 0.0; }, [] { return 0.0; });
   ops::register_info(head_registry, "head", "", "");
   ops::NodeMetrics node_metrics(node_registry);
-  std::string doc = ReadFile(fs::path(ATTRIB_SOURCE_DIR) / "docs" / "operations.md");
+  std::string doc = ReadFile(fs::path(attrib::test::source_dir()) / "docs" / "operations.md");
   ASSERT_FALSE(doc.empty());
   for (const auto* registry : {&head_registry, &node_registry})
     for (const auto& name : registry->names())

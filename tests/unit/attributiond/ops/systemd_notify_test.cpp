@@ -24,6 +24,7 @@
 #include <httplib.h>
 
 #include "tests/support/child_process.h"
+#include "tests/support/test_paths.h"
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
@@ -164,7 +165,7 @@ TEST_F(SystemdTest, NodeAgentSaysReadyPingsTheWatchdogAndSaysStopping) {
       RunUnderNotify("node",
                      "cluster: lab\nauth:\n  mode: none\nnode:\n  name: n1\n  listen: [\"unix://" +
                          (dir_ / "agent.sock").string() + "\"]\n  metrics_listen: \"127.0.0.1:" + std::to_string(port) +
-                         "\"\nrules:\n  pack_dir: " ATTRIB_RULES_PACK_DIR "\n",
+                         "\"\nrules:\n  pack_dir: " + attrib::test::rules_pack_dir() + "\n",
                      port, &metrics);
   EXPECT_TRUE(Has(messages, "STATUS=")) << "READY=1 carries a STATUS= line";
   EXPECT_GE(Count(messages, "WATCHDOG=1"), 2);
@@ -181,7 +182,7 @@ TEST_F(SystemdTest, HeadSaysReadyPingsTheWatchdogAndSaysStopping) {
       "cluster: lab\nauth:\n  mode: none\nhead:\n  listen: [\"unix://" + (dir_ / "head.sock").string() +
           "\"]\n  database: " + (dir_ / "attrib.db").string() + "\n  spool_dir: " + (dir_ / "spool").string() +
           "\n  metrics_listen: \"127.0.0.1:" + std::to_string(port) +
-          "\"\nrules:\n  pack_dir: " ATTRIB_RULES_PACK_DIR "\n",
+          "\"\nrules:\n  pack_dir: " + attrib::test::rules_pack_dir() + "\n",
       port, &metrics);
   EXPECT_TRUE(Has(messages, "STATUS="));
   EXPECT_GE(Count(messages, "WATCHDOG=1"), 2);
@@ -223,7 +224,7 @@ TEST_F(SystemdTest, UnitFilesPassSystemdAnalyzeVerify) {
   for (const char* candidate : {"/usr/bin/systemd-analyze", "/bin/systemd-analyze"})
     if (access(candidate, X_OK) == 0) analyze = candidate;
   if (analyze.empty()) GTEST_SKIP() << "systemd-analyze not installed; unit files not verified";
-  fs::path units = fs::path(ATTRIB_SOURCE_DIR) / "packaging" / "systemd";
+  fs::path units = fs::path(attrib::test::source_dir()) / "packaging" / "systemd";
   for (const char* unit : {"attributiond-head.service", "attributiond-node.service"}) {
     std::string text = ReadFile(units / unit);
     ASSERT_NE(text.find("ExecStart=/usr/bin/attributiond --role "), std::string::npos) << unit;

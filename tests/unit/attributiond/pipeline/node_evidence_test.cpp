@@ -1,5 +1,6 @@
 // One coverage row per (node, source), whichever collectors read that source.
 #include "attributiond/pipeline/node_evidence.h"
+#include "tests/support/test_paths.h"
 
 #include <algorithm>
 
@@ -100,7 +101,7 @@ class TwoAppCollector : public collectors::Collector {
 
 TEST(CollectNode, SharedSourceGivesOneRowWithItsEvents) {
   rules::LoadOptions options;
-  options.pack_dir = ATTRIB_RULES_PACK_DIR;
+  options.pack_dir = attrib::test::rules_pack_dir();
   auto pack = rules::load_rule_pack(options);
   ASSERT_TRUE(pack.ok()) << pack.error().message;
   std::vector<std::unique_ptr<collectors::Collector>> collectors;
@@ -148,7 +149,7 @@ class FloodThenXidCollector : public collectors::Collector {
 
 TEST(CollectNode, ASourceOverItsEventCapIsPartialAndTheOtherSourcesKeepTheirEvents) {
   rules::LoadOptions options;
-  options.pack_dir = ATTRIB_RULES_PACK_DIR;
+  options.pack_dir = attrib::test::rules_pack_dir();
   auto pack = rules::load_rule_pack(options);
   ASSERT_TRUE(pack.ok()) << pack.error().message;
   std::vector<std::unique_ptr<collectors::Collector>> collectors;

@@ -7,6 +7,7 @@
 
 #include "attributiond/pipeline/attribution.h"
 #include "rules/engine.h"
+#include "tests/support/test_paths.h"
 
 namespace attrib::pipeline {
 namespace {
@@ -52,7 +53,7 @@ class ScopeTest : public ::testing::Test {
     auto store = store::JobStore::open(path_.string());
     ASSERT_TRUE(store) << store.error().message;
     store_ = std::move(*store);
-    auto pack = rules::load_rule_pack({ATTRIB_RULES_PACK_DIR, {}});
+    auto pack = rules::load_rule_pack({attrib::test::rules_pack_dir(), {}});
     ASSERT_TRUE(pack) << pack.error().message;
     pack_ = *pack;
     config_.write_comment = false;

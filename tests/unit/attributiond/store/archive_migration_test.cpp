@@ -22,6 +22,7 @@
 #include "attributiond/store/job_store.h"
 #include "common/evidence_archive.h"
 #include "core/verdict.h"
+#include "tests/support/test_paths.h"
 
 namespace fs = std::filesystem;
 using attrib::store::Database;
@@ -83,7 +84,7 @@ class ArchiveMigrationTest : public ArchiveFileTest, public ::testing::WithParam
   // Loads schema-v<k>.sql into a new file, as the older attributiond left it.
   void LoadDump() {
     const fs::path dump =
-        fs::path(ATTRIB_FIXTURES_DIR) / "archive" / ("schema-v" + std::to_string(GetParam()) + ".sql");
+        fs::path(attrib::test::fixtures_dir()) / "archive" / ("schema-v" + std::to_string(GetParam()) + ".sql");
     const std::string sql = ReadFile(dump);
     ASSERT_FALSE(sql.empty()) << "cannot read " << dump;
     auto db = Database::open(path_.string());
@@ -145,7 +146,7 @@ TEST_P(ArchiveMigrationTest, OpensMigratedWithNothingLost) {
     EXPECT_TRUE((*evidence)->complete);
     auto files = attrib::common::unpack_evidence((*evidence)->blob);
     ASSERT_TRUE(files) << files.error().message;
-    const fs::path bundle = fs::path(ATTRIB_FIXTURES_DIR) / "xid79_nccl_timeouts";
+    const fs::path bundle = fs::path(attrib::test::fixtures_dir()) / "xid79_nccl_timeouts";
     for (const char* path : {"job.json", "gpu001/app.log", "gpu001/slurm.log", "gpu002/app.log", "gpu017/kernel.log",
                              "gpu017/syslog.log"}) {
       ASSERT_EQ(files->count(path), 1u) << path;
