@@ -13,6 +13,10 @@
 # runs there as root in its own mount, PID and UTS namespaces (unshare + chroot): every
 # process it starts dies with it and every mount it needs vanishes with it, whatever
 # happens. The copy is removed afterwards unless --keep (its path is printed).
+# ATTRIB_ROOT_CCACHE=DIR: a host directory mounted as root's compiler cache in the root
+# (~/.cache/ccache), so that builds there keep their objects from one run to the next
+# (scripts/test.sh's Slurm 24.11 stage); unset, the root starts with an empty cache, as a
+# newcomer's machine does.
 # Example, the README's two commands with the checkout in root's home:
 #   scripts/in-debian.sh -- 'scripts/demo.sh && scripts/test.sh'
 set -euo pipefail
@@ -78,10 +82,13 @@ printf '127.0.0.1\tlocalhost\n127.0.1.1\tattrib-fresh\n::1\tlocalhost ip6-localh
 # The namespaces end with this script: --kill-child takes every process along, and the
 # mounts below exist only inside the private mount namespace. unshare ignores SIGTERM
 # while it waits, so a stop of this script is passed on as SIGKILL.
+ccache_dir=${ATTRIB_ROOT_CCACHE:-}
+[ -z "$ccache_dir" ] || mkdir -p "$ccache_dir" "$root/root/.cache/ccache"
 status=0
 unshare --mount --pid --fork --uts --kill-child -- bash -euo pipefail -c '
-  root=$1; dir=$2; shift 2
+  root=$1; dir=$2; ccache_dir=$3; shift 3
   mount --make-rprivate /
+  [ -z "$ccache_dir" ] || mount --bind "$ccache_dir" "$root/root/.cache/ccache"
   mount -t proc proc "$root/proc"
   mount --rbind /sys "$root/sys"
   mount --rbind /dev "$root/dev"
@@ -92,7 +99,7 @@ unshare --mount --pid --fork --uts --kill-child -- bash -euo pipefail -c '
     NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     /bin/bash -c "cd \"$dir\" && $*"
-' in-debian "$root" "$checkout_at" "$@" &
+' in-debian "$root" "$checkout_at" "$ccache_dir" "$@" &
 namespace=$!
 trap 'kill -KILL "$namespace" 2>/dev/null; wait "$namespace" 2>/dev/null; exit 130' INT TERM HUP
 wait "$namespace" || status=$?

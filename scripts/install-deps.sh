@@ -15,7 +15,7 @@ case "$codename" in
 esac
 
 build_packages=(
-  cmake g++ make ninja-build pkg-config git
+  cmake g++ make ninja-build pkg-config git ccache
   libslurm-dev libsystemd-dev libprotobuf-dev protobuf-compiler libgrpc++-dev
   protobuf-compiler-grpc libsqlite3-dev libgtest-dev libgmock-dev libyaml-cpp-dev
   libre2-dev libvectorscan-dev libcli11-dev libspdlog-dev nlohmann-json3-dev
@@ -32,7 +32,7 @@ core_tool_packages=(systemd systemd-journal-remote sqlite3 python3 curl ca-certi
 # Tools of the rest of the suite.
 tool_packages=(
   prometheus
-  rpm                     # rpmbuild, rpm -qlp/-qRp: scripts/build-rpms.sh
+  rpm cpio                # rpmbuild, rpm -qlp/-qRp, rpm2cpio into cpio: scripts/build-rpms.sh
   chromium nodejs         # the dashboard in headless Chromium via playwright-core (tests/browser)
   ripgrep linux-perf      # bench/: the extraction reference and its profile (docs/benchmarks.md)
   python3-jsonschema      # tests/docs: the API's example requests against docs/schemas/
