@@ -10,9 +10,9 @@ source "$src/scripts/lib/ccache.sh"
 ccache_env "$src"
 # The installed layout of the RPMs (packaging/CMakeLists.txt), so that the same tree
 # can be packaged (scripts/build-rpms.sh) and the built-in defaults match it. -g1: line
-# tables and function names, what a backtrace or perf needs, for a third less compile
-# time than -g; the RPM's own build uses the same flags (packaging/rpm/attrib.spec), so
-# it takes this tree's objects from the compiler cache.
+# tables and function names, what a backtrace or perf reads; nothing reads the rest of -g,
+# which only made the objects (and the compiler cache) larger. The RPM's own build uses
+# the same flags (packaging/rpm/attrib.spec), so it takes this tree's objects from the cache.
 cmake -S "$src" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" \
   -DCMAKE_INSTALL_PREFIX=/usr -DCMAKE_INSTALL_SYSCONFDIR=/etc -DCMAKE_INSTALL_LOCALSTATEDIR=/var \

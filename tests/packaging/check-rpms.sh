@@ -62,4 +62,13 @@ done
 [ "$(files tools)" = "$(printf '%s\n' /usr/bin/attrib-reattribute /usr/bin/attrib-replay /usr/bin/attrib-rules /usr/bin/attrib-show /usr/bin/attrib-submit | sort)" ] ||
   fail "attrib-tools files:"$'\n'"$(files tools)"
 has_line "$(requires tools)" "attrib-daemon = $(rpm -qp --qf '%{VERSION}-%{RELEASE}' "$(rpm_of daemon)")" "tools need the daemon's config and pack"
+# Shipped binaries carry no test-only crash point (core/failpoint.h): neither the variable
+# that arms one nor the message it dies with, in any packaged file.
+unpacked=$(mktemp -d)
+trap 'rm -rf "$unpacked"' EXIT
+for package in spank epilog daemon tools; do
+  (cd "$unpacked" && rpm2cpio "$(rpm_of "$package")" | cpio -idm --quiet)
+done
+armed=$(grep -rlaF -e ATTRIB_FAILPOINT -e ': SIGKILL' "$unpacked" | sed "s,^$unpacked,," || true)
+[ -z "$armed" ] || fail "test-only failpoint code in packaged files:"$'\n'"$armed"
 echo "check-rpms: 4 packages OK"
