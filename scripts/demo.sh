@@ -72,8 +72,15 @@ echo
 echo "== first verdict in sacct $((SECONDS - started)) s after the demo started (installing and building included)"
 echo "\$ sacct -j $job -o JobID,State,ExitCode,Comment%120"
 sacct -j "$job" -o JobID,State,ExitCode,Comment%120
+# The demo proves something only if it checks what it shows: n2's Xid 79 is the cause.
+comment=$(sacct -n -X -P -j "$job" -o Comment)
+if [[ "$comment" != *"attrib: GPU_HARDWARE node=n2 "* ]]; then
+  echo "demo: FAILED: job $job's Comment in sacct is '$comment', not the GPU_HARDWARE verdict on n2" >&2
+  exit 1
+fi
 echo
 echo "\$ attrib-show $job"
 "$ATTRIB_SHOW" --server "$DAEMON_ADDR" "$job"
 echo
 echo "== tearing down"
+echo "demo: PASSED: job $job's Comment in sacct names GPU_HARDWARE on n2"
