@@ -671,7 +671,8 @@ Result<AccountingRecord> SlurmdbdConnection::read_job(const std::string& cluster
 
 Result<std::map<std::string, std::vector<AccountingRecord>>> SlurmdbdConnection::array_task_rows(
     const std::string& cluster, uint32_t array_job_id, bool with_steps) {
-  JobSelection selection(cluster, JobRef{.job_id = array_job_id});  // a plain id: every task of the array
+  // A plain id: every task of the array.
+  JobSelection selection(cluster, JobRef{.job_id = array_job_id, .array_task_id = {}, .het_job_offset = {}});
   selection.cond.flags = JOBCOND_FLAG_NO_TRUNC | JOBCOND_FLAG_DUP | (with_steps ? 0 : JOBCOND_FLAG_NO_STEP);
   errno = 0;
   ++requests_sent;

@@ -51,7 +51,16 @@ spank_err_t spank_option_register(spank_t, struct spank_option* opt) {
 
 spank_err_t spank_get_item(spank_t, spank_item_t item, ...) {
   va_list args;
+  // The signature is Slurm's (<slurm/spank.h>): its last named parameter is an enum, which
+  // clang warns about for va_start; the values passed after it are pointers, read as such.
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wvarargs"
+#endif
   va_start(args, item);
+#if defined(__clang__)
+#pragma clang diagnostic pop
+#endif
   spank_err_t result = ESPANK_BAD_ARG;
   switch (item) {
     case S_JOB_ID:
