@@ -131,6 +131,10 @@ Result<JobReport> job_report_from_env(const Environment& env, TimeUs now) {
       set_exit(report, *code);
     else if (const auto* raw = get(env, "SLURM_JOB_EXIT_CODE"))
       set_exit(report, *raw);
+    // From Slurm 23.02 (none in 22.05): the attempt's start as slurmctld sends it to slurmdbd,
+    // what tells a requeued job's attempts apart when slurmdbd has not recorded the newest
+    // yet (pipeline::rows_show_reported_attempt). "0" (never started) stays unknown.
+    if (const auto* start = get(env, "SLURM_JOB_START_TIME")) report.start_time_us = epoch_us(*start);
     if (const auto* user = get(env, "SLURM_JOB_USER")) report.user = *user;
     if (const auto* uid = get(env, "SLURM_JOB_UID")) report.uid = static_cast<uint32_t>(to_int(*uid).value_or(0));
     if (const auto* name = get(env, "SLURM_JOB_NAME")) report.job_name = *name;

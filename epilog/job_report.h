@@ -7,9 +7,11 @@
 // reads with the real parser; a test decodes these bytes with libprotobuf for every field.
 //
 // EpilogSlurmctld: SLURM_JOB_ID, SLURM_JOB_NODELIST, SLURM_JOB_EXIT_CODE (raw wait
-// status), SLURM_JOB_EXIT_CODE2 ("3:0"), SLURM_JOB_STDOUT/STDERR, no job state.
+// status), SLURM_JOB_EXIT_CODE2 ("3:0"), SLURM_JOB_STDOUT/STDERR, no job state; from
+// Slurm 23.02 also SLURM_JOB_START_TIME (slurmctld's job_common_env_vars).
 // jobcomp/script: JOBID, NODES, JOBSTATE, EXITCODE, START, END, STDOUT, STDERR.
-// slurmd Epilog: SLURM_JOB_ID, SLURMD_NODENAME.
+// slurmd Epilog: SLURM_JOB_ID, SLURMD_NODENAME; from Slurm 23.02 SLURM_JOB_START_TIME
+// (from the kill request's credential, prep_script_slurmd.c).
 #pragma once
 
 #include <cstdint>

@@ -40,6 +40,10 @@ struct JobRecordFacts {
   // The id has this row alone, so it is also the row a comment write changes (slurmdbd
   // writes an id's newest row): its comment may stand for a fresh read of the job.
   bool sole_row = false;
+  // A row of the id submitted after this one shows that it came after the hook this row
+  // was read for, by its time (AccountingRecord::later_row_after_hook): the report is of
+  // this row's attempt, not of a next attempt slurmdbd has not recorded yet.
+  bool later_row_after_hook = false;
 };
 
 // One job's comment field, as a whole, to be written (Accounting::write_comments).
@@ -77,13 +81,15 @@ class Accounting {
   // default writes and reads each job alone (two requests a job). slurmdbd's accounting
   // writes them all in one transaction, read back in one request and committed once.
   virtual std::vector<Status> write_comments(const std::vector<CommentWrite>& writes);
-  // Every attempt of one job id whose record is final (attrib-show --attribute).
+  // Every attempt of one job id whose record shows how it ended, final or not yet
+  // (attrib-show --attribute).
   virtual Result<std::vector<JobRecordFacts>> job_attempts(const std::string& cluster, const std::string& job_id) {
     (void)cluster, (void)job_id;
     return Error{kSlurmdbQuery, "this accounting cannot list a job's attempts"};
   }
-  // The attempts whose record became final with an end in [since, until) (the head's
-  // sweep for jobs no hook reported). An accounting that cannot list says so.
+  // The attempts whose record shows their end in [since, until), final or not yet (the
+  // head's sweep for jobs no hook reported, and attrib-show --backfill). An accounting that
+  // cannot list says so.
   virtual Result<std::vector<JobRecordFacts>> ended_attempts(const std::string& cluster, TimeUs since, TimeUs until) {
     (void)cluster, (void)since, (void)until;
     return Error{kSlurmdbQuery, "this accounting cannot list ended jobs"};

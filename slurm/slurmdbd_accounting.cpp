@@ -30,6 +30,7 @@ JobRecordFacts facts_of(const AccountingRecord& record, CommentField field) {
   out.submit = record.submit;
   out.job_submit = record.job_submit;
   out.sole_row = !record.other_rows;
+  out.later_row_after_hook = record.later_row_after_hook;
   return out;
 }
 
@@ -97,13 +98,14 @@ std::optional<Result<AccountingRecord>> SlurmdbdAccounting::from_array_read(cons
 
 namespace {
 
-// An attempt's final row as the sweep and the backfill compare it with the archive. These
-// rows are listed one by one, so whether the id has others is not known here.
+// An attempt's row, ended (listed_in_window, job_attempts), as the sweep and the backfill
+// compare it with the archive; final or still without its allocation count. These rows
+// are listed one by one, so whether the id has others is not known here.
 std::vector<JobRecordFacts> attempt_facts(const std::vector<AccountingRecord>& rows, CommentField field) {
   std::vector<JobRecordFacts> out;
   for (const AccountingRecord& row : rows) {
     JobRecordFacts facts = facts_of(row, field);
-    facts.final = true;
+    facts.final = row.is_final();
     facts.ended = true;
     facts.sole_row = false;
     out.push_back(std::move(facts));

@@ -170,6 +170,13 @@ const std::set<std::string, std::less<>>& terminal_states() {
   return states;
 }
 
+// The terminal states Slurm requeues a job from: its next attempt may follow the row.
+const std::set<std::string, std::less<>>& requeued_from() {
+  static const std::set<std::string, std::less<>> states = {"REQUEUED",  "REQUEUE_HOLD", "SPECIAL_EXIT", "REQUEUE_FED",
+                                                            "NODE_FAIL", "PREEMPTED",    "BOOT_FAIL"};
+  return states;
+}
+
 std::string step_name(const slurm_step_id_t& id) {
   std::string out = std::to_string(id.job_id) + ".";
   switch (id.step_id) {
@@ -407,6 +414,12 @@ bool AccountingRecord::is_final() const {
   return nodes.size() == alloc_nodes;
 }
 
+bool listed_in_window(const AccountingRecord& row, TimeUs since, TimeUs until) {
+  constexpr TimeUs kSecondUs = 1000000;
+  const TimeUs since_second = (since >= 0 ? since : since - (kSecondUs - 1)) / kSecondUs * kSecondUs;
+  return row.has_ended() && *row.end >= since_second && *row.end < until;
+}
+
 size_t attempt_row(const std::vector<AccountingRecord>& rows, std::optional<TimeUs> ended_by) {
   auto later = [&](size_t a, size_t b) {  // is row a submitted after row b (ties: the later row)
     return rows[a].submit.value_or(0) >= rows[b].submit.value_or(0);
@@ -420,12 +433,14 @@ size_t attempt_row(const std::vector<AccountingRecord>& rows, std::optional<Time
   return newest_started.value_or(newest.value_or(0));
 }
 
+bool ended_without_requeue(std::string_view state) {
+  return terminal_states().contains(state) && !requeued_from().contains(state);
+}
+
 void number_attempts(std::vector<AccountingRecord>& rows) {
-  static const std::set<std::string, std::less<>> requeued_from = {
-      "REQUEUED", "REQUEUE_HOLD", "SPECIAL_EXIT", "REQUEUE_FED", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL"};
   for (size_t i = 0; i < rows.size(); ++i) {
     const AccountingRecord* before = i > 0 ? &rows[i - 1] : nullptr;
-    const bool continues = before != nullptr && requeued_from.contains(before->state) && before->uid == rows[i].uid &&
+    const bool continues = before != nullptr && requeued_from().contains(before->state) && before->uid == rows[i].uid &&
                            before->job_name == rows[i].job_name;
     rows[i].requeue_count = continues ? before->requeue_count + 1 : 0;
     rows[i].job_submit = continues ? before->job_submit : rows[i].submit;
@@ -622,7 +637,7 @@ Result<std::vector<AccountingRecord>> SlurmdbdConnection::job_attempts(const std
     // A het job is one attempt, read through its first component.
     if ((*rows)[i].het_job_offset.value_or(0) != 0) continue;
     AccountingRecord attempt = join_het_components(*rows, i, job_id);
-    if (attempt.is_final()) out.push_back(std::move(attempt));
+    if (attempt.has_ended()) out.push_back(std::move(attempt));
   }
   return out;
 }
@@ -652,6 +667,14 @@ AccountingRecord pick_attempt(std::vector<AccountingRecord> rows, const std::str
   std::string admin_comment = commented->admin_comment;
   std::string system_comment = commented->system_comment;
   const size_t chosen = attempt_row(rows, ended_by);
+  // Strictly later submits: a het job's components share their attempt's submit.
+  const TimeUs chosen_submit = rows[chosen].submit.value_or(0);
+  constexpr TimeUs kClockSlack = 1000000;  // a slurmd Epilog's time is its node's clock
+  const bool later_row_after_hook = std::any_of(rows.begin(), rows.end(), [&](const AccountingRecord& row) {
+    const TimeUs submit = row.submit.value_or(0);
+    if (submit <= chosen_submit) return false;
+    return row.start || row.end || (ended_by && submit > *ended_by + kClockSlack);
+  });
   // "H+O" asks for one component (an older hook's report): read as it is.
   AccountingRecord record =
       job_id.find('+') == std::string::npos ? join_het_components(rows, chosen, job_id) : std::move(rows[chosen]);
@@ -659,6 +682,7 @@ AccountingRecord pick_attempt(std::vector<AccountingRecord> rows, const std::str
   record.admin_comment = std::move(admin_comment);
   record.system_comment = std::move(system_comment);
   record.other_rows = rows.size() > 1;
+  record.later_row_after_hook = later_row_after_hook;
   return record;
 }
 
@@ -721,7 +745,7 @@ Result<std::vector<AccountingRecord>> SlurmdbdConnection::ended_attempts(const s
     else if (job->het_job_id != 0)
       id = std::to_string(job->het_job_id);
     AccountingRecord record = to_record(*job, id, cluster);
-    if (record.is_final() && *record.end >= since && *record.end < until) out.push_back(std::move(record));
+    if (listed_in_window(record, since, until)) out.push_back(std::move(record));
   });
   return out;
 }

@@ -105,6 +105,19 @@ struct AccountingRecord {
   // the id). The placeholder row's JobName ("allocation") then misnumbers the attempt
   // until the row is final, so only an id's sole row is used before then.
   bool other_rows = false;
+  // pick_attempt: a row of the id submitted after this one (the next attempt, or a later
+  // job that reuses the id) shows that it came after the hook that ran at `ended_by`, so
+  // that the hook's report is this row's: it has started (attempt_row picks the newest row
+  // that had started by `ended_by`, so it started after that), it ended without starting
+  // (cancelled while pending: it ran no hook), or it was submitted more than a second
+  // after `ended_by` (a hook runs after its attempt's submit; the second allows for a
+  // node's clock). slurmdbd records an id's rows in the order slurmctld sends them, so
+  // the attempts before such a row are there, this one the newest that had started. (A
+  // requeued job's next attempt is submitted once the attempt's EpilogSlurmctld and slurmd
+  // Epilogs are done, cleanup_completing: a hook that ran twice meanwhile is shown.)
+  // Without one, a next attempt whose row slurmdbd has not recorded yet (or not yet as
+  // started) reads as this row.
+  bool later_row_after_hook = false;
   std::optional<TimeUs> job_submit;  // submit of its job's first attempt: a job that reuses the id has its own
   std::string reason;                // why the job ended as it did (Slurm's last state reason), e.g. NonZeroExitCode
   std::optional<uint32_t> requid;    // uid that requested the cancel (slurmdbd's requid); absent when none is
@@ -144,6 +157,15 @@ bool is_hostlist(std::string_view text);
 inline constexpr size_t kMaxHostlistNames = 100000;
 std::vector<std::string> expand_hostlist(const std::string& expr);
 
+// Whether the sweep and the backfill list `row` for [since, until): it shows how its
+// attempt ended (has_ended), and its end is in the window at slurmdbd's whole seconds.
+// Not only a final row: slurmdbd fills in the allocation count seconds after the end (more
+// under load), and a one-shot listing (attrib-show --backfill, --attribute) that skipped
+// the row then never counted the attempt at all; the worker waits for the whole row. And
+// `since` counts from the start of its second: an end is stored rounded down, so an
+// attempt that ended in that second, after `since`, is not left out.
+bool listed_in_window(const AccountingRecord& row, TimeUs since, TimeUs until);
+
 // Which of a job id's database rows (sacct -D: one per attempt, and one per earlier job
 // that had the id) is the attempt that had ended when the hook ran at `ended_by`: the
 // newest row that had started by then. "Newest" alone is wrong for a requeued job: by
@@ -152,6 +174,13 @@ std::vector<std::string> expand_hostlist(const std::string& expr);
 // started by then (cancelled while pending), the newest row. Ties on submit keep the
 // later row. Rows in any order; returns an index into rows (rows must not be empty).
 size_t attempt_row(const std::vector<AccountingRecord>& rows, std::optional<TimeUs> ended_by);
+
+// Whether a row in `state` shows that its attempt ended and its job was not requeued: a
+// terminal state Slurm does not requeue from (COMPLETED FAILED CANCELLED TIMEOUT
+// OUT_OF_MEMORY DEADLINE). No later attempt of the job follows such a row, but for an
+// admin's `scontrol requeue` of the finished job, which turns the row REQUEUED (slurmctld
+// sends that before the next attempt can start).
+bool ended_without_requeue(std::string_view state);
 
 // Numbers one job id's rows (sorted oldest first) as attempts of the jobs that had the id:
 // a row continues the job of the row before it when that row ended in a state Slurm
@@ -172,7 +201,8 @@ AccountingRecord join_het_components(const std::vector<AccountingRecord>& rows, 
 // Of one job id's rows (sorted oldest first, numbered), the record SlurmdbdConnection::
 // read_job answers: the attempt that had ended by `ended_by` (attempt_row; a het job's
 // components joined), with the comment fields of the newest row the id itself names (the
-// one slurmdb_job_modify writes) and other_rows set. rows must not be empty.
+// one slurmdb_job_modify writes) and other_rows and later_row_after_hook set. rows must
+// not be empty.
 AccountingRecord pick_attempt(std::vector<AccountingRecord> rows, const std::string& job_id,
                               std::optional<TimeUs> ended_by);
 
@@ -209,11 +239,12 @@ class SlurmdbdConnection {
                                                                                uint32_t array_job_id, bool with_steps);
 
   // Every row of one job id (one per attempt, and per earlier job that had the id) that
-  // is final, oldest first; requeue_count is each row's attempt number.
+  // shows how its attempt ended (has_ended: final, or still without its allocation count),
+  // oldest first; requeue_count is each row's attempt number.
   Result<std::vector<AccountingRecord>> job_attempts(const std::string& cluster, const std::string& job_id);
 
-  // Every attempt whose row became final with an end in [since, until): what the head's
-  // sweep compares with the archive. job_id as Slurm prints it ("4242", "4242_7",
+  // Every attempt whose row shows its end in [since, until) (listed_in_window): what the
+  // head's sweep compares with the archive. job_id as Slurm prints it ("4242", "4242_7",
   // "4242+1"); requeue_count is not set (each row stands alone).
   Result<std::vector<AccountingRecord>> ended_attempts(const std::string& cluster, TimeUs since, TimeUs until);
 

@@ -298,10 +298,11 @@ void HeadDaemon::every(std::chrono::seconds first, std::chrono::seconds interval
 
 void HeadDaemon::sweep_loop() {
   // The first sweep looks head.sweep_lookback_s back; each later one goes back over the
-  // last head.scope_max_wait_s too, because slurmdbd finalises a row seconds after its
-  // end time (a row listed too early is skipped as not final, and found again then; the
-  // archive makes re-listing harmless). A failed sweep does not advance. Only attempts
-  // that ended at least head.sweep_settle_s ago: their hooks' reports come first.
+  // last head.scope_max_wait_s too, because slurmdbd records a job's end some time after
+  // its end time (a row that does not show its end yet is not listed, and found again
+  // then; one that shows it is listed, final or not, and the worker waits for the whole
+  // row; the archive makes re-listing harmless). A failed sweep does not advance. Only
+  // attempts that ended at least head.sweep_settle_s ago: their hooks' reports come first.
   std::unique_ptr<slurm::Accounting> accounting = accounting_factory_();
   TimeUs since = wall_clock_us() - static_cast<TimeUs>(config_.head.sweep_lookback_s) * kSecond;
   const std::chrono::seconds interval(config_.head.sweep_interval_s);

@@ -11,7 +11,7 @@ Result<SweepCount> queue_unknown_attempts(store::JobStore& store, const std::vec
   SweepCount count;
   for (const slurm::JobRecordFacts& attempt : attempts) {
     const JobFacts& facts = attempt.facts;
-    if (!attempt.submit || !facts.end) continue;  // final rows have both; nothing to compare otherwise
+    if (!attempt.submit || !facts.end) continue;  // listed rows have both; nothing to compare otherwise
     auto known = store.knows_attempt(cluster, facts.job_id, *attempt.submit, *facts.end);
     if (!known) return known.error();
     if (*known) {
@@ -22,8 +22,12 @@ Result<SweepCount> queue_unknown_attempts(store::JobStore& store, const std::vec
     v1::JobEnded report;
     report.set_job_id(facts.job_id);
     report.set_cluster(cluster);
+    // A row not final yet names only the batch host (slurmdbd fills in the allocation
+    // seconds after the end): no node list then, so the worker waits for the whole row
+    // and takes the nodes from it (a hook's list would stand for the job's).
     std::string nodes;
-    for (const std::string& node : facts.nodes) nodes += (nodes.empty() ? "" : ",") + node;
+    if (attempt.final)
+      for (const std::string& node : facts.nodes) nodes += (nodes.empty() ? "" : ",") + node;
     report.set_node_list(nodes);
     report.set_hook(v1::HOOK_KIND_SWEEP);
     report.set_hook_time_us(*facts.end);

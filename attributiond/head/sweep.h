@@ -21,7 +21,8 @@ struct SweepCount {
 Result<SweepCount> queue_unknown_attempts(store::JobStore& store, const std::vector<slurm::JobRecordFacts>& attempts,
                                           const std::string& cluster, TimeUs now);
 
-// The sweep: every attempt of `cluster` that ended in [since, until).
+// The sweep: every attempt of `cluster` that ended in [since, until), its row final or
+// not yet (Accounting::ended_attempts).
 Result<SweepCount> sweep_once(store::JobStore& store, slurm::Accounting& accounting, const std::string& cluster,
                               TimeUs since, TimeUs until, TimeUs now);
 

@@ -111,6 +111,16 @@ ScopeStep scope_step(const common::HeadConfig& config, const Result<slurm::JobRe
   return step;
 }
 
+bool rows_show_reported_attempt(const v1::JobEnded& report, const slurm::JobRecordFacts& row) {
+  if (report.start_time_us() > 0)
+    return row.facts.start && *row.facts.start / kSecond == report.start_time_us() / kSecond;
+  // No start (Slurm 22.05's EpilogSlurmctld and slurmd Epilog, an older attrib-epilog): the
+  // row is the report's attempt when a later row came after the hook, or when the row
+  // says the job was not requeued after it, so that no later attempt can have run.
+  if (row.later_row_after_hook) return true;
+  return row.facts.end && slurm::ended_without_requeue(row.facts.state);
+}
+
 store::RetryPolicy retry_policy(const common::HeadConfig& config) {
   return store::RetryPolicy{config.retry_backoff_s * kSecond, config.retry_max_backoff_s * kSecond,
                             config.max_failures};
@@ -447,7 +457,8 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
   } else {
     std::optional<slurm::JobRecordFacts> record;
     // The attempt this run reports (a requeued job's newest row is the next one, pending),
-    // found by its start when a hook knew it (jobcomp/script), else by when the hook ran.
+    // found by its start when the hook knew it (jobcomp/script; the epilogs from Slurm
+    // 23.02), else by when the hook ran.
     // slurmdbd keeps whole seconds: when the next attempt starts within the second its
     // predecessor's EpilogSlurmctld runs, only the start tells them apart.
     const TimeUs attempt_time =
@@ -478,20 +489,58 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
     failpoint("attempt.scoped");  // the accounting record read, nothing judged
     // A second report of an attempt another run was judged on (a second hook after the
     // first was attributed, a spool sent again after the first copy arrived): folded into
-    // that run, never attributed twice.
+    // that run, never attributed twice. Only when slurmdbd's rows show that the row read
+    // is the report's attempt (rows_show_reported_attempt), though: a requeued job's next
+    // attempt reads as the attempt before it until slurmdbd has recorded its row as
+    // started (under load, seconds after its hook ran), and dropping its report then loses
+    // the attempt. Such a report waits for the rows, and is judged as an attempt of its
+    // own from the hook's facts if they still do not show it after head.scope_max_wait_s:
+    // by then its start differs from the row's, or the row says the job was requeued
+    // after it (a report without a start of a job that was not is folded at once).
+    std::optional<TimeUs> earlier_attempt_end;  // judged alone: the attempt read ended before it began
     if (record && record->submit) {
+      const bool shown = rows_show_reported_attempt(job.request, *record);
+      if (!shown && job.key.run > 0) {
+        // An earlier report of the id may be of the attempt read, not judged yet: it goes
+        // first, so that the two do not race to the archive with the same row (there the
+        // later one would be dropped, or archived as the earlier attempt). Run 0 has none.
+        auto earlier = context.store.earlier_run_waiting(job.key);
+        if (!earlier) return retry_after_failure(context, job, now, "archive", earlier.error().message);
+        if (*earlier) {
+          if (context.metrics != nullptr) context.metrics->attribution_retries.labels({"accounting_pending"}).inc();
+          return reschedule(context.store, job, now + context.config.scope_poll_interval_ms * 1000,
+                            "an earlier report of the job is judged first: slurmdbd's rows do not show which "
+                            "attempt this one is");
+        }
+      }
       auto same = context.store.same_attempt(job.key, *record->submit);
       if (!same) return retry_after_failure(context, job, now, "archive", same.error().message);
-      if (*same) {
+      if (*same && shown) {
         if (auto s = context.store.drop_second_report(job.key); !s)
           return retry_after_failure(context, job, now, "archive", s.error().message);
         spdlog::info("job {}: a second report of the attempt judged as run {}, not attributed again", job_id, **same);
         if (context.metrics != nullptr) context.metrics->jobs_not_attributed.labels({"same_attempt"}).inc();
         return Outcome::Done;
       }
+      if (*same) {
+        const std::string why = "slurmdbd shows no row for this report's attempt yet (the row read is run " +
+                                std::to_string(**same) + "'s attempt)";
+        if (now - job.received <= context.config.scope_max_wait_s * kSecond) {
+          if (context.metrics != nullptr) context.metrics->attribution_retries.labels({"accounting_pending"}).inc();
+          return reschedule(context.store, job, now + context.config.scope_poll_interval_ms * 1000, why);
+        }
+        spdlog::warn("job {}: {} after {} s; judged as an attempt of its own from the hook's facts", job_id, why,
+                     context.config.scope_max_wait_s);
+        if (context.metrics != nullptr) context.metrics->scope_timeouts.get().inc();
+        earlier_attempt_end = record->facts.end;
+        record.reset();
+      }
     }
     JobFacts facts =
         merge_facts(job.request, record, slurm::expand_hostlist(job.request.node_list()), context.default_cluster);
+    // Judged from the hook's facts after the attempt read: a hook that does not know its
+    // start (Slurm 22.05's epilogs) leaves the window to begin where that attempt ended.
+    if (!facts.start && earlier_attempt_end) facts.start = earlier_attempt_end;
     times =
         PhaseTimes{.job_end = facts.end, .hook = job.request.hook_time_us(), .received = job.received, .scoped = now};
     AttemptEvidence evidence;

@@ -84,6 +84,25 @@ ScopeStep scope_step(const common::HeadConfig& config, const Result<slurm::JobRe
                      TimeUs now, const std::vector<std::string>& hook_nodes,
                      const store::AccountingOutage& outage = {});
 
+// Whether slurmdbd's rows show that `row`, the row read for `report` (by its start, else
+// by when its hook ran: slurm::attempt_row), is the attempt the report is of. A report
+// with a start (jobcomp/script's START; SLURM_JOB_START_TIME, which both epilogs have
+// from Slurm 23.02): that start is the row's (to the second: slurmdbd keeps whole seconds,
+// and both come from slurmctld's start_time), else it is another attempt. A report without
+// one (Slurm 22.05's epilogs): a later row of the id came after the hook
+// (JobRecordFacts::later_row_after_hook), or the row shows that its attempt ended and the
+// job was not requeued (slurm::ended_without_requeue). Otherwise the report may be a
+// requeued job's next attempt whose row slurmdbd has not recorded yet (or not yet as
+// started): that attempt reads as the one before it, so a run judged on the same row does
+// not make the report a second one.
+//
+// SLURM_JOB_RESTART_COUNT, which both epilogs have in every version, does not tell: slurmctld
+// counts a requeue by `scontrol requeue` or preemption before it runs the requeued
+// attempt's hooks (job_mgr.c _job_requeue_op), and one on an exit code (RequeueExit) only
+// after them (job_hold_requeue), so attempt 0 requeued by scontrol and attempt 1 failing
+// on its own both report 1.
+bool rows_show_reported_attempt(const v1::JobEnded& report, const slurm::JobRecordFacts& row);
+
 // A step of an attempt failed (step names it, why says what): counted, retried after the
 // exponential backoff, or given up (dead-lettered, Outcome::Done) at head.max_failures.
 Outcome retry_after_failure(const AttributionContext& context, const store::QueuedJob& job, TimeUs now,

@@ -1002,6 +1002,16 @@ Result<std::optional<int64_t>> JobStore::same_attempt(const JobKey& key, TimeUs 
   return std::optional<int64_t>();
 }
 
+Result<bool> JobStore::earlier_run_waiting(const JobKey& key) {
+  std::lock_guard lock(mutex_);
+  auto stmt = db_.prepare(
+      "SELECT EXISTS (SELECT 1 FROM jobs WHERE cluster = ? AND job_id = ? AND run < ? AND status = 'queued' "
+      "AND verdict_json IS NULL AND failed_us IS NULL)");
+  stmt.bind(1, key.cluster).bind(2, key.job_id).bind(3, key.run);
+  if (!stmt.step()) return db_error(stmt);
+  return stmt.int_at(0) != 0;
+}
+
 Result<bool> JobStore::knows_attempt(const std::string& cluster, const std::string& job_id, TimeUs attempt_submit,
                                      TimeUs attempt_end) {
   std::lock_guard lock(mutex_);

@@ -153,6 +153,12 @@ class JobStore {
   // Another run of key's job id that was judged on the same attempt (the accounting row
   // submitted at attempt_submit): key's run is then that attempt reported twice.
   Result<std::optional<int64_t>> same_attempt(const JobKey& key, TimeUs attempt_submit);
+  // Whether a run of key's job id reported before key's (a lower run) is still to be judged
+  // (queued without a verdict, not dead-lettered). A report whose attempt slurmdbd's rows
+  // do not show yet waits for it: two reports read onto one row are then judged in the
+  // order they came, and the later one meets the earlier's verdict (same_attempt) instead
+  // of racing it to the archive.
+  Result<bool> earlier_run_waiting(const JobKey& key);
   // Whether the archive has the attempt of job_id whose accounting row was submitted at
   // attempt_submit and ended at attempt_end: a run judged on that row, or a run not judged
   // yet (queued, or recorded without a verdict such as an opt-out) that was reported after

@@ -30,6 +30,30 @@ TEST(HookEnv, EpilogSlurmctldAsSlurm22Provides) {
   EXPECT_EQ(m->spank_options().at("attrib_attrib"), "off");
   EXPECT_EQ(m->stdout_path(), "/home/alice/slurm-17.out");
   EXPECT_EQ(m->stderr_path(), "");
+  EXPECT_EQ(m->start_time_us(), 0) << "22.05's EpilogSlurmctld has no SLURM_JOB_START_TIME";
+}
+
+// Slurm 23.02 and later give both epilogs the attempt's start (job_common_env_vars for
+// EpilogSlurmctld, the kill request's credential for a slurmd Epilog): the start slurmctld
+// sends slurmdbd, what tells a requeued job's attempts apart. Its restart count does not
+// (see pipeline::rows_show_reported_attempt), so it is not read.
+TEST(HookEnv, EpilogsFromSlurm2302CarryTheAttemptsStart) {
+  auto ctld = job_ended_from_env(
+      {{"SLURM_JOB_ID", "21"}, {"SLURM_JOB_START_TIME", "1700000000"}, {"SLURM_JOB_RESTART_COUNT", "1"}}, 5);
+  ASSERT_TRUE(ctld);
+  EXPECT_EQ(ctld->hook(), attrib::v1::HOOK_KIND_EPILOG_SLURMCTLD);
+  EXPECT_EQ(ctld->start_time_us(), 1700000000LL * 1000000);
+  auto slurmd = job_ended_from_env(
+      {{"SLURM_JOB_ID", "21"}, {"SLURMD_NODENAME", "n3"}, {"SLURM_JOB_START_TIME", "1700000000"}}, 5);
+  ASSERT_TRUE(slurmd);
+  EXPECT_EQ(slurmd->hook(), attrib::v1::HOOK_KIND_EPILOG_SLURMD);
+  EXPECT_EQ(slurmd->start_time_us(), 1700000000LL * 1000000);
+  // slurmctld prints 0 for a job that never started; anything but a time is unknown too.
+  for (const char* start : {"0", "soon", ""}) {
+    auto unknown = job_ended_from_env({{"SLURM_JOB_ID", "22"}, {"SLURM_JOB_START_TIME", start}}, 5);
+    ASSERT_TRUE(unknown);
+    EXPECT_EQ(unknown->start_time_us(), 0) << start;
+  }
 }
 
 TEST(HookEnv, RawWaitStatusDecodesSignal) {

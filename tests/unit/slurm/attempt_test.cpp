@@ -72,6 +72,76 @@ TEST(AttemptRow, SubmitTiesKeepTheLaterRow) {
   EXPECT_EQ(attempt_row(rows, 101 * kS), 1u);
 }
 
+// Whether the rows show which attempt ran at the hook's time (tests/e2e/requeue_attempts.sh):
+// attempt 1's EpilogSlurmctld can run before slurmdbd has recorded attempt 1 as started,
+// and then reads attempt 0's row like attempt 0's own report did.
+TEST(PickAttempt, ALaterRowThatStartedShowsTheHooksAttemptAndAPendingOneDoesNot) {
+  std::vector<AccountingRecord> rows = {row("REQUEUED", 100 * kS, 101 * kS, 106 * kS),
+                                        row("PENDING", 106 * kS, std::nullopt, std::nullopt)};
+  AccountingRecord read = pick_attempt(rows, "7", 300 * kS);  // attempt 1's hook, its row not started yet
+  EXPECT_EQ(read.state, "REQUEUED");
+  EXPECT_FALSE(read.later_row_after_hook) << "attempt 1 may have run: the rows do not say";
+  rows[1] = row("FAILED", 106 * kS, 230 * kS, 299 * kS);  // slurmdbd caught up
+  read = pick_attempt(rows, "7", 107 * kS);               // attempt 0's report (a spool sent again)
+  EXPECT_EQ(read.state, "REQUEUED");
+  EXPECT_TRUE(read.later_row_after_hook) << "attempt 1 began after the hook ran";
+  read = pick_attempt(rows, "7", 300 * kS);
+  EXPECT_EQ(read.state, "FAILED");
+  EXPECT_FALSE(read.later_row_after_hook);  // the newest row
+  // A row of the same submit (as a het job's components have) is not a later one.
+  rows = {row("FAILED", 100 * kS, 101 * kS, 106 * kS), row("FAILED", 100 * kS, 101 * kS, 106 * kS)};
+  EXPECT_FALSE(pick_attempt(rows, "7", 107 * kS).later_row_after_hook);
+}
+
+// slurmctld submits a requeued job's next attempt only once the attempt's EpilogSlurmctld
+// and slurmd Epilogs are done (cleanup_completing, then batch_requeue_fini): a pending row
+// submitted after the hook ran shows the hook was the attempt before it, beyond the second
+// a node's clock may be off by. And a next attempt cancelled while it pended ran no hook.
+TEST(PickAttempt, APendingRowSubmittedAfterTheHookAndOneThatNeverRanShowItToo) {
+  std::vector<AccountingRecord> rows = {row("REQUEUED", 100 * kS, 101 * kS, 106 * kS),
+                                        row("PENDING", 110 * kS, std::nullopt, std::nullopt)};
+  EXPECT_TRUE(pick_attempt(rows, "7", 107 * kS).later_row_after_hook) << "submitted 3 s after the hook";
+  EXPECT_FALSE(pick_attempt(rows, "7", 109 * kS + 500000).later_row_after_hook) << "within the second";
+  EXPECT_FALSE(pick_attempt(rows, "7", 300 * kS).later_row_after_hook) << "submitted before the hook";
+  EXPECT_FALSE(pick_attempt(rows, "7", std::nullopt).later_row_after_hook) << "no time: the newest row";
+  rows[1] = row("CANCELLED", 110 * kS, std::nullopt, 400 * kS);  // scancel while it pended
+  AccountingRecord read = pick_attempt(rows, "7", 500 * kS);
+  EXPECT_EQ(read.state, "REQUEUED");
+  EXPECT_TRUE(read.later_row_after_hook) << "attempt 1 never ran: a hook at 500 s is attempt 0's";
+}
+
+// A row the job was not requeued after: no later attempt of the job follows it. The states
+// Slurm requeues from (number_attempts continues a job after them), and a row that has not
+// ended, may be followed by one.
+TEST(EndedWithoutRequeue, OnlyTerminalStatesSlurmDoesNotRequeueFrom) {
+  for (const char* state : {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "DEADLINE"})
+    EXPECT_TRUE(ended_without_requeue(state)) << state;
+  for (const char* state : {"REQUEUED", "REQUEUE_HOLD", "SPECIAL_EXIT", "REQUEUE_FED", "NODE_FAIL", "PREEMPTED",
+                            "BOOT_FAIL", "RUNNING", "PENDING", "SUSPENDED", ""})
+    EXPECT_FALSE(ended_without_requeue(state)) << state;
+}
+
+// The sweep's and the backfill's listing: an ended row whose allocation count slurmdbd has
+// not filled in yet is listed (a one-shot backfill that skipped it never counted the
+// attempt), and a window that begins inside the second an attempt ended in keeps it.
+TEST(ListedInWindow, AnEndedRowIsListedFinalOrNotAndSinceCountsFromItsSecond) {
+  AccountingRecord ended = row("FAILED", 90 * kS, 95 * kS, 100 * kS);
+  EXPECT_TRUE(listed_in_window(ended, 99 * kS, 101 * kS));
+  AccountingRecord unfilled = ended;
+  unfilled.alloc_nodes = 0;  // slurmdbd shows the end, not yet the allocation
+  ASSERT_FALSE(unfilled.is_final());
+  EXPECT_TRUE(listed_in_window(unfilled, 99 * kS, 101 * kS));
+  // Ended at 100.6 s, stored as 100 s: a window from 100.4 s keeps it.
+  EXPECT_TRUE(listed_in_window(ended, 100 * kS + 400000, 101 * kS));
+  EXPECT_FALSE(listed_in_window(ended, 101 * kS, 102 * kS));
+  EXPECT_FALSE(listed_in_window(ended, 90 * kS, 100 * kS));  // until is excluded
+  // A row that does not show the end yet is not listed: a later sweep finds it.
+  EXPECT_FALSE(listed_in_window(row("RUNNING", 90 * kS, 95 * kS, std::nullopt), 0, 1000 * kS));
+  AccountingRecord completing = ended;
+  completing.completing = true;
+  EXPECT_FALSE(listed_in_window(completing, 0, 1000 * kS));
+}
+
 TEST(NumberAttempts, RequeuesContinueAJobAndAReusedIdStartsAgain) {
   // A job requeued twice (node failure, preemption), then months later a new job of
   // another user with the same id, then one more of that user (id wrapped again).

@@ -585,7 +585,10 @@ TEST_F(HeadDaemonTest, DuplicateSubmitIsAcceptedOnceAndCommentWrittenOnce) {
   EXPECT_TRUE(again.duplicate());
   // A report of the same hook at another time looks like a requeued job's next attempt: a
   // run of its own until accounting shows the same attempt, then folded into it
-  // (attrib_jobs_not_attributed_total{same_attempt}).
+  // (attrib_jobs_not_attributed_total{same_attempt}). Here, without a start (Slurm 22.05's
+  // EpilogSlurmctld), the row shows it: the job FAILED and was not requeued, so no later
+  // attempt can have run. (A requeued one waits for the rows instead: ScopeTest.
+  // ARequeuedAttemptWhoseRowIsNotRecordedYetWaitsForItAndIsNotDropped.)
   v1::JobEnded later;
   later.set_job_id("101");
   later.set_node_list("n[1-3]");

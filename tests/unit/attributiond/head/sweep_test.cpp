@@ -107,5 +107,31 @@ TEST_F(SweepTest, AttemptsTheArchiveKnowsAreLeftAlone) {
   EXPECT_EQ((*store_->lookup("lab", "41"))->runs, 2);
 }
 
+// slurmdbd shows an attempt's end at once and its allocation count seconds later (more
+// under load). attrib-show --backfill lists once: the attempt is queued then, not skipped
+// as not final (it was never counted at all), with no node list, for the row names only
+// the batch host until then: the worker waits for the whole row and takes the job's nodes
+// from it. The final row listed later is the same attempt.
+TEST_F(SweepTest, AnAttemptWhoseRowIsNotFinalYetIsQueuedOnceWithoutItsPartialNodes) {
+  ListingAccounting accounting;
+  slurm::JobRecordFacts unfilled = attempt("43", 100 * kS, 110 * kS, 200 * kS);
+  unfilled.final = false;
+  unfilled.facts.nodes = {"n1"};  // the batch host only
+  accounting.ended = {unfilled};
+  auto queued = sweep_once(*store_, accounting, "lab", 0, 1000 * kS, 201 * kS);
+  ASSERT_TRUE(queued) << queued.error().message;
+  EXPECT_EQ(queued->queued, 1);
+  auto due = store_->next_due(2000 * kS, {});
+  ASSERT_TRUE(due && due->has_value());
+  EXPECT_EQ((*due)->request.node_list(), "");
+  EXPECT_EQ((*due)->request.start_time_us(), 110 * kS);
+  accounting.ended = {attempt("43", 100 * kS, 110 * kS, 200 * kS)};  // final now
+  auto again = sweep_once(*store_, accounting, "lab", 0, 1000 * kS, 230 * kS);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->queued, 0);
+  EXPECT_EQ(again->known, 1);
+  EXPECT_EQ((*store_->lookup("lab", "43"))->runs, 1);
+}
+
 }  // namespace
 }  // namespace attrib::head

@@ -209,6 +209,161 @@ TEST_F(ScopeTest, ARecordThatShowsTheEndIsUsedAtOnceWhenTheHookNamedTheNodes) {
   EXPECT_EQ(nlohmann::json::parse(*record.verdict_json)["terminal_state"], "NODE_FAIL") << "the record's end";
 }
 
+// A requeued job (tests/e2e/requeue_attempts.sh): attempt 0 is judged on its row. Attempt
+// 1's EpilogSlurmctld (no start: Slurm 22.05) reports before slurmdbd has recorded attempt
+// 1's row as started, so the report reads attempt 0's row, which run 0 was judged on. The
+// rows do not show that it is attempt 0 reported again (the row is REQUEUED, and no later
+// row came after the hook): it was dropped as such ("no verdict for run 1"); now it waits
+// for the rows, and is judged on attempt 1's row once slurmdbd shows it.
+TEST_F(ScopeTest, ARequeuedAttemptWhoseRowIsNotRecordedYetWaitsForItAndIsNotDropped) {
+  config_.scope_max_wait_s = 60;
+  slurm::JobRecordFacts attempt0 = FinalRecord();
+  attempt0.facts.state = "REQUEUED";
+  attempt0.submit = kStart - 7200 * kSecond;
+  accounting_.record = attempt0;
+  ASSERT_EQ(RunUntil(kStart + 10 * kSecond).status, "done");
+
+  const TimeUs reported = kStart + 10 * kMinute;  // attempt 1 ended; its hook's report
+  v1::JobEnded hook;
+  hook.set_job_id("7");
+  hook.set_node_list("n1");
+  hook.set_state("FAILED");
+  hook.set_exit_code(7);
+  hook.set_hook_time_us(reported);
+  ASSERT_TRUE(*store_->enqueue(hook, "lab", reported));
+  store::JobRecord waiting = RunUntil(reported + 30 * kSecond);
+  EXPECT_EQ(waiting.key.run, 1);
+  EXPECT_EQ(waiting.status, "queued") << "waited for, not dropped as a second report of attempt 0";
+  EXPECT_EQ(waiting.last_error.rfind("slurmdbd shows no row for this report's attempt yet", 0), 0u)
+      << waiting.last_error;
+
+  slurm::JobRecordFacts attempt1 = FinalRecord();  // slurmdbd records attempt 1's row
+  attempt1.facts.state = "FAILED";
+  attempt1.facts.exit_code = 7;
+  attempt1.facts.attempt = 1;
+  attempt1.facts.start = reported - 5 * kSecond;
+  attempt1.facts.end = reported - kSecond;
+  attempt1.submit = kStart;  // the requeue
+  accounting_.record = attempt1;
+  store::JobRecord judged = RunUntil(reported + 50 * kSecond);
+  EXPECT_EQ(judged.key.run, 1);
+  EXPECT_EQ(judged.status, "done") << judged.last_error;
+  ASSERT_TRUE(judged.verdict_json);
+  auto verdict = nlohmann::json::parse(*judged.verdict_json);
+  EXPECT_EQ(verdict["terminal_state"], "FAILED");
+  EXPECT_EQ(verdict["attempt"], 1) << "judged on attempt 1's own row";
+  auto first = store_->lookup("lab", "7", 0);
+  ASSERT_TRUE(first && *first && (*first)->verdict_json);
+  EXPECT_EQ(nlohmann::json::parse(*(*first)->verdict_json)["terminal_state"], "REQUEUED");
+}
+
+// slurmdbd never shows the attempt's row within head.scope_max_wait_s: the report is judged
+// as an attempt of its own from the hook's facts, never dropped.
+TEST_F(ScopeTest, ARequeuedAttemptSlurmdbdNeverShowsIsJudgedFromTheHooksFacts) {
+  config_.scope_max_wait_s = 60;
+  slurm::JobRecordFacts attempt0 = FinalRecord();
+  attempt0.facts.state = "REQUEUED";
+  attempt0.submit = kStart - 7200 * kSecond;
+  accounting_.record = attempt0;
+  ASSERT_EQ(RunUntil(kStart + 10 * kSecond).status, "done");
+  const TimeUs reported = kStart + 10 * kMinute;
+  v1::JobEnded hook;
+  hook.set_job_id("7");
+  hook.set_node_list("n1");
+  hook.set_state("FAILED");
+  hook.set_exit_code(7);
+  hook.set_hook_time_us(reported);
+  ASSERT_TRUE(*store_->enqueue(hook, "lab", reported));
+  store::JobRecord judged = RunUntil(reported + 5 * kMinute);
+  EXPECT_EQ(judged.key.run, 1);
+  EXPECT_EQ(judged.runs, 2);
+  EXPECT_EQ(judged.status, "done") << judged.last_error;
+  ASSERT_TRUE(judged.verdict_json);
+  auto verdict = nlohmann::json::parse(*judged.verdict_json);
+  EXPECT_EQ(verdict["terminal_state"], "FAILED") << "the hook's, not attempt 0's row";
+  EXPECT_EQ(verdict["exit_code"], 7);
+}
+
+// The rows do show it: a report whose start is the row's is that attempt reported again
+// (a spool sent again after the attempt was judged), folded into its run.
+TEST_F(ScopeTest, AReportWhoseStartIsTheJudgedRowsIsASecondReportOfItAndFolded) {
+  slurm::JobRecordFacts attempt0 = FinalRecord();
+  attempt0.submit = kStart - 7200 * kSecond;
+  accounting_.record = attempt0;
+  ASSERT_EQ(RunUntil(kStart + 10 * kSecond).status, "done");
+  v1::JobEnded again;
+  again.set_job_id("7");
+  again.set_node_list("n1");
+  again.set_hook_time_us(kStart + kMinute);
+  again.set_start_time_us(*attempt0.facts.start);
+  ASSERT_TRUE(*store_->enqueue(again, "lab", kStart + kMinute));
+  store::JobRecord folded = RunUntil(kStart + 2 * kMinute);
+  EXPECT_EQ(folded.key.run, 0);
+  EXPECT_EQ(folded.runs, 1) << "run 1 folded into run 0";
+}
+
+// A job that was not requeued (its row FAILED): a report of the same hook at another time
+// (a hook run twice for the attempt), without a start (Slurm 22.05's epilogs), reads the row
+// run 0 was judged on. No later attempt can have run: it is folded into run 0 at once, not
+// held for head.scope_max_wait_s and then judged as a second attempt with a verdict and a
+// Comment of its own.
+TEST_F(ScopeTest, ALateReportWithoutAStartOfAJobThatWasNotRequeuedIsFoldedAtOnce) {
+  slurm::JobRecordFacts attempt0 = FinalRecord();
+  attempt0.facts.state = "FAILED";
+  attempt0.submit = kStart - 7200 * kSecond;
+  accounting_.record = attempt0;
+  ASSERT_EQ(RunUntil(kStart + 10 * kSecond).status, "done");
+  const int reads = accounting_.reads;
+  const TimeUs reported = kStart + 10 * kMinute;
+  v1::JobEnded again;
+  again.set_job_id("7");
+  again.set_node_list("n1");
+  again.set_hook_time_us(reported);
+  ASSERT_TRUE(*store_->enqueue(again, "lab", reported));
+  auto queued = store_->lookup("lab", "7");
+  ASSERT_TRUE(queued && *queued);
+  EXPECT_EQ((*queued)->key.run, 1) << "a run of its own until the rows are read";
+  store::JobRecord folded = RunUntil(reported + 5 * kSecond);
+  EXPECT_EQ(folded.key.run, 0);
+  EXPECT_EQ(folded.runs, 1) << "run 1 folded into run 0";
+  EXPECT_LE(accounting_.reads - reads, 2) << "decided on the first read, not waited on";
+}
+
+// Which rows show the report's attempt: its start, to slurmdbd's whole second; without a
+// start, a later row of the id that came after the hook, or a row the job was not requeued
+// after.
+TEST(RowsShowReportedAttemptTest, TheReportsStartALaterRowOrAnEndWithoutRequeueShowIt) {
+  slurm::JobRecordFacts row;
+  row.facts.start = kStart;
+  row.facts.end = kStart + kMinute;
+  row.facts.state = "REQUEUED";
+  v1::JobEnded report;
+  EXPECT_FALSE(rows_show_reported_attempt(report, row)) << "EpilogSlurmctld's report, the newest row, requeued";
+  row.later_row_after_hook = true;
+  EXPECT_TRUE(rows_show_reported_attempt(report, row));
+  row.later_row_after_hook = false;
+  for (const char* state : {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY"}) {
+    row.facts.state = state;  // not requeued: no later attempt follows
+    EXPECT_TRUE(rows_show_reported_attempt(report, row)) << state;
+  }
+  for (const char* state : {"NODE_FAIL", "PREEMPTED", "REQUEUE_HOLD", "BOOT_FAIL"}) {
+    row.facts.state = state;  // Slurm may have requeued the job: the next attempt may be the report's
+    EXPECT_FALSE(rows_show_reported_attempt(report, row)) << state;
+  }
+  row.facts.state = "FAILED";
+  row.facts.end.reset();  // the row does not show the end yet: it says nothing of a requeue
+  EXPECT_FALSE(rows_show_reported_attempt(report, row));
+  row.facts.end = kStart + kMinute;
+  report.set_start_time_us(kStart + 400000);  // jobcomp/script's START, SLURM_JOB_START_TIME: whole seconds
+  EXPECT_TRUE(rows_show_reported_attempt(report, row));
+  report.set_start_time_us(kStart + 5 * kSecond);  // a later attempt's start: not this row
+  EXPECT_FALSE(rows_show_reported_attempt(report, row)) << "the start decides, not the row's state";
+  row.later_row_after_hook = true;  // nor a later row, when the report has one
+  EXPECT_FALSE(rows_show_reported_attempt(report, row));
+  row.facts.start.reset();
+  EXPECT_FALSE(rows_show_reported_attempt(report, row));
+}
+
 TEST(ScopeStepTest, AnEndedRowIsUsedOnlyWhenItNamesTheHooksNodesAndTheOtherHooksHadTheirTime) {
   common::HeadConfig config;
   config.hook_settle_ms = 500;

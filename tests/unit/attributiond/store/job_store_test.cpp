@@ -471,6 +471,34 @@ TEST_F(JobStoreTest, ASecondReportOfTheSameHookAtAnotherTimeIsTheNextAttempt) {
   EXPECT_EQ(*store->pending_count(), 2);
 }
 
+// A report whose attempt slurmdbd's rows do not show yet waits for the id's earlier runs
+// that are still to be judged (pipeline::attribute_once), so that two reports read onto
+// one row do not race to the archive: a queued earlier run counts; a judged one, a
+// dead-lettered one and a later one do not.
+TEST_F(JobStoreTest, AnEarlierRunWaitsUntilItIsJudgedOrGivenUp) {
+  auto store = Open();
+  auto report = [](int64_t hook_time) {  // EpilogSlurmctld's report of one attempt of job 16
+    attrib::v1::JobEnded m = Job("16");
+    m.set_hook(attrib::v1::HOOK_KIND_EPILOG_SLURMCTLD);
+    m.set_hook_time_us(hook_time);
+    return m;
+  };
+  ASSERT_TRUE(*store->enqueue(report(100), "lab", 100));
+  ASSERT_TRUE(*store->enqueue(report(200), "lab", 200));  // the next attempt's, by the look of it
+  const attrib::store::JobKey run0{"lab", "16", 0}, run1{"lab", "16", 1}, run2{"lab", "16", 2};
+  EXPECT_FALSE(*store->earlier_run_waiting(run0));
+  EXPECT_TRUE(*store->earlier_run_waiting(run1));
+  attrib::Verdict verdict;
+  verdict.job_id = "16";
+  ASSERT_TRUE(store->archive(run0, verdict, {}, 300, 42));
+  EXPECT_FALSE(*store->earlier_run_waiting(run1)) << "judged: only its comment is left";
+  ASSERT_TRUE(*store->enqueue(report(400), "lab", 400));
+  EXPECT_TRUE(*store->earlier_run_waiting(run2)) << "run 1 is queued";
+  auto dead = store->record_failure(run1, 500, "scope: no record", attrib::store::RetryPolicy{1, 1, 1});
+  ASSERT_TRUE(dead && *dead);
+  EXPECT_FALSE(*store->earlier_run_waiting(run2)) << "run 1 is given up: it holds nothing back";
+}
+
 // The archive file locked by another process (a sqlite3 shell left in a write transaction)
 // past the busy wait: the archive write fails as a whole, naming the file. It used to go
 // on statement by statement in autocommit once BEGIN had failed, and wrote the verdict
