@@ -58,12 +58,9 @@ class ScopeTest : public ::testing::Test {
     pack_ = *pack;
     config_.write_comment = false;
     accounting_.now = &now_;
-    v1::JobEnded hook;  // what the hook knew: it saw the job fail
-    hook.set_job_id("7");
-    hook.set_node_list("n1");
+    v1::JobEnded hook = HookReport(kStart);  // what the hook knew: it saw the job fail
     hook.set_state("FAILED");
     hook.set_exit_code(1);
-    hook.set_hook_time_us(kStart);
     ASSERT_TRUE(store_->enqueue(hook, "lab", kStart));
   }
   void TearDown() override {
@@ -89,6 +86,15 @@ class ScopeTest : public ::testing::Test {
     return record && *record ? **record : store::JobRecord{};
   }
 
+  // Job 7's report on n1 by a hook that ran at hook_time and knew no start (Slurm 22.05's
+  // epilogs): what a requeued attempt's, or a late second, report looks like.
+  static v1::JobEnded HookReport(TimeUs hook_time) {
+    v1::JobEnded report;
+    report.set_job_id("7");
+    report.set_node_list("n1");
+    report.set_hook_time_us(hook_time);
+    return report;
+  }
   static slurm::JobRecordFacts FinalRecord() {
     slurm::JobRecordFacts record;
     record.final = true;
@@ -224,12 +230,9 @@ TEST_F(ScopeTest, ARequeuedAttemptWhoseRowIsNotRecordedYetWaitsForItAndIsNotDrop
   ASSERT_EQ(RunUntil(kStart + 10 * kSecond).status, "done");
 
   const TimeUs reported = kStart + 10 * kMinute;  // attempt 1 ended; its hook's report
-  v1::JobEnded hook;
-  hook.set_job_id("7");
-  hook.set_node_list("n1");
+  v1::JobEnded hook = HookReport(reported);
   hook.set_state("FAILED");
   hook.set_exit_code(7);
-  hook.set_hook_time_us(reported);
   ASSERT_TRUE(*store_->enqueue(hook, "lab", reported));
   store::JobRecord waiting = RunUntil(reported + 30 * kSecond);
   EXPECT_EQ(waiting.key.run, 1);
@@ -267,12 +270,9 @@ TEST_F(ScopeTest, ARequeuedAttemptSlurmdbdNeverShowsIsJudgedFromTheHooksFacts) {
   accounting_.record = attempt0;
   ASSERT_EQ(RunUntil(kStart + 10 * kSecond).status, "done");
   const TimeUs reported = kStart + 10 * kMinute;
-  v1::JobEnded hook;
-  hook.set_job_id("7");
-  hook.set_node_list("n1");
+  v1::JobEnded hook = HookReport(reported);
   hook.set_state("FAILED");
   hook.set_exit_code(7);
-  hook.set_hook_time_us(reported);
   ASSERT_TRUE(*store_->enqueue(hook, "lab", reported));
   store::JobRecord judged = RunUntil(reported + 5 * kMinute);
   EXPECT_EQ(judged.key.run, 1);
@@ -291,10 +291,7 @@ TEST_F(ScopeTest, AReportWhoseStartIsTheJudgedRowsIsASecondReportOfItAndFolded) 
   attempt0.submit = kStart - 7200 * kSecond;
   accounting_.record = attempt0;
   ASSERT_EQ(RunUntil(kStart + 10 * kSecond).status, "done");
-  v1::JobEnded again;
-  again.set_job_id("7");
-  again.set_node_list("n1");
-  again.set_hook_time_us(kStart + kMinute);
+  v1::JobEnded again = HookReport(kStart + kMinute);
   again.set_start_time_us(*attempt0.facts.start);
   ASSERT_TRUE(*store_->enqueue(again, "lab", kStart + kMinute));
   store::JobRecord folded = RunUntil(kStart + 2 * kMinute);
@@ -315,10 +312,7 @@ TEST_F(ScopeTest, ALateReportWithoutAStartOfAJobThatWasNotRequeuedIsFoldedAtOnce
   ASSERT_EQ(RunUntil(kStart + 10 * kSecond).status, "done");
   const int reads = accounting_.reads;
   const TimeUs reported = kStart + 10 * kMinute;
-  v1::JobEnded again;
-  again.set_job_id("7");
-  again.set_node_list("n1");
-  again.set_hook_time_us(reported);
+  v1::JobEnded again = HookReport(reported);
   ASSERT_TRUE(*store_->enqueue(again, "lab", reported));
   auto queued = store_->lookup("lab", "7");
   ASSERT_TRUE(queued && *queued);

@@ -30,6 +30,14 @@ class JobStoreTest : public ::testing::Test {
     m.set_node_list("n[1-2]");
     return m;
   }
+  // EpilogSlurmctld's report of one attempt of job `id`, its hook run at hook_time.
+  static attrib::v1::JobEnded EpilogReport(const std::string& id, int64_t hook_time) {
+    attrib::v1::JobEnded m = Job(id);
+    m.set_hook(attrib::v1::HOOK_KIND_EPILOG_SLURMCTLD);
+    m.set_hook_time_us(hook_time);
+    return m;
+  }
+
   fs::path path_;
 };
 
@@ -344,12 +352,7 @@ TEST_F(JobStoreTest, AnOpenReadDoesNotBlockTheQueue) {
 // asked for; a run found to be a second report of an attributed attempt is dropped.
 TEST_F(JobStoreTest, AReportAfterTheVerdictIsANewRunWithItsOwnVerdict) {
   auto store = Open();
-  auto epilog = [](int64_t hook_time) {  // EpilogSlurmctld's report of one attempt of job 8
-    attrib::v1::JobEnded m = Job("8");
-    m.set_hook(attrib::v1::HOOK_KIND_EPILOG_SLURMCTLD);
-    m.set_hook_time_us(hook_time);
-    return m;
-  };
+  auto epilog = [](int64_t hook_time) { return EpilogReport("8", hook_time); };
   ASSERT_TRUE(*store->enqueue(epilog(100), "lab", 100));
   attrib::Verdict first;
   first.job_id = "8";
@@ -477,12 +480,7 @@ TEST_F(JobStoreTest, ASecondReportOfTheSameHookAtAnotherTimeIsTheNextAttempt) {
 // dead-lettered one and a later one do not.
 TEST_F(JobStoreTest, AnEarlierRunWaitsUntilItIsJudgedOrGivenUp) {
   auto store = Open();
-  auto report = [](int64_t hook_time) {  // EpilogSlurmctld's report of one attempt of job 16
-    attrib::v1::JobEnded m = Job("16");
-    m.set_hook(attrib::v1::HOOK_KIND_EPILOG_SLURMCTLD);
-    m.set_hook_time_us(hook_time);
-    return m;
-  };
+  auto report = [](int64_t hook_time) { return EpilogReport("16", hook_time); };
   ASSERT_TRUE(*store->enqueue(report(100), "lab", 100));
   ASSERT_TRUE(*store->enqueue(report(200), "lab", 200));  // the next attempt's, by the look of it
   const attrib::store::JobKey run0{"lab", "16", 0}, run1{"lab", "16", 1}, run2{"lab", "16", 2};
