@@ -21,11 +21,13 @@ stages_summary() {
   fi
 }
 
-# add_stage NAME SECONDS TESTS: one finished stage, for the record.
+# add_stage NAME SECONDS TESTS TEXT: one finished stage: TEXT for the closing line, the
+# rest for the record.
 add_stage() {
   stage_names+=("$1")
   stage_seconds+=("$2")
   stage_tests+=("$3")
+  stages+=(" $4")
 }
 
 # timed_stage LABEL COMMAND...: runs COMMAND; once it succeeds, " LABEL (S s)" is a stage.
@@ -33,8 +35,7 @@ timed_stage() {
   local label=$1 started=$SECONDS
   shift
   "$@"
-  stages+=(" $label ($((SECONDS - started)) s)")
-  add_stage "$label" $((SECONDS - started)) 0
+  add_stage "$label" $((SECONDS - started)) 0 "$label ($((SECONDS - started)) s)"
 }
 
 # run_ctest STAGE ARGS...: ctest with ARGS; a test that did not run (skipped for a missing
@@ -64,14 +65,12 @@ run_ctest() {
     echo "$stage: ctest ran no test" >&2
     return 1
   fi
-  stages+=(" $stage: $total tests, ${failed:-?} failed, 0 skipped ($((SECONDS - started)) s)")
-  add_stage "$stage" $((SECONDS - started)) "$total"
+  add_stage "$stage" $((SECONDS - started)) "$total" \
+    "$stage: $total tests, ${failed:-?} failed, 0 skipped ($((SECONDS - started)) s)"
 }
 
-# slowest_tests N: the N slowest tests of the run, "SECONDS s  TEST (STAGE)" per line.
-slowest_tests() {
-  sort -t $'\t' -k3,3 -g -r "$test_times" | head -n "$1" | awk -F'\t' '{printf "%8.1f s  %s (%s)\n", $3, $2, $1}'
-}
+# slowest_tests N: the N slowest tests of the run, as $test_times has them (TSV).
+slowest_tests() { sort -t $'\t' -k3,3 -g -r "$test_times" | head -n "$1"; }
 
 # write_run_record FILE RC: the run as JSON -- when, which commit, the result, the total
 # and every finished stage's seconds, and the ten slowest tests -- for tools and for
@@ -89,7 +88,7 @@ write_run_record() {
         "$(json_string "${stage_names[$i]}")" "${stage_seconds[$i]}" "${stage_tests[$i]}"
     done
     printf '\n  ],\n  "slowest_tests": ['
-    sort -t $'\t' -k3,3 -g -r "$test_times" | head -n 10 | awk -F'\t' '
+    slowest_tests 10 | awk -F'\t' '
       { gsub(/["\\]/, "", $1); gsub(/["\\]/, "", $2)
         printf "%s\n    {\"stage\": \"%s\", \"test\": \"%s\", \"seconds\": %s}", (NR > 1 ? "," : ""), $1, $2, $3 }'
     printf '\n  ]\n}\n'
@@ -117,7 +116,7 @@ warn_over_budget() {
     for i in "${!stage_names[@]}"; do printf '%s\t%s\n' "${stage_seconds[$i]}" "${stage_names[$i]}"; done |
       sort -g -r | head -n 3 | awk -F'\t' '{printf "%8d s  %s\n", $1, $2}'
     echo "  slowest tests:"
-    slowest_tests 10
+    slowest_tests 10 | awk -F'\t' '{printf "%8.1f s  %s (%s)\n", $3, $2, $1}'
   } >&2
 }
 
@@ -166,8 +165,7 @@ collect_background_stages() {
   cat "$background_log"
   while IFS=$'\t' read -r label seconds stage_rc; do
     [ "$stage_rc" = 0 ] || { echo "$label: FAILED (exit $stage_rc)" >&2; continue; }
-    stages+=(" $label, beside the tests ($seconds s)")
-    add_stage "$label" "$seconds" 0
+    add_stage "$label" "$seconds" 0 "$label, beside the tests ($seconds s)"
   done <"$background_results"
   rm -f "$background_results"
   return "$rc"
