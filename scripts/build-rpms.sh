@@ -4,7 +4,8 @@
 #   scripts/build-rpms.sh --tarball [--without-tests] [OUT_DIR]
 #       as a packager or an EL build host does: a source tarball of this checkout
 #       (attrib-VERSION.tar.gz: tracked and untracked-but-not-ignored files, as git sees
-#       them), and the spec's own %build and %check from it (failpoints off). With
+#       them; without git, the tree less .gitignore's top-level entries), and the spec's
+#       own %build and %check from it (failpoints off). With
 #       --without-tests, no tests are built and %check is skipped (rpmbuild --without
 #       tests). Default OUT_DIR: <checkout>/build/rpms. scripts/test.sh builds this way.
 #   scripts/build-rpms.sh [BUILD_DIR] [OUT_DIR]
@@ -23,8 +24,19 @@ if [ "${1:-}" = --tarball ]; then
   out=${1:-${ATTRIB_BUILD_DIR:-$src/build}/rpms}
   version=$(sed -n 's/^Version: *//p' "$src/packaging/rpm/attrib.spec")
   mkdir -p "$top/SOURCES"
-  (cd "$src" && git ls-files -z --cached --others --exclude-standard |
-    tar --null -T - --transform "s,^,attrib-$version/," -czf "$top/SOURCES/attrib-$version.tar.gz")
+  tarball=$top/SOURCES/attrib-$version.tar.gz
+  if git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    (cd "$src" && git ls-files -z --cached --others --exclude-standard |
+      tar --null -T - --transform "s,^,attrib-$version/," -czf "$tarball")
+  else
+    # A checkout that is no git work tree (a release tarball, scripts/in-debian.sh's copy):
+    # the same files, leaving out what .gitignore's top-level "/name/" entries name.
+    excludes=(--exclude-vcs)
+    while IFS= read -r entry; do
+      [[ $entry =~ ^/([^/]+)/$ ]] && excludes+=("--exclude=./${BASH_REMATCH[1]}")
+    done <"$src/.gitignore"
+    tar -C "$src" "${excludes[@]}" --transform "s,^\.,attrib-$version," -czf "$tarball" .
+  fi
   # The spec's %build runs in the unpacked tarball: ccache takes paths below it as
   # relative, so the test tree's objects serve it (scripts/lib/ccache.sh).
   source "$src/scripts/lib/ccache.sh"
