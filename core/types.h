@@ -87,6 +87,32 @@ struct JobComponent {
   bool operator==(const JobComponent&) const = default;
 };
 
+// What the job held on one node (docs/verdict-reference.md, "Allocation"): what a line
+// that names a process or a GPU is checked against. Empty lists mean "not known", never
+// "nothing": a check needs something to compare with.
+struct NodeAllocation {
+  std::vector<std::string> gpus;  // PCI bus ids, normalised ("0000:07:00.0")
+  std::vector<int> gpu_indices;   // Slurm's GPU indices (SLURM_JOB_GPUS), the driver's minor numbers
+  std::vector<int64_t> pids;      // the job's task pids (SPANK records)
+  // Other jobs' tasks on the node in the job's window (their SPANK records): pid -> job id,
+  // and GPU -> job id, the GPU by index ("1") and, where the driver's map tells, by bus id
+  // ("0000:07:00.0"). What tells whose a line naming only a process or a GPU is.
+  std::map<int64_t, std::string> neighbour_pids;
+  std::map<std::string, std::string> neighbour_gpus;
+  bool operator==(const NodeAllocation&) const = default;
+};
+
+// What belongs to the job (issue 38: evidence that belongs to the job). A line that names
+// another job, another user's process or a GPU the job did not hold is a neighbour's.
+struct JobAllocation {
+  // Every numeric id Slurm gave the attempt: an array task's own job id, each het
+  // component's. A line's job_N / StepId=N / JobId=N is the job's when N is among them.
+  std::vector<std::string> slurm_ids;
+  std::map<std::string, NodeAllocation> nodes;  // node -> what it held there
+  bool empty() const { return slurm_ids.empty() && nodes.empty(); }
+  bool operator==(const JobAllocation&) const = default;
+};
+
 // What the accounting record (or the bundle's job.json) says about the job.
 struct JobFacts {
   std::string job_id;  // "4242", "4242_7", "4242+1"
@@ -110,6 +136,9 @@ struct JobFacts {
   // Who ran the attempt when it was not Slurm ("kubernetes", ...): set by the attribution
   // API's callers (docs/api.md); "" for every Slurm job.
   std::string scheduler;
+  // What the job held (slurmdbd's ids, the SPANK records' pids and GPUs): what the
+  // engine checks a line's job, process and GPU against.
+  JobAllocation allocation;
 };
 
 // ISO 8601 UTC with microseconds: 2026-11-30T10:03:12.123456Z

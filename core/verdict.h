@@ -47,6 +47,16 @@ struct MissingSource {
   std::vector<std::string> named_by;  // ids of events on other nodes that point at this node
 };
 
+// A line about someone else on a shared node (docs/verdict-reference.md, "Neighbours"):
+// another job, another user's process, a GPU the job did not hold. Context, never the
+// job's root cause or symptom.
+struct Neighbour {
+  Event event;
+  std::string job;      // the other job's id when the line names one, else ""
+  std::string why;      // what the line names that the job does not own
+  std::string summary;  // "n1 was shared with job 4999: ... at 10:04:07Z"
+};
+
 struct Verdict {
   std::string job_id;
   std::string cluster;
@@ -76,6 +86,12 @@ struct Verdict {
   std::string confidence;
   std::vector<Coverage> coverage;
   std::vector<MissingSource> missing_sources;  // sorted by (node, source); added in v1
+  // Neighbours on shared nodes, in event order (added in v1; only when there are some),
+  // and what the job held as the engine judged with it (JobFacts::allocation completed
+  // from the evidence, and the job's uid): what an export needs to judge the same again.
+  std::vector<Neighbour> neighbours;
+  JobAllocation allocation;
+  std::optional<uint32_t> uid;
   std::string ruleset_version;
   std::string ruleset_hash;  // "sha256:<hex>"
   std::string comment;       // the attrib segment written to Slurm
@@ -92,6 +108,12 @@ Result<Verdict> verdict_from_json(const nlohmann::json& json);
 // names the path (under `path`) of what was wrong.
 nlohmann::json components_to_json(const std::vector<JobComponent>& components);
 Result<std::vector<JobComponent>> components_from_json(const nlohmann::json& json, const std::string& path);
+// What the job held (JobAllocation) and its user, as the verdict and a bundle's job.json
+// carry them: {"uid", "slurm_ids", "nodes": {"<node>": {"gpus", "gpu_indices", "pids"}}},
+// each member only when known. The error names the path (under `path`) of what was wrong.
+nlohmann::json allocation_to_json(const JobAllocation& allocation, std::optional<uint32_t> uid);
+Status allocation_from_json(const nlohmann::json& json, const std::string& path, JobAllocation& allocation,
+                            std::optional<uint32_t>& uid);
 // One coverage row as to_json(Coverage) writes it (a bundle's coverage.json holds these).
 Result<Coverage> coverage_from_json(const nlohmann::json& json, const std::string& path);
 

@@ -8,6 +8,7 @@
 #include <charconv>
 #include <string_view>
 #include <tuple>
+#include <type_traits>
 
 #include "core/verdict.h"
 
@@ -162,6 +163,114 @@ Result<std::vector<JobComponent>> components_from_json(const json& j, const std:
   }
 }
 
+json allocation_to_json(const JobAllocation& allocation, std::optional<uint32_t> uid) {
+  json j = json::object();
+  if (uid) j["uid"] = *uid;
+  if (!allocation.slurm_ids.empty()) j["slurm_ids"] = allocation.slurm_ids;
+  if (!allocation.nodes.empty()) {
+    json nodes = json::object();
+    for (const auto& [node, held] : allocation.nodes) {
+      json one = json::object();
+      if (!held.gpus.empty()) one["gpus"] = held.gpus;
+      if (!held.gpu_indices.empty()) one["gpu_indices"] = held.gpu_indices;
+      if (!held.pids.empty()) one["pids"] = held.pids;
+      if (!held.neighbour_pids.empty()) {
+        json pids = json::object();
+        for (const auto& [pid, job] : held.neighbour_pids) pids[std::to_string(pid)] = job;
+        one["neighbour_pids"] = pids;
+      }
+      if (!held.neighbour_gpus.empty()) {
+        json gpus = json::object();
+        for (const auto& [gpu, job] : held.neighbour_gpus) gpus[gpu] = job;
+        one["neighbour_gpus"] = gpus;
+      }
+      nodes[node] = one;
+    }
+    j["nodes"] = nodes;
+  }
+  return j;
+}
+
+namespace {
+
+// {"<pid>": "<job id>"}: other jobs' tasks on the node.
+std::map<int64_t, std::string> jobs_by_pid(const json& object, const char* key, const std::string& path) {
+  std::map<int64_t, std::string> out;
+  if (!object.contains(key)) return out;
+  const json& map = Reader::member(object, key, path);
+  if (!map.is_object()) throw Reader::Failure{path + "." + key + ": expected {\"<pid>\": \"<job id>\"}"};
+  for (const auto& [number, job] : map.items()) {
+    const std::string at = path + "." + key + "." + number;
+    int64_t value = 0;
+    const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+    if (ec != std::errc() || end != number.data() + number.size() || value < 0)
+      throw Reader::Failure{at + ": not a number"};
+    if (!job.is_string()) throw Reader::Failure{at + ": expected a job id"};
+    out[value] = job.get<std::string>();
+  }
+  return out;
+}
+
+// {"<GPU index or bus id>": "<job id>"}.
+std::map<std::string, std::string> jobs_by_gpu(const json& object, const char* key, const std::string& path) {
+  std::map<std::string, std::string> out;
+  if (!object.contains(key)) return out;
+  const json& map = Reader::member(object, key, path);
+  if (!map.is_object()) throw Reader::Failure{path + "." + key + ": expected {\"<GPU>\": \"<job id>\"}"};
+  for (const auto& [gpu, job] : map.items()) {
+    if (!job.is_string()) throw Reader::Failure{path + "." + key + "." + gpu + ": expected a job id"};
+    out[gpu] = job.get<std::string>();
+  }
+  return out;
+}
+
+template <typename T>
+std::vector<T> list_of(const json& object, const char* key, const std::string& path) {
+  std::vector<T> out;
+  if (!object.contains(key)) return out;
+  for (const auto& item : Reader::array(object, key, path)) {
+    if constexpr (std::is_same_v<T, std::string>) {
+      if (!item.is_string()) throw Reader::Failure{path + "." + key + ": expected strings"};
+    } else {
+      if (!item.is_number_integer()) throw Reader::Failure{path + "." + key + ": expected integers"};
+    }
+    out.push_back(item.get<T>());
+  }
+  return out;
+}
+
+}  // namespace
+
+Status allocation_from_json(const json& j, const std::string& path, JobAllocation& allocation,
+                            std::optional<uint32_t>& uid) {
+  try {
+    if (!j.is_object()) throw Reader::Failure{path + ": expected an object"};
+    if (j.contains("uid")) {
+      const uint64_t value = Reader::unsigned_integer(j, "uid", path);
+      if (value > UINT32_MAX) throw Reader::Failure{path + ".uid: not a uid"};
+      uid = static_cast<uint32_t>(value);
+    }
+    allocation.slurm_ids = list_of<std::string>(j, "slurm_ids", path);
+    if (j.contains("nodes")) {
+      const json& nodes = Reader::member(j, "nodes", path);
+      if (!nodes.is_object()) throw Reader::Failure{path + ".nodes: expected {\"<node>\": {...}}"};
+      for (const auto& [node, held] : nodes.items()) {
+        const std::string at = path + ".nodes." + node;
+        if (!held.is_object()) throw Reader::Failure{at + ": expected an object"};
+        NodeAllocation& one = allocation.nodes[node];
+        one.gpus = list_of<std::string>(held, "gpus", at);
+        one.gpu_indices = list_of<int>(held, "gpu_indices", at);
+        one.pids = list_of<int64_t>(held, "pids", at);
+        one.neighbour_pids = jobs_by_pid(held, "neighbour_pids", at);
+        one.neighbour_gpus = jobs_by_gpu(held, "neighbour_gpus", at);
+      }
+    }
+    return ok_status();
+  } catch (const Reader::Failure& failure) {
+    return Error{kVerdictField, failure.message};
+  }
+}
+
 Result<Coverage> coverage_from_json(const json& j, const std::string& path) {
   try {
     return coverage_from(j, path);
@@ -291,6 +400,18 @@ json to_json(const Verdict& verdict) {
         {{"node", m.node}, {"source", m.source}, {"status", to_string(m.status)}, {"note", m.note}, {"named_by", ids}});
   }
 
+  // Neighbours and the allocation (added in v1; only when there is something to say).
+  if (!verdict.neighbours.empty()) {
+    std::vector<Neighbour> neighbours = verdict.neighbours;
+    std::stable_sort(neighbours.begin(), neighbours.end(), [](const Neighbour& a, const Neighbour& b) {
+      return event_id_key(a.event.id) < event_id_key(b.event.id);
+    });
+    j["neighbours"] = json::array();
+    for (const auto& n : neighbours)
+      j["neighbours"].push_back({{"event", to_json(n.event)}, {"job", n.job}, {"why", n.why}, {"summary", n.summary}});
+  }
+  if (!verdict.allocation.empty() || verdict.uid) j["allocation"] = allocation_to_json(verdict.allocation, verdict.uid);
+
   j["ruleset"] = {{"version", verdict.ruleset_version}, {"hash", verdict.ruleset_hash}};
   j["comment"] = verdict.comment;
   return j;
@@ -409,6 +530,22 @@ Result<Verdict> verdict_from_json(const json& j) {
         }
         v.missing_sources.push_back(std::move(m));
       }
+    }
+    if (j.contains("neighbours")) {
+      const json& neighbours = Reader::array(j, "neighbours", root);
+      for (size_t i = 0; i < neighbours.size(); ++i) {
+        const std::string path = root + ".neighbours[" + std::to_string(i) + "]";
+        Neighbour n;
+        n.event = event_from(Reader::member(neighbours[i], "event", path), path + ".event");
+        n.job = Reader::string(neighbours[i], "job", path);
+        n.why = Reader::string(neighbours[i], "why", path);
+        n.summary = Reader::string(neighbours[i], "summary", path);
+        v.neighbours.push_back(std::move(n));
+      }
+    }
+    if (j.contains("allocation")) {
+      if (Status s = allocation_from_json(j["allocation"], root + ".allocation", v.allocation, v.uid); !s)
+        return s.error();
     }
     const json& ruleset = Reader::member(j, "ruleset", root);
     v.ruleset_version = Reader::string(ruleset, "version", root + ".ruleset");

@@ -111,6 +111,11 @@ std::string render_verdict_text(const Verdict& v) {
     if (v.unexplained_omitted > 0) out << "    ... and " << v.unexplained_omitted << " more events, not listed\n";
   }
 
+  if (!v.neighbours.empty()) {
+    out << "Neighbours (" << v.neighbours.size() << ", context, not this job's evidence):\n";
+    for (const auto& n : v.neighbours) out << "    " << n.summary << "\n        " << event_line(n.event) << "\n";
+  }
+
   out << "Coverage:\n";
   std::vector<std::vector<std::string>> rows = {{"NODE", "SOURCE", "STATUS", "LINES", "EVENTS", "DETAIL"}};
   for (const auto& c : v.coverage)

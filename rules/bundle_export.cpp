@@ -88,6 +88,7 @@ json job_json(const JobFacts& facts, std::optional<TimeUs> window_start, std::op
   if (!facts.components.empty()) job["components"] = components_to_json(facts.components);
   if (facts.restarts > 0) job["restarts"] = facts.restarts;
   if (!facts.scheduler.empty()) job["scheduler"] = facts.scheduler;
+  if (!facts.allocation.empty() || facts.uid) job["allocation"] = allocation_to_json(facts.allocation, facts.uid);
   if (!facts.ranks.empty()) {
     json ranks = json::object();
     for (const auto& [rank, node] : facts.ranks) ranks[std::to_string(rank)] = node;
@@ -263,6 +264,7 @@ std::vector<Event> events_of_verdict(const Verdict& verdict) {
   if (verdict.root_cause) by_id.emplace(verdict.root_cause->event.id, verdict.root_cause->event);
   for (const auto& s : verdict.symptoms) by_id.emplace(s.event.id, s.event);
   for (const auto& e : verdict.unexplained) by_id.emplace(e.id, e);
+  for (const auto& n : verdict.neighbours) by_id.emplace(n.event.id, n.event);
   std::vector<Event> out;
   for (auto& [id, e] : by_id) out.push_back(std::move(e));
   return out;
@@ -279,6 +281,8 @@ JobFacts facts_from_verdict(const Verdict& verdict) {
   facts.nodes = verdict.nodes;
   facts.components = verdict.components;
   facts.restarts = verdict.restarts;
+  facts.allocation = verdict.allocation;
+  facts.uid = verdict.uid;
   // The verdict keeps no start/end; the accounting event is stamped with the job's end,
   // which is the only job time the correlation reads.
   for (const Event& e : events_of_verdict(verdict))

@@ -146,6 +146,10 @@ Status job_from_json(const json& j, Bundle& bundle) {
     bundle.window_end = b;
     bundle.explicit_window = true;
   }
+  if (auto allocation = j.find("allocation"); allocation != j.end() && !allocation->is_null()) {
+    if (Status s = allocation_from_json(*allocation, "allocation", job.allocation, job.uid); !s)
+      return Error{kBundleJob, "job.json: " + s.error().message};
+  }
   auto scheduler = string_field(j, "scheduler", "");
   if (!scheduler) return scheduler.error();
   job.scheduler = *scheduler;

@@ -167,7 +167,7 @@ void plan_candidate_scan(std::vector<CompiledExtractionRule>& rules) {
 
 std::shared_ptr<const CandidateScanner> CandidateScanner::build(std::vector<CompiledExtractionRule>& rules) {
   auto scanner = std::make_shared<CandidateScanner>();
-  std::vector<std::string> sources = {"kernel", "syslog", "fabricmanager", "slurm", "spank", "prometheus", "app"};
+  std::vector<std::string> sources = fixed_sources();
   for (const auto& rule : rules) {
     for (const auto& s : rule.def.sources) {
       if (s.rfind("app.rank", 0) == 0 && std::find(sources.begin(), sources.end(), s) == sources.end()) {

@@ -3,6 +3,9 @@
 //  1. Identical events are folded and all events put in the engine's one order
 //     (event_order.h); ids e1..eN follow that order. The accounting state becomes a
 //     synthetic `slurm.job_state` event when some rule can take it as a root.
+//     Whose events they are (rules/ownership.h): one that names another job, another
+//     user or a GPU the job did not hold is a neighbour, listed apart and never judged;
+//     lines that only tell what the job held complete the allocation and are not listed.
 //  2. A job that COMPLETED with exit 0 and no signal is NONE: nothing to attribute.
 //  3. Candidates: for each event, the highest-precedence rule (then lowest id) whose
 //     root condition it meets, including trust, catalog eligibility and, for
@@ -27,6 +30,7 @@
 #include "core/comment.h"
 #include "core/json_text.h"
 #include "rules/event_order.h"
+#include "rules/ownership.h"
 #include "rules/rule_pack.h"
 
 namespace attrib::rules {
@@ -517,6 +521,53 @@ void decide_confidence(Verdict& v, const RulePack& pack, const Decision& d) {
   if (d.kind == Decision::Kind::Decided && v.root_cause) add_confirming_sources(v, pack, v.root_cause->event.node);
 }
 
+// --- Neighbours ---------------------------------------------------------------------
+
+// Ids of the extraction rules that declare `scope: node_wide`.
+std::set<std::string> node_wide_rules(const RulePack& pack) {
+  std::set<std::string> ids;
+  for (const auto& rule : pack.extraction)
+    if (rule.def.node_wide) ids.insert(rule.def.id);
+  return ids;
+}
+
+// What happened to the neighbour, in the words of the rule that would have blamed it
+// had it been the job's own line; the event's kind when no rule takes it as a root.
+Neighbour neighbour_of(const RulePack& pack, Event e, detail::ForeignEvidence foreign) {
+  std::string what = e.kind;
+  const std::vector<Event> alone{e};
+  JobFacts theirs;
+  theirs.job_id = foreign.job.empty() ? "?" : foreign.job;
+  for (const auto& rule : pack.correlation) {
+    if (rule.def.distinct) continue;
+    if (auto c = single_root_candidate(pack, rule, alone, 0)) {
+      what = render_summary(*c, e, theirs);
+      break;
+    }
+  }
+  std::string summary =
+      (e.node.empty() ? std::string("the job") : e.node) + " was shared with " + foreign.whom + ": " + what;
+  if (e.time) summary += " (" + format_time(*e.time) + ")";
+  return Neighbour{std::move(e), std::move(foreign.job), std::move(foreign.why), std::move(summary)};
+}
+
+// Splits the events into the job's own and its neighbours' (rules/ownership.h).
+std::vector<Event> keep_own_events(Verdict& v, const RulePack& pack, const JobFacts& job, std::vector<Event> events) {
+  v.allocation = detail::complete_allocation(job, events);
+  v.uid = job.uid;
+  const std::set<std::string> node_wide = node_wide_rules(pack);
+  std::vector<Event> own;
+  own.reserve(events.size());
+  for (Event& e : events) {
+    if (detail::is_allocation_fact(e)) continue;  // in v.allocation now
+    if (auto foreign = detail::foreign_evidence(e, node_wide.count(e.rule) > 0, job, v.allocation))
+      v.neighbours.push_back(neighbour_of(pack, std::move(e), std::move(*foreign)));
+    else
+      own.push_back(std::move(e));
+  }
+  return own;
+}
+
 }  // namespace
 
 Verdict correlate(const RulePack& pack, const JobFacts& job, std::vector<Event> input, std::vector<Coverage> coverage) {
@@ -544,7 +595,7 @@ Verdict correlate(const RulePack& pack, const JobFacts& job, std::vector<Event> 
   if (!succeeded) {
     if (auto state = job_state_event(pack, job)) input.push_back(std::move(*state));
   }
-  const std::vector<Event> events = fold_and_order(std::move(input));
+  const std::vector<Event> events = keep_own_events(v, pack, job, fold_and_order(std::move(input)));
 
   std::vector<Candidate> kept;
   std::vector<std::string> explained_by(events.size());

@@ -77,7 +77,8 @@ void check_source_list(const MapView& map, const std::vector<std::string>& sourc
   for (const auto& s : sources) {
     if (!is_known_source(s)) {
       fail(kRuleField, map.where("sources"), map.field("sources"),
-           "unknown source '" + s + "' (kernel, syslog, fabricmanager, slurm, spank, prometheus, app, app.rank<N>)");
+           "unknown source '" + s +
+               "' (kernel, syslog, fabricmanager, slurm, spank, prometheus, gpus, app, app.rank<N>)");
     }
   }
 }
@@ -108,7 +109,7 @@ BlockDef parse_block(const std::string& file, const MapView& rule) {
 ExtractionRuleDef parse_extraction_rule(const std::string& file, const YAML::Node& node, const std::string& context) {
   MapView map(file, node, context);
   map.allow_only({"id", "kind", "description", "sources", "prefilter", "regex", "block", "fields", "set", "examples",
-                  "override", "claims_line", "at_least", "any_bits"});
+                  "override", "claims_line", "scope", "at_least", "any_bits"});
   ExtractionRuleDef rule;
   rule.where = map.where();
   rule.id = map.required_string("id");
@@ -124,6 +125,10 @@ ExtractionRuleDef parse_extraction_rule(const std::string& file, const YAML::Nod
   rule.regex_where = map.where("regex");
   rule.override_shipped = map.optional_bool("override").value_or(false);
   rule.claims_line = map.optional_bool("claims_line").value_or(false);
+  const std::string scope = map.optional_string("scope").value_or("scoped");
+  if (scope != "scoped" && scope != "node_wide")
+    fail(kRuleField, map.where("scope"), map.field("scope"), "scope must be scoped or node_wide");
+  rule.node_wide = scope == "node_wide";
   if (map.has("block")) rule.block = parse_block(file, map);
 
   if (map.has("fields")) {
@@ -490,13 +495,19 @@ bool domain_requires_trust(const std::string& domain) { return kTrustedDomains.c
 
 bool is_application_source(const std::string& source) { return source == "app" || source.rfind("app.", 0) == 0; }
 
-bool is_known_source(const std::string& source) {
+const std::vector<std::string>& fixed_sources() {
   // prometheus: metric samples rendered as lines by the prometheus collector.
   // spank: task records of spank_attrib.so (spank_records collector), apart from
   // "slurm" so their coverage rows stay distinguishable from slurmdbd's.
-  static const std::set<std::string> kFixed = {"kernel",     "syslog", "fabricmanager", "slurm", "spank",
-                                               "prometheus", "app"};
-  if (kFixed.count(source)) return true;
+  // gpus: the driver's GPU minor-number map (gpu_map collector).
+  static const std::vector<std::string> kFixed = {"kernel", "syslog",     "fabricmanager", "slurm",
+                                                  "spank",  "prometheus", "gpus",          "app"};
+  return kFixed;
+}
+
+bool is_known_source(const std::string& source) {
+  const auto& fixed = fixed_sources();
+  if (std::find(fixed.begin(), fixed.end(), source) != fixed.end()) return true;
   const std::string prefix = "app.rank";
   if (source.rfind(prefix, 0) != 0 || source.size() == prefix.size()) return false;
   return std::all_of(source.begin() + prefix.size(), source.end(), [](char c) { return c >= '0' && c <= '9'; });

@@ -67,6 +67,11 @@ struct ExtractionRuleDef {
   // comm): a line this rule matches is that message, and no other rule reads it, so the
   // user's text can never pass for another emitter's message (docs/security.md).
   bool claims_line = false;
+  // `scope: node_wide` (docs/rules.md, "Evidence that belongs to the job"): the family
+  // reports a fault of the whole node (the global OOM killer, a hung kernel task), which
+  // counts for every job there whatever process, user or job its line names. Default
+  // `scoped`: a line naming another job, user or GPU is a neighbour's.
+  bool node_wide = false;
   bool override_shipped = false;
   // Thresholds on captured numbers (a metric line's value or delta, docs/rules.md
   // "Thresholds"): the line is an event only when every named field is at least its
@@ -216,6 +221,8 @@ bool is_confidence(const std::string& confidence);  // high | medium | low
 // Actions that take a node or GPU out of service: never on low confidence.
 bool is_disruptive_action(const std::string& action);
 bool is_known_source(const std::string& source);
+// Every source name but app.rank<N>: kernel syslog fabricmanager slurm spank prometheus gpus app.
+const std::vector<std::string>& fixed_sources();
 // app and app.rank<N>: the job's own output. Every other source is a system log whose lines
 // a rule matches from the start of the emitter's message, never inside it.
 bool is_application_source(const std::string& source);

@@ -521,6 +521,11 @@ JobFacts AccountingRecord::to_job_facts() const {
   facts.uid = uid;
   facts.components = components;
   facts.restarts = count_restarts(steps);
+  // The ids a node's logs name the attempt by (job_N, StepId=N.M): an array task's and a
+  // het component's own, not the "N_T" / "N+O" the job is known by.
+  if (db_job_id != 0) facts.allocation.slurm_ids.push_back(std::to_string(db_job_id));
+  for (uint32_t id : component_db_ids)
+    if (id != db_job_id) facts.allocation.slurm_ids.push_back(std::to_string(id));
   return facts;
 }
 
@@ -556,6 +561,7 @@ AccountingRecord join_het_components(const std::vector<AccountingRecord>& rows, 
       joint.end = member->end;
     all_final = all_final && member->is_final();
     if (deciding == nullptr && member->state != "COMPLETED") deciding = member;
+    joint.component_db_ids.push_back(member->db_job_id);
     joint.components.push_back(
         {std::to_string(*member->het_job_id) + "+" + std::to_string(member->het_job_offset.value_or(0)), member->state,
          member->exit_code, member->signal, member->nodes});

@@ -124,7 +124,8 @@ struct AccountingRecord {
                                      // recorded (Slurm stores -1, read back as INFINITE, or NO_VAL)
   std::string requser;               // requid's user name (getpwuid_r), or the uid as text when it has none
   std::vector<StepRecord> steps;     // read_job(..., with_steps = true) only
-  std::vector<JobComponent> components;  // a het job read as a whole (join_het_components)
+  std::vector<JobComponent> components;    // a het job read as a whole (join_het_components)
+  std::vector<uint32_t> component_db_ids;  // the same: each component's own (raw) id
 
   // True when the record says how the job ended: a terminal state without the COMPLETING
   // flag, and an end time. slurmdbd may still be filling in the allocation (the

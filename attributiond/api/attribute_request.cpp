@@ -35,9 +35,10 @@ Result<LogLine> observation_from(const json& item, const std::string& at, const 
   if (source == item.end() || !source->is_string()) return request_error(at + ".source", "required");
   line.source = source->get<std::string>();
   if (!rules::detail::is_known_source(line.source))
-    return request_error(at + ".source", "'" + line.source +
-                                             "' is not a source: kernel, syslog, fabricmanager, slurm, app or "
-                                             "app.rank<N>");
+    return request_error(at + ".source",
+                         "'" + line.source +
+                             "' is not a source: kernel, syslog, fabricmanager, slurm, spank, prometheus, gpus, app or "
+                             "app.rank<N>");
   auto text = item.find("text");
   if (text == item.end() || !text->is_string()) return request_error(at + ".text", "required: the line as logged");
   line.text = text->get<std::string>();

@@ -26,10 +26,14 @@ Verdict attribute(const JobFacts& facts, const std::vector<LogLine>& lines) {
   return rules::correlate(*shipped_pack(), facts, extract(lines), full_coverage(facts.nodes));
 }
 
-TEST(TaskRecords, ExtractsOnlyAbnormalEndsWithTypedFields) {
+// Abnormal ends are slurm.task_exit events; normal ones slurm.task_ended, which only tell
+// the engine what the job held (docs/rules.md, "Evidence that belongs to the job").
+TEST(TaskRecords, AbnormalEndsAreTaskExitsWithTypedFields) {
   const auto events = extract(
       {task_line("n2", "0", 3, 7, 0, "2026-11-30T10:10:00Z"), task_line("n1", "0", 0, 0, 0, "2026-11-30T10:10:05Z")});
-  ASSERT_EQ(events.size(), 1u);
+  ASSERT_EQ(events.size(), 2u);
+  EXPECT_EQ(events[1].kind, "slurm.task_ended");
+  EXPECT_EQ(events[1].fields["node"], "n1");
   EXPECT_EQ(events[0].kind, "slurm.task_exit");
   EXPECT_EQ(events[0].rule, "slurm.spank_task_exit");
   EXPECT_EQ(events[0].fields["rank"], 3);

@@ -177,6 +177,17 @@ TEST(NumberAttempts, OnlyARequeueStateOfTheSameOwnerAndNameContinuesAJob) {
   }
 }
 
+// An array task is known as "4242_7"; its lines name its own id.
+TEST(JobFactsOfARecord, NameTheIdsTheNodesLogsUse) {
+  AccountingRecord task = row("FAILED", 100 * kS, 101 * kS, 130 * kS);
+  task.job_id = "4242_7";
+  task.db_job_id = 4250;
+  task.uid = 1000;
+  const JobFacts facts = task.to_job_facts();
+  EXPECT_EQ(facts.allocation.slurm_ids, std::vector<std::string>{"4250"});
+  EXPECT_EQ(facts.uid, std::optional<uint32_t>(1000));
+}
+
 TEST(JoinHetComponents, AHetJobIsOneRecordWithEachComponentAndTheFirstFailingState) {
   auto component = [](uint32_t offset, std::string state, std::string node, TimeUs start, std::optional<TimeUs> end) {
     AccountingRecord r = row(std::move(state), 100 * kS, start, end);
@@ -202,6 +213,8 @@ TEST(JoinHetComponents, AHetJobIsOneRecordWithEachComponentAndTheFirstFailingSta
   EXPECT_EQ(joint.components[1], (JobComponent{"40+1", "FAILED", 5, 0, {"n3"}}));
   EXPECT_TRUE(joint.is_final());
   EXPECT_EQ(joint.to_job_facts().components, joint.components);
+  // The ids the nodes' logs name the components by (job_40, StepId=41.0): both are the job's.
+  EXPECT_EQ(joint.to_job_facts().allocation.slurm_ids, (std::vector<std::string>{"40", "41"}));
   // One component still running: the whole job is not final, whatever the other says.
   rows[1] = component(0, "RUNNING", "n1", 101 * kS, std::nullopt);
   EXPECT_FALSE(join_het_components(rows, 0, "40").is_final());
