@@ -2,6 +2,7 @@
 
 #include "collectors/app_output_collector.h"
 #include "collectors/fabricmanager_collector.h"
+#include "collectors/gpu_map_collector.h"
 #include "collectors/journald_collector.h"
 #include "collectors/kmsg_collector.h"
 #include "collectors/log_file_collector.h"
@@ -20,6 +21,10 @@ const std::vector<CollectorKind>& collector_kinds() {
       {SpankRecordsCollector::kName,
        "Task start/end records (rank, exit code or signal) written on each node by the spank_attrib.so SPANK plugin.",
        option_docs(SpankRecordsCollector::option_table()), &SpankRecordsCollector::create},
+      {GpuMapCollector::kName,
+       "Which PCI bus id each GPU index on a node stands for, from the NVIDIA driver's "
+       "/proc/driver/nvidia/gpus/*/information: what tells an Xid on the job's GPU from a neighbour's.",
+       option_docs(GpuMapCollector::option_table()), &GpuMapCollector::create},
       {KmsgCollector::kName,
        "Kernel ring records in /dev/kmsg format from the device, a file or a FIFO, placed in wall-clock time.",
        option_docs(KmsgCollector::option_table()), &KmsgCollector::create},

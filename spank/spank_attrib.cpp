@@ -105,6 +105,17 @@ std::string job_dir(spank_t sp, uint32_t job) {
   return attrib::spank::expand_spool_dir(state.args.spool_dir, node_name()) + "/" + name;
 }
 
+// The GPU indices Slurm gave the step on this node, from the job's environment as
+// slurmstepd built it (the gres plugin sets SLURM_STEP_GPUS for a step, SLURM_JOB_GPUS
+// for the batch step); "" when it has none.
+std::string step_gpus(spank_t sp) {
+  char value[256];
+  for (const char* name : {"SLURM_STEP_GPUS", "SLURM_JOB_GPUS"}) {
+    if (spank_getenv(sp, name, value, sizeof value) == ESPANK_SUCCESS && value[0] != '\0') return value;
+  }
+  return "";
+}
+
 // The identity part of a task record, from the items slurmstepd offers for a task.
 std::optional<attrib::spank::TaskRecord> task_identity(spank_t sp) {
   attrib::spank::TaskRecord record;
@@ -124,6 +135,7 @@ std::optional<attrib::spank::TaskRecord> task_identity(spank_t sp) {
   record.global_rank = global_rank;
   record.local_rank = local_rank;
   record.pid = pid;
+  record.gpus = step_gpus(sp);
   return record;
 }
 

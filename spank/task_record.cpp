@@ -74,7 +74,8 @@ std::string identity(const TaskRecord& r) {
   return "\"job_id\":" + std::to_string(r.job_id) + ",\"step_id\":" + std::to_string(r.step_id) +
          ",\"step\":" + json_string(step_label(r.step_id)) + ",\"node\":" + json_string(r.node) +
          ",\"global_rank\":" + std::to_string(r.global_rank) + ",\"local_rank\":" + std::to_string(r.local_rank) +
-         ",\"pid\":" + std::to_string(r.pid) + ",\"start_us\":" + std::to_string(r.start_us);
+         ",\"pid\":" + std::to_string(r.pid) + ",\"start_us\":" + std::to_string(r.start_us) +
+         (r.gpus.empty() ? "" : ",\"gpus\":" + json_string(r.gpus));
 }
 
 }  // namespace

@@ -40,6 +40,9 @@ struct TaskRecord {
   int64_t start_us = 0;           // wall clock when the task had been forked
   std::optional<int64_t> end_us;  // set once the task has ended
   int raw_status = 0;             // meaningful only with end_us
+  // The GPU indices Slurm gave the step on this node (SLURM_STEP_GPUS, else
+  // SLURM_JOB_GPUS: "0,1"), "" without GPUs: what the engine checks an Xid's GPU against.
+  std::string gpus;
 };
 
 // <step>.<rank>.json

@@ -97,6 +97,51 @@ TEST_F(SpankRecords, EmitsEndedTasksInOrderOfTheirEnd) {
   EXPECT_NE(lines[0].text.find("rank=5 local_rank=1 node=n3 pid=1005 exit_code=0 signal=9"), std::string::npos);
 }
 
+// The GPU indices the plugin recorded (SLURM_STEP_GPUS) end the line; anything but
+// digits and commas in the record's field is dropped, so a record cannot extend the line.
+TEST_F(SpankRecords, ATasksGpusEndItsLine) {
+  spank::TaskRecord record;
+  record.job_id = 5100;
+  record.node = "n1";
+  record.pid = 4711;
+  record.start_us = 100;
+  record.end_us = 200;
+  record.raw_status = 1 << 8;
+  record.gpus = "1,3";
+  const std::string dir = (root_ / "n1" / "5100").string();
+  ASSERT_TRUE(spank::ensure_directory(dir, 0755));
+  ASSERT_TRUE(spank::write_atomically(dir, spank::record_file_name(0, 0), spank::record_text(record)));
+  record.global_rank = 1;
+  record.gpus = "1 exit_code=0";
+  ASSERT_TRUE(spank::write_atomically(dir, spank::record_file_name(0, 1), spank::record_text(record)));
+  std::vector<LogLine> lines;
+  collect("n1", "5100", lines);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0].text,
+            "attrib-spank: task exited abnormally: job=5100 step=0 rank=0 local_rank=0 node=n1 pid=4711 exit_code=1 "
+            "signal=0 gpus=1,3");
+  EXPECT_EQ(lines[1].text.find("gpus="), std::string::npos) << lines[1].text;
+}
+
+// Other jobs' tasks on the node that ran inside the window are handed over too, after the
+// job's own, so the engine knows whose pid or GPU a node's line names; those outside it
+// are not.
+TEST_F(SpankRecords, OtherJobsTasksBesideItAreHandedOver) {
+  write("n1", 12, 0, 0, 1'000, 9'000, 1 << 8);
+  write("n1", 4999, 0, 0, 500, std::nullopt, 0);  // still running beside job 12
+  write("n1", 4998, 0, 1, 100, 200, 0);           // ended before job 12's window
+  write("n2", 4997, 0, 0, 1'000, 2'000, 0);       // another node
+  std::vector<LogLine> lines;
+  CollectRequest request{"12", "n1", 300, 10'000};
+  const auto coverage = collector()->collect(request, [&](const LogLine& line) { lines.push_back(line); });
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[0].text.find("task exited abnormally: job=12"), std::string::npos);
+  EXPECT_EQ(lines[1].text, "attrib-spank: task of another job: job=4999 step=0 rank=0 node=n1 pid=1000");
+  EXPECT_EQ(lines[1].time, 500);
+  EXPECT_EQ(lines[1].seq, 1u);
+  EXPECT_NE(coverage[0].detail.find("1 task(s) of other jobs beside it"), std::string::npos) << coverage[0].detail;
+}
+
 TEST_F(SpankRecords, MissingSpoolIsUnavailableMissingJobIsEmpty) {
   std::vector<LogLine> lines;
   auto coverage = collect("n1", "12", lines);
