@@ -240,6 +240,20 @@ ConstrainSwapSpace=yes
 EOF
 }
 
+# Two GPUs per node, as Slurm's GRES: device files Slurm only stats (each a character
+# device like /dev/null, or a plain file where this machine cannot make one), so that jobs
+# asking for --gres=gpu:N get SLURM_JOB_GPUS / SLURM_STEP_GPUS indices as on a GPU node
+# (the shared-node scenarios: an Xid on a GPU only the neighbour held).
+GPUS_PER_NODE=2
+write_gres_conf() {
+  local i
+  install -d -m 755 "$base/dev"
+  for ((i = 0; i < GPUS_PER_NODE; i++)); do
+    mknod -m 666 "$base/dev/nvidia$i" c 1 3 2>/dev/null || : >"$base/dev/nvidia$i"
+  done
+  echo "Name=gpu File=$base/dev/nvidia[0-$((GPUS_PER_NODE - 1))]" >"$base/etc/gres.conf"
+}
+
 write_slurm_conf() {
   local host=$1 cpus=$2 i
   {
@@ -264,6 +278,7 @@ SlurmdDebug=info
 MpiDefault=none
 $(confinement)
 SelectType=select/cons_tres
+GresTypes=gpu
 JobAcctGatherType=jobacct_gather/none
 JobCompType=jobcomp/none
 AccountingStorageType=accounting_storage/slurmdbd
@@ -300,7 +315,7 @@ EOF
       echo "JobCompLoc=$ATTRIB_JOBCOMP_SCRIPT"
     fi
     for i in "${!NODES[@]}"; do
-      echo "NodeName=${NODES[$i]} NodeHostname=$host NodeAddr=127.0.0.1 Port=$(node_port "$i") CPUs=$cpus RealMemory=1000 State=UNKNOWN"
+      echo "NodeName=${NODES[$i]} NodeHostname=$host NodeAddr=127.0.0.1 Port=$(node_port "$i") CPUs=$cpus RealMemory=1000 Gres=gpu:$GPUS_PER_NODE State=UNKNOWN"
     done
     echo "PartitionName=debug Nodes=$(IFS=,; echo "${NODES[*]}") Default=YES MaxTime=INFINITE State=UP PriorityTier=1"
     echo "PartitionName=urgent Nodes=$(IFS=,; echo "${NODES[*]}") MaxTime=INFINITE State=UP PriorityTier=2"
@@ -438,7 +453,7 @@ cmd_up() {
   for port in $mysql_port $slurmctld_port $slurmdbd_port $(for i in "${!NODES[@]}"; do node_port "$i"; done); do
     ! port_listening "$port" || die "port $port is in use (set ATTRIB_CLUSTER_PORT_BASE)"
   done
-  rm -rf "${base:?}"/{etc,munge,mysql,state,spool,run,log,pids,env.sh}
+  rm -rf "${base:?}"/{etc,munge,mysql,state,spool,run,log,pids,env.sh,dev}
   install -d -m 755 "$base" "$base/etc" "$base/run" "$base/spool" "$pid_dir"
   install -d -m 755 -o slurm -g slurm "$log_dir" "$base/state"
   install -d -m 700 -o slurm -g slurm "$base/state/slurmctld"
@@ -458,6 +473,7 @@ cmd_up() {
   cpus=$(nproc)
   [ "$cpus" -le 2 ] || cpus=2
   write_slurm_conf "$host" "$cpus"
+  write_gres_conf
   write_cgroup_conf
   write_slurmdbd_conf
   [ -n "${ATTRIB_PLUGSTACK:-}" ] || : >"$base/etc/plugstack.conf"

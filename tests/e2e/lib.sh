@@ -54,6 +54,25 @@ release_requeued() {
   scontrol update jobid="$1" StartTime=now || fail "cannot release job $1"
 }
 
+# read_slurmd_logs: the daemon also reads each node's slurmd log (collector slurm_log:
+# root's file, trusted, source slurm). Before start_daemon.
+read_slurmd_logs() {
+  cat >>"$run_dir/attrib.yaml" <<YAML
+  - kind: slurm_log
+    options:
+      path: $ATTRIB_E2E_CLUSTER_DIR/log/slurmd-{node}.log
+YAML
+}
+
+# expire_time_limit JOB: ends a running job at its time limit within about 30 s. Slurm
+# keeps limits in whole minutes and checks them every 30 s, so the job's limit is lowered
+# to 0 (an admin's `scontrol update TimeLimit=`): the next pass ends it (then KillWait).
+expire_time_limit() {
+  scontrol update jobid="$1" TimeLimit=0 || fail "cannot lower the time limit of job $1"
+  for _ in $(seq 450); do [ "$(squeue -h -j "$1" -o %T 2>/dev/null)" = RUNNING ] || break; sleep 0.1; done
+  [ "$(squeue -h -j "$1" -o %T 2>/dev/null)" != RUNNING ] || fail "job $1 still running 45 s past its time limit"
+}
+
 # run_verdict JOB RUN: waits until that run of the job is attributed and its comment
 # written; leaves its JSON in $run_dir/verdict-JOB-runRUN.json.
 run_verdict() {

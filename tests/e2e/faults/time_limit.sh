@@ -12,20 +12,13 @@
 # same time-limit path, within 30 s.
 source "$(dirname "$0")/../lib.sh"
 setup_run fault_time_limit
-cat >> "$run_dir/attrib.yaml" <<YAML
-  - kind: slurm_log
-    options:
-      path: $ATTRIB_E2E_CLUSTER_DIR/log/slurmd-{node}.log
-YAML
+read_slurmd_logs
 start_daemon
 out=$run_dir/job-%j.out
 job=$(sbatch --parsable -N1 -w n3 --time=1 --output="$out" --wrap 'sleep 300' | cut -d';' -f1)
 wait_state "$job" RUNNING
-scontrol update jobid="$job" TimeLimit=0 || fail "cannot lower the time limit of job $job"
 started=$SECONDS
-# One time-limit pass of slurmctld (30 s), then KillWait (2 s).
-for _ in $(seq 450); do [ "$(squeue -h -j "$job" -o %T 2>/dev/null)" = RUNNING ] || break; sleep 0.1; done
-[ "$(squeue -h -j "$job" -o %T 2>/dev/null)" != RUNNING ] || fail "job $job still running 45 s past its time limit"
+expire_time_limit "$job"
 note "job $job ended $((SECONDS - started)) s after its limit was lowered"
 await_verdict "$job"
 note "verdict: $(jq -c '{domain, terminal_state, rule: .root_cause.rule, action: .recommended_action, comment}' "$run_dir/verdict-$job.json")"
