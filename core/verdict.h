@@ -90,6 +90,7 @@ struct Verdict {
   // and what the job held as the engine judged with it (JobFacts::allocation completed
   // from the evidence, and the job's uid): what an export needs to judge the same again.
   std::vector<Neighbour> neighbours;
+  uint64_t neighbours_omitted = 0;  // beyond rules::kMaxListedEvents, counted only
   JobAllocation allocation;
   std::optional<uint32_t> uid;
   std::string ruleset_version;

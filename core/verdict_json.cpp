@@ -410,6 +410,7 @@ json to_json(const Verdict& verdict) {
     for (const auto& n : neighbours)
       j["neighbours"].push_back({{"event", to_json(n.event)}, {"job", n.job}, {"why", n.why}, {"summary", n.summary}});
   }
+  if (verdict.neighbours_omitted > 0) j["neighbours_omitted"] = verdict.neighbours_omitted;
   if (!verdict.allocation.empty() || verdict.uid) j["allocation"] = allocation_to_json(verdict.allocation, verdict.uid);
 
   j["ruleset"] = {{"version", verdict.ruleset_version}, {"hash", verdict.ruleset_hash}};
@@ -543,6 +544,8 @@ Result<Verdict> verdict_from_json(const json& j) {
         v.neighbours.push_back(std::move(n));
       }
     }
+    if (j.contains("neighbours_omitted"))
+      v.neighbours_omitted = Reader::unsigned_integer(j, "neighbours_omitted", root);
     if (j.contains("allocation")) {
       if (Status s = allocation_from_json(j["allocation"], root + ".allocation", v.allocation, v.uid); !s)
         return s.error();

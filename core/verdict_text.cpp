@@ -114,6 +114,7 @@ std::string render_verdict_text(const Verdict& v) {
   if (!v.neighbours.empty()) {
     out << "Neighbours (" << v.neighbours.size() << ", context, not this job's evidence):\n";
     for (const auto& n : v.neighbours) out << "    " << n.summary << "\n        " << event_line(n.event) << "\n";
+    if (v.neighbours_omitted > 0) out << "    ... and " << v.neighbours_omitted << " more, not listed\n";
   }
 
   out << "Coverage:\n";

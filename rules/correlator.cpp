@@ -551,7 +551,8 @@ Neighbour neighbour_of(const RulePack& pack, Event e, detail::ForeignEvidence fo
   return Neighbour{std::move(e), std::move(foreign.job), std::move(foreign.why), std::move(summary)};
 }
 
-// Splits the events into the job's own and its neighbours' (rules/ownership.h).
+// Splits the events into the job's own and its neighbours' (rules/ownership.h). At most
+// kMaxListedEvents neighbours are listed, the earliest; the rest are only counted.
 std::vector<Event> keep_own_events(Verdict& v, const RulePack& pack, const JobFacts& job, std::vector<Event> events) {
   v.allocation = detail::complete_allocation(job, events);
   v.uid = job.uid;
@@ -560,10 +561,13 @@ std::vector<Event> keep_own_events(Verdict& v, const RulePack& pack, const JobFa
   own.reserve(events.size());
   for (Event& e : events) {
     if (detail::is_allocation_fact(e)) continue;  // in v.allocation now
-    if (auto foreign = detail::foreign_evidence(e, node_wide.count(e.rule) > 0, job, v.allocation))
+    auto foreign = detail::foreign_evidence(e, node_wide.count(e.rule) > 0, job, v.allocation);
+    if (!foreign)
+      own.push_back(std::move(e));
+    else if (v.neighbours.size() < kMaxListedEvents)
       v.neighbours.push_back(neighbour_of(pack, std::move(e), std::move(*foreign)));
     else
-      own.push_back(std::move(e));
+      ++v.neighbours_omitted;
   }
   return own;
 }

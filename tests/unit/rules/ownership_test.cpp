@@ -198,6 +198,20 @@ TEST(OwnershipTest, AnArrayTasksOwnIdComesFromAccounting) {
   EXPECT_TRUE(test::attribute(task, lines).neighbours.empty());
 }
 
+// A storm of a neighbour's distinct lines cannot make the verdict huge: the earliest
+// 1,000 are listed, the rest counted.
+TEST(OwnershipTest, ANeighboursStormIsCappedAndCounted) {
+  std::vector<LogLine> lines;
+  for (uint64_t i = 0; i < rules::kMaxListedEvents + 500; ++i)
+    lines.push_back(slurm_line("[4999.0] error: Detected " + std::to_string(i + 1) +
+                                   " oom_kill event in StepId=4999.0. Some of the step tasks have been OOM Killed.",
+                               "2026-11-30T10:04:08Z", i));
+  const Verdict v = test::attribute(job_on_shared_node("5100", 1000), lines);
+  EXPECT_EQ(v.neighbours.size(), rules::kMaxListedEvents);
+  EXPECT_EQ(v.neighbours_omitted, 500u);
+  EXPECT_EQ(to_json(v)["neighbours_omitted"], 500);
+}
+
 TEST(OwnershipTest, TheJobsOwnOutputIsAlwaysItsOwn) {
   const std::vector<LogLine> lines = {
       test::app_line(kNode, "app",
