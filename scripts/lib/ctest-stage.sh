@@ -69,8 +69,13 @@ run_ctest() {
     "$stage: $total tests, ${failed:-?} failed, 0 skipped ($((SECONDS - started)) s)"
 }
 
+# first_lines N: the first N lines of its input, reading all of it: `head` would leave
+# the writer to die of SIGPIPE once the input outgrows the pipe, which pipefail and set -e
+# turn into the whole run's exit status (141, a passed run reported failed).
+first_lines() { awk -v n="$1" 'NR <= n'; }
+
 # slowest_tests N: the N slowest tests of the run, as $test_times has them (TSV).
-slowest_tests() { sort -t $'\t' -k3,3 -g -r "$test_times" | head -n "$1"; }
+slowest_tests() { sort -t $'\t' -k3,3 -g -r "$test_times" | first_lines "$1"; }
 
 # write_run_record FILE RC: the run as JSON -- when, which commit, the result, the total
 # and every finished stage's seconds, and the ten slowest tests -- for tools and for
@@ -114,7 +119,7 @@ warn_over_budget() {
     echo "WARNING: the test run took $SECONDS s, over its budget of $run_budget_seconds s (CI's limit is 5400 s)."
     echo "  slowest stages:"
     for i in "${!stage_names[@]}"; do printf '%s\t%s\n' "${stage_seconds[$i]}" "${stage_names[$i]}"; done |
-      sort -g -r | head -n 3 | awk -F'\t' '{printf "%8d s  %s\n", $1, $2}'
+      sort -g -r | first_lines 3 | awk -F'\t' '{printf "%8d s  %s\n", $1, $2}'
     echo "  slowest tests:"
     slowest_tests 10 | awk -F'\t' '{printf "%8.1f s  %s (%s)\n", $3, $2, $1}'
   } >&2
