@@ -123,7 +123,10 @@ std::vector<SpankRecordsCollector::TaskLine> SpankRecordsCollector::neighbour_ta
         const int64_t start = record->at("start_us").get<int64_t>();
         const auto end = record->contains("end_us") ? std::optional(record->at("end_us").get<int64_t>()) : std::nullopt;
         if (start > request.window_end || (end && *end < request.window_start)) continue;  // not beside this job
-        tasks.push_back({start, neighbour_task_line(*record), root_owned_and_protected(path)});
+        // Stamped where it is first beside this job, never before the window: what lies
+        // before it is not this job's evidence, and a replay of the raw lines drops it.
+        tasks.push_back({std::max(start, request.window_start), neighbour_task_line(*record),
+                         root_owned_and_protected(path)});
       } catch (const json::exception&) {
         // a neighbour's unreadable record: not this job's coverage
       }

@@ -14,6 +14,9 @@ start_daemon
 # B waits for the marker the test writes once A has ended, then fails on its own.
 marker=$run_dir/a-ended
 a=$(sbatch --parsable -N1 -n1 -w n3 --time=1 --output="$run_dir/a-%j.out" --wrap 'sleep 300' | cut -d';' -f1)
+# A's task begins a whole second before B's window: its record is still B's context.
+wait_state "$a" RUNNING
+sleep 1.5
 b=$(sbatch --parsable -N1 -n1 -w n3 --output="$run_dir/b-%j.out" \
   --wrap "while [ ! -e '$marker' ]; do sleep 0.2; done; python3 -c 'import json; json.loads(\"{\")'" | cut -d';' -f1)
 wait_state "$a" RUNNING
@@ -47,4 +50,13 @@ expect_eq "$(verdict "$b" '.neighbours[] | select(.event.kind == "slurm.time_lim
 "$ATTRIB_SHOW" --server "$DAEMON_ADDR" "$b" >"$run_dir/show-b.txt" || fail "attrib-show $b"
 expect_contains "$(cat "$run_dir/show-b.txt")" "Neighbours (1, context, not this job's evidence):" "attrib-show's neighbours"
 expect_contains "$(cat "$run_dir/show-b.txt")" "n3 was shared with job $a: " "attrib-show names the neighbour"
+# Exported with its raw evidence and replayed offline, job B's verdict (neighbours and
+# what the job held included) is the very same, byte for byte.
+"$ATTRIB_SHOW" --server "$DAEMON_ADDR" --export-bundle "$run_dir/bundle-b" "$b" >"$run_dir/export-b.txt" 2>&1 ||
+  fail "export: $(cat "$run_dir/export-b.txt")"
+"$ATTRIB_BUILD_DIR/tools/attrib-replay" --json --pack "${ATTRIB_RULES_PACK_DIR:-$ATTRIB_SOURCE_DIR/rules/pack}" \
+  "$run_dir/bundle-b" >"$run_dir/replayed-b.json" || fail "attrib-replay of job B's bundle failed"
+"$ATTRIB_SHOW" --server "$DAEMON_ADDR" --json "$b" >"$run_dir/archived-b.json"
+cmp -s "$run_dir/replayed-b.json" "$run_dir/archived-b.json" ||
+  fail "job B's replayed raw evidence gives another verdict: $(diff <(jq -S . "$run_dir/archived-b.json") <(jq -S . "$run_dir/replayed-b.json") | head -c 1500)"
 echo PASS

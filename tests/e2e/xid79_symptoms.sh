@@ -43,7 +43,7 @@ expect_contains "$(cat "$run_dir/export.txt")" "with its raw evidence" "attrib-s
   "$run_dir/bundle" > "$run_dir/replayed.json" || fail "attrib-replay of the exported bundle failed"
 "$ATTRIB_SHOW" --server "$DAEMON_ADDR" --json "$job" > "$run_dir/archived.json"
 cmp -s "$run_dir/replayed.json" "$run_dir/archived.json" ||
-  fail "the replayed raw evidence gives another verdict: $(diff "$run_dir/archived.json" "$run_dir/replayed.json" | head -c 600)"
+  fail "the replayed raw evidence gives another verdict: $(diff <(jq -S . "$run_dir/archived.json") <(jq -S . "$run_dir/replayed.json") | head -c 1500)"
 # The archive's figures as an admin reads them: this job's raw evidence is counted.
 "$ATTRIB_SHOW" --server "$DAEMON_ADDR" --stats --json >"$run_dir/stats.json" 2>&1 || fail "stats: $(cat "$run_dir/stats.json")"
 [ "$(jq '.evidence.runs >= 1 and .evidence.stored_bytes > 0 and .used_bytes > 0' "$run_dir/stats.json")" = true ] ||

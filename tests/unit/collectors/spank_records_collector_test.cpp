@@ -125,21 +125,25 @@ TEST_F(SpankRecords, ATasksGpusEndItsLine) {
 
 // Other jobs' tasks on the node that ran inside the window are handed over too, after the
 // job's own, so the engine knows whose pid or GPU a node's line names; those outside it
-// are not.
+// are not. A task that began before the window is stamped at the window's start: a line
+// before the window is not the job's evidence, and a replay of the raw lines drops it.
 TEST_F(SpankRecords, OtherJobsTasksBesideItAreHandedOver) {
   write("n1", 12, 0, 0, 1'000, 9'000, 1 << 8);
   write("n1", 4999, 0, 0, 500, std::nullopt, 0);  // still running beside job 12
+  write("n1", 4996, 0, 0, 50, 400, 0);            // began before job 12's window, ended in it
   write("n1", 4998, 0, 1, 100, 200, 0);           // ended before job 12's window
   write("n2", 4997, 0, 0, 1'000, 2'000, 0);       // another node
   std::vector<LogLine> lines;
   CollectRequest request{"12", "n1", 300, 10'000};
   const auto coverage = collector()->collect(request, [&](const LogLine& line) { lines.push_back(line); });
-  ASSERT_EQ(lines.size(), 2u);
+  ASSERT_EQ(lines.size(), 3u);
   EXPECT_NE(lines[0].text.find("task exited abnormally: job=12"), std::string::npos);
-  EXPECT_EQ(lines[1].text, "attrib-spank: task of another job: job=4999 step=0 rank=0 node=n1 pid=1000");
-  EXPECT_EQ(lines[1].time, 500);
-  EXPECT_EQ(lines[1].seq, 1u);
-  EXPECT_NE(coverage[0].detail.find("1 task(s) of other jobs beside it"), std::string::npos) << coverage[0].detail;
+  EXPECT_EQ(lines[1].text, "attrib-spank: task of another job: job=4996 step=0 rank=0 node=n1 pid=1000");
+  EXPECT_EQ(lines[1].time, 300);
+  EXPECT_EQ(lines[2].text, "attrib-spank: task of another job: job=4999 step=0 rank=0 node=n1 pid=1000");
+  EXPECT_EQ(lines[2].time, 500);
+  EXPECT_EQ(lines[2].seq, 2u);
+  EXPECT_NE(coverage[0].detail.find("2 task(s) of other jobs beside it"), std::string::npos) << coverage[0].detail;
 }
 
 TEST_F(SpankRecords, MissingSpoolIsUnavailableMissingJobIsEmpty) {
