@@ -1,7 +1,5 @@
 #include "collectors/gpu_map_collector.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <filesystem>
 
@@ -40,14 +38,6 @@ bool is_hex(const std::string& text) {
 bool is_bus_location(const std::string& text) {
   return text.size() == 12 && text[4] == ':' && text[7] == ':' && text[10] == '.' && is_hex(text.substr(0, 4)) &&
          is_hex(text.substr(5, 2)) && is_hex(text.substr(8, 2)) && is_hex(text.substr(11, 1));
-}
-
-// procfs is the kernel's; a copy (tests, a head reading the nodes' files) is trusted only
-// when root owns it and nobody else may change it.
-bool root_owned_and_protected(const fs::path& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return false;
-  return st.st_uid == 0 && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
 }
 
 }  // namespace
@@ -110,6 +100,8 @@ std::vector<Coverage> GpuMapCollector::collect(const CollectRequest& request, co
     line.node = request.node;
     line.source = kSource;
     line.seq = report.next_seq(kSource);
+    // procfs is the kernel's; a copy (tests, a head reading the nodes' files) is trusted
+    // only when root owns it and nobody else may change it.
     line.trusted = root_owned_and_protected(file);
     line.text = gpu_map_line(entry->minor, entry->pci);
     sink(line);

@@ -251,4 +251,10 @@ std::vector<std::string> split_lines(const std::string& text) {
   return lines;
 }
 
+bool root_owned_and_protected(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  return st.st_uid == 0 && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
+}
+
 }  // namespace attrib::collectors

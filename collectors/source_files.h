@@ -1,5 +1,5 @@
-// File access shared by the file-based collectors (kmsg, Fabric Manager log,
-// application output): path templates and reads that can never hang.
+// File access shared by the file-based collectors (kmsg, Fabric Manager log, SPANK
+// records, GPU map, application output): path templates and reads that can never hang.
 //
 // Reads open with O_NONBLOCK (a FIFO or device never blocks the daemon: a read stops
 // at EAGAIN or end of data) and are capped in size. Collectors run with more rights
@@ -57,6 +57,10 @@ FileContent read_source_file(const std::string& path, const ReadLimits& limits, 
 // file is owned by `owner_uid`. Otherwise State::Refused with the reason; an unknown
 // owner (nullopt) refuses every file.
 FileContent read_user_file(const std::string& path, std::optional<uint32_t> owner_uid, uint64_t max_bytes);
+
+// Whether `path` is a regular file (not a link) owned by root and writable by no one
+// else: what a trusted record (the SPANK plugin's, the driver's procfs) must be.
+bool root_owned_and_protected(const std::string& path);
 
 // Splits text into lines at '\n' (a final line without '\n' is kept; a '\r' before
 // '\n' is dropped).

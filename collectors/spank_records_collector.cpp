@@ -1,7 +1,5 @@
 #include "collectors/spank_records_collector.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -10,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "collectors/coverage_report.h"
+#include "collectors/source_files.h"
 
 namespace attrib::collectors {
 namespace {
@@ -21,14 +20,6 @@ using json = nlohmann::json;
 bool safe_component(const std::string& text) {
   return !text.empty() && text != "." && text != ".." && text.find('/') == std::string::npos &&
          text.find('\0') == std::string::npos;
-}
-
-// A record is trusted when root wrote it and nobody else could have changed it: the
-// plugin writes as root (slurmstepd) into root-owned 0755 directories.
-bool root_owned_and_protected(const fs::path& path) {
-  struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
-  return st.st_uid == 0 && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0;
 }
 
 struct TaskExit {
@@ -198,6 +189,8 @@ std::vector<Coverage> SpankRecordsCollector::collect(const CollectRequest& reque
     // Skips the writer's ".<name>.tmp.<pid>" files and the user's evidence directory.
     if (file.empty() || file.front() == '.' || path.extension() != ".json") continue;
     ++files;
+    // A record is trusted when root wrote it and nobody else could have changed it: the
+    // plugin writes as root (slurmstepd) into root-owned 0755 directories.
     const bool trusted = root_owned_and_protected(path);
     if (!trusted) ++untrusted;
     std::ifstream in(path);
