@@ -99,7 +99,7 @@ Result<PromRangeAnswer> parse_prometheus_range(const std::string& body) {
   PromRangeAnswer answer;
   if (doc.contains("warnings") && doc["warnings"].is_array()) {
     for (const json& w : doc["warnings"])
-      answer.warnings.push_back(w.is_string() ? w.get<std::string>() : json_text(w));
+      answer.warnings.push_back(value_text(w));
   }
   const json* data = doc.contains("data") ? &doc["data"] : nullptr;
   if (data == nullptr || !data->is_object() || json_string_or(*data, "resultType") != "matrix" ||

@@ -14,6 +14,12 @@ inline std::string json_text(const nlohmann::json& value) {
   return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
+// A value as text: a string as it is (unquoted), anything else as its JSON (an event's
+// field compared with a rule's value, a catalog key, a job id).
+inline std::string value_text(const nlohmann::json& value) {
+  return value.is_string() ? value.get<std::string>() : json_text(value);
+}
+
 // object[key] when it is a string, else fallback. nlohmann's value(key, "") throws when
 // the member is there with another type ({"status": 80002} from a server: fuzz/).
 inline std::string json_string_or(const nlohmann::json& object, const char* key, std::string fallback = "") {

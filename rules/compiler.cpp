@@ -15,8 +15,7 @@ namespace {
 bool json_values_equal(const nlohmann::json& actual, const nlohmann::json& expected) {
   if (actual.is_number() && expected.is_number()) return actual == expected;
   if (actual.is_string() && expected.is_string()) return actual == expected;
-  const auto text = [](const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : json_text(v); };
-  return text(actual) == text(expected);
+  return value_text(actual) == value_text(expected);
 }
 
 // Merges shipped and site rules by id. Shipped ids must be unique; a site rule with a

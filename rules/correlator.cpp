@@ -54,12 +54,10 @@ struct Candidate {
 // root.distinct, per rule: scope key -> the distinct values of the field, in event order.
 using DistinctGroups = std::map<std::string, std::vector<std::string>>;
 
-std::string field_text(const json& value) { return value.is_string() ? value.get<std::string>() : json_text(value); }
-
 bool value_matches(const json& actual, const json& expected) {
   if (actual.is_number_integer() && expected.is_number_integer())
     return actual.get<int64_t>() == expected.get<int64_t>();
-  return field_text(actual) == field_text(expected);
+  return value_text(actual) == value_text(expected);
 }
 
 bool fields_match(const Event& e, const EventPattern& pattern) {
@@ -87,7 +85,7 @@ const CatalogEntry* catalog_row(const RulePack& pack, const CompiledCorrelationR
   const auto& condition = *rule.def.catalog;
   auto key = e.fields.find(condition.key_field);
   if (key == e.fields.end()) return nullptr;
-  return detail::find_catalog_entry(pack.catalogs.at(condition.table), field_text(*key), e.fields);
+  return detail::find_catalog_entry(pack.catalogs.at(condition.table), value_text(*key), e.fields);
 }
 
 // Everything of the root condition but `distinct`: kind, where, present, trust, catalog.
@@ -135,7 +133,7 @@ std::optional<std::string> distinct_group(Scope scope, const Event& e) {
 std::optional<std::string> distinct_value(const detail::DistinctCondition& d, const Event& e) {
   auto it = e.fields.find(d.field);
   if (it == e.fields.end()) return std::nullopt;
-  std::string value = field_text(*it);
+  std::string value = value_text(*it);
   if (std::find(d.ignore.begin(), d.ignore.end(), value) != d.ignore.end()) return std::nullopt;
   return value;
 }
@@ -239,7 +237,7 @@ std::string render_summary(const Candidate& c, const Event& e, const JobFacts& j
       value.clear();
       for (const auto& v : *c.distinct) value += (value.empty() ? "" : ", ") + v;
     } else if (e.fields.contains(name)) {
-      value = field_text(e.fields[name]);
+      value = value_text(e.fields[name]);
     }
     out += value;
     pos = close + 1;

@@ -93,7 +93,7 @@ std::string key_of(const std::string& key, const nlohmann::json& fields) {
   if (key.empty()) return "";
   auto it = fields.find(key);
   if (it == fields.end()) return "";
-  return it->is_string() ? it->get<std::string>() : json_text(*it);
+  return value_text(*it);
 }
 
 }  // namespace

@@ -24,8 +24,6 @@ constexpr const char* kJobFields[] = {"slurm_job", "job", "step", "stepd"};
 // pids and GPU indices.
 constexpr const char* kTaskKinds[] = {"slurm.task_exit", kTaskEndedKind};
 
-std::string text_of(const json& value) { return value.is_string() ? value.get<std::string>() : json_text(value); }
-
 std::optional<int64_t> number_in(const json& value) {
   if (value.is_number_integer()) return value.get<int64_t>();
   if (!value.is_string()) return std::nullopt;
@@ -69,7 +67,7 @@ bool is_task_of(const Event& e, const JobFacts& job, const JobAllocation& alloca
     return false;
   auto it = e.fields.find("job");
   if (it == e.fields.end()) return false;
-  const std::string id = text_of(*it);
+  const std::string id = value_text(*it);
   return id == job.job_id || contains(allocation.slurm_ids, id);
 }
 
@@ -95,7 +93,7 @@ std::optional<ForeignEvidence> foreign_job(const Event& e, const JobFacts& job, 
   for (const char* field : kJobFields) {
     auto it = e.fields.find(field);
     if (it == e.fields.end()) continue;
-    const auto id = job_id_in(text_of(*it));
+    const auto id = job_id_in(value_text(*it));
     if (!id || mine.ids.count(*id)) continue;
     return ForeignEvidence{*id, "job " + *id, "names job " + *id + ", not " + job.job_id};
   }
@@ -143,12 +141,12 @@ std::optional<ForeignEvidence> foreign_gpu(const Event& e, const NodeAllocation&
 void add_neighbour_task(NodeAllocation& held, const Event& e, const JobFacts& job) {
   auto other = e.fields.find("job");
   if (other == e.fields.end()) return;
-  const std::string id = text_of(*other);
+  const std::string id = value_text(*other);
   if (id == job.job_id || contains(job.allocation.slurm_ids, id)) return;
   if (auto pid = e.fields.find("pid"); pid != e.fields.end() && number_in(*pid))
     held.neighbour_pids[*number_in(*pid)] = id;
   if (auto gpus = e.fields.find("gpus"); gpus != e.fields.end())
-    for (int index : gpu_indices_in(text_of(*gpus))) held.neighbour_gpus[std::to_string(index)] = id;
+    for (int index : gpu_indices_in(value_text(*gpus))) held.neighbour_gpus[std::to_string(index)] = id;
 }
 
 // A process the SPANK records show as another job's task on that node.
@@ -197,7 +195,7 @@ JobAllocation complete_allocation(const JobFacts& job, const std::vector<Event>&
       auto minor = e.fields.find("minor");
       auto pci = e.fields.find("pci");
       if (minor != e.fields.end() && pci != e.fields.end() && number_in(*minor))
-        minors[e.node][static_cast<int>(*number_in(*minor))] = normalize_pci(text_of(*pci));
+        minors[e.node][static_cast<int>(*number_in(*minor))] = normalize_pci(value_text(*pci));
       continue;
     }
     if (e.trusted && e.source == "spank" && e.kind == kNeighbourTaskKind) {
@@ -209,7 +207,7 @@ JobAllocation complete_allocation(const JobFacts& job, const std::vector<Event>&
     if (auto pid = e.fields.find("pid"); pid != e.fields.end() && number_in(*pid))
       add_unique(held.pids, *number_in(*pid));
     if (auto gpus = e.fields.find("gpus"); gpus != e.fields.end())
-      for (int index : gpu_indices_in(text_of(*gpus))) add_unique(held.gpu_indices, index);
+      for (int index : gpu_indices_in(value_text(*gpus))) add_unique(held.gpu_indices, index);
   }
   for (auto& [node, held] : allocation.nodes) {
     auto map = minors.find(node);
