@@ -111,27 +111,28 @@ std::optional<ForeignEvidence> foreign_user(const Event& e, const JobFacts& job)
                          "a process of uid " + u + ", not the job's user (uid " + std::to_string(*job.uid) + ")"};
 }
 
-// The job that held `gpu` (an index or a bus id) when a neighbour's record says so, else "".
-std::string holder_of(const NodeAllocation& held, const std::string& gpu) {
-  auto it = held.neighbour_gpus.find(gpu);
-  return it == held.neighbour_gpus.end() ? "" : it->second;
-}
-
-ForeignEvidence gpu_not_held(const std::string& gpu, const std::string& node, const std::string& holder) {
-  return ForeignEvidence{
-      holder, holder.empty() ? "the job that held GPU " + gpu : "job " + holder,
-      "GPU " + gpu + " on " + node + " was not one the job held" + (holder.empty() ? "" : " (job " + holder + " did)")};
+// A GPU line is another job's only when that job's own task record holds the GPU. The
+// job's GPU indices come from its step's environment (SLURM_STEP_GPUS), which Slurm sets
+// for GPU GRES but which a job without them could set itself: its list can make a GPU
+// its own, never disown one that no other job held (an Xid on a GPU the job really used
+// stays its cause).
+std::optional<ForeignEvidence> gpu_held_by_another(const std::string& gpu, const std::string& node,
+                                                   const NodeAllocation& held) {
+  auto holder = held.neighbour_gpus.find(gpu);
+  if (holder == held.neighbour_gpus.end()) return std::nullopt;
+  return ForeignEvidence{holder->second, "job " + holder->second,
+                         "GPU " + gpu + " on " + node + " was held by job " + holder->second + ", not this job"};
 }
 
 std::optional<ForeignEvidence> foreign_gpu(const Event& e, const NodeAllocation& held) {
-  if (auto pci = e.fields.find("pci"); pci != e.fields.end() && pci->is_string() && !held.gpus.empty()) {
+  if (auto pci = e.fields.find("pci"); pci != e.fields.end() && pci->is_string()) {
     const std::string bus = normalize_pci(pci->get<std::string>());
-    if (!contains(held.gpus, bus)) return gpu_not_held(bus, e.node, holder_of(held, bus));
+    if (!contains(held.gpus, bus)) return gpu_held_by_another(bus, e.node, held);
   }
-  if (auto gpu = e.fields.find("gpu"); gpu != e.fields.end() && !held.gpu_indices.empty()) {
+  if (auto gpu = e.fields.find("gpu"); gpu != e.fields.end()) {
     const auto index = number_in(*gpu);
     if (index && !contains(held.gpu_indices, static_cast<int>(*index)))
-      return gpu_not_held(std::to_string(*index), e.node, holder_of(held, std::to_string(*index)));
+      return gpu_held_by_another(std::to_string(*index), e.node, held);
   }
   return std::nullopt;
 }

@@ -28,7 +28,7 @@ inline bool is_allocation_fact(const Event& e) {
 // What a line names that the job does not own.
 struct ForeignEvidence {
   std::string job;   // the other job's id when the line names one ("4999"), else ""
-  std::string whom;  // "job 4999", "another user (uid 1001)", "the job that held GPU 0000:07:00.0"
+  std::string whom;  // "job 4999", "another user (uid 1001)"
   std::string why;   // "names job 4999, not 5100", ...
 };
 

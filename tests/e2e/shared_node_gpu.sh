@@ -49,6 +49,6 @@ expect_eq "$(verdict "$b" ".allocation.nodes.n2.gpu_indices | join(\",\")")" "$b
 expect_eq "$(verdict "$b" '[.neighbours[] | select(.event.kind == "gpu.xid") | .job] | join(",")')" "$a" \
   "job A's Xid as job B's neighbour"
 expect_eq "$(verdict "$b" '.neighbours[] | select(.event.kind == "gpu.xid") | .why')" \
-  "GPU $a_bus.0 on n2 was not one the job held (job $a did)" "why the Xid is not job B's"
+  "GPU $a_bus.0 on n2 was held by job $a, not this job" "why the Xid is not job B's"
 case "$(sacct_field "$b" Comment)" in *GPU_HARDWARE*) fail "job B's comment blames a GPU: $(sacct_field "$b" Comment)" ;; esac
 echo PASS
