@@ -66,6 +66,13 @@ const std::vector<Vector> kVectors = {
      "Memory cgroup out of memory: Killed process 4242 (%) total-vm:93240kB, anon-rss:81200kB, file-rss:64kB"},
     {"oom_invoked_comm", "kernel", "% invoked oom-killer: gfp_mask=0x1100cca(GFP_HIGHUSER_MOVABLE), order=0"},
     {"hung_task_comm", "kernel", "INFO: task %:4242 blocked for more than 120 seconds."},
+    {"oom_kill_constraint_comm", "kernel",
+     "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0-1,oom_memcg=/system.slice/"
+     "slurmstepd.scope/job_4242,task_memcg=/system.slice/slurmstepd.scope/job_4242/step_0/user/task_0,task=%,"
+     "pid=4242,uid=1000"},
+    {"oom_kill_global_comm", "kernel",
+     "oom-kill:constraint=CONSTRAINT_NONE,nodemask=(null),cpuset=/,mems_allowed=0,global_oom,task_memcg=/"
+     "system.slice/slurmstepd.scope/job_4242/step_0/user/task_0,task=%,pid=4242,uid=1000"},
     {"drop_caches_comm", "kernel", "% (4242): drop_caches: 3"},
     {"rsyslog_forwarded_segfault", "syslog",
      "python3[4242]: segfault at 8 ip 00007f8eab35933c sp 00007f8e2affc8d0 error 4 in $[7f8eab324000+1a2000]"},

@@ -116,6 +116,26 @@ TEST(OwnershipTest, TheGlobalOomKillerIsEveryJobsFaultWhoeverItKilled) {
   EXPECT_EQ(v.root_cause->event.rule, "kernel.oom_kill_global");
 }
 
+// The victim's comm is the user's: "a,pid=1,uid=0" (13 bytes) inside task= names neither
+// another process nor another user; the kernel's own pid and uid end the line.
+TEST(OwnershipTest, ACommCannotDisownTheJobsOwnOomKill) {
+  const std::vector<LogLine> lines = {test::kernel_line(
+      kNode,
+      "oom-kill:constraint=CONSTRAINT_MEMCG,nodemask=(null),cpuset=/,mems_allowed=0-1,oom_memcg=/system.slice/"
+      "slurmstepd.scope/job_5100,task_memcg=/system.slice/slurmstepd.scope/job_5100/step_0/user/task_0,"
+      "task=a,pid=1,uid=0,pid=52811,uid=1000",
+      at("2026-11-30T10:04:07Z"), 1)};
+  const auto events = test::extract(lines);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].fields.value("task", ""), "a,pid=1,uid=0");
+  EXPECT_EQ(events[0].fields.value("pid", 0), 52811);
+  EXPECT_EQ(events[0].fields.value("uid", 0), 1000);
+  const Verdict v = test::attribute(job_on_shared_node("5100", 1000), lines);
+  EXPECT_TRUE(v.neighbours.empty()) << v.comment;
+  ASSERT_TRUE(v.root_cause.has_value()) << v.comment;
+  EXPECT_EQ(v.root_cause->event.rule, "kernel.oom_kill_constraint");
+}
+
 // Job 5100 held GPU 1 on n1 (its SPANK task record), which the driver maps to 0000:0a:00.0.
 std::vector<LogLine> gpu_lines(const std::string& xid_pci) {
   return {
