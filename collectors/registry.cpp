@@ -2,6 +2,7 @@
 
 #include "collectors/app_output_collector.h"
 #include "collectors/fabricmanager_collector.h"
+#include "collectors/flight_recorder_collector.h"
 #include "collectors/gpu_map_collector.h"
 #include "collectors/journald_collector.h"
 #include "collectors/kmsg_collector.h"
@@ -21,6 +22,11 @@ const std::vector<CollectorKind>& collector_kinds() {
       {SpankRecordsCollector::kName,
        "Task start/end records (rank, exit code or signal) written on each node by the spank_attrib.so SPANK plugin.",
        option_docs(SpankRecordsCollector::option_table()), &SpankRecordsCollector::create},
+      {FlightRecorderCollector::kName,
+       "The PyTorch flight-recorder dumps (pickle or JSON) the job's ranks wrote into its spool on a collective "
+       "timeout (spank_attrib.so --attrib-evidence): each rank's last collective, to name the rank the others "
+       "waited on. Read as data only, never executed.",
+       option_docs(FlightRecorderCollector::option_table()), &FlightRecorderCollector::create},
       {GpuMapCollector::kName,
        "Which PCI bus id each GPU index on a node stands for, from the NVIDIA driver's "
        "/proc/driver/nvidia/gpus/*/information: what tells an Xid on the job's GPU from a neighbour's.",

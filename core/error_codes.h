@@ -42,6 +42,7 @@ enum class ErrorKind {
   X(kBundlePack, "BUNDLE_E_PACK", Internal, "replay without a rule pack")                                        \
   X(kBundleSource, "BUNDLE_E_SOURCE", InvalidArgument, "a bundle file names no known source")                    \
   X(kCollectBootTime, "COLLECT_E_BOOT_TIME", Unavailable, "a node's boot time cannot be read")                   \
+  X(kCollectDump, "COLLECT_E_DUMP", InvalidArgument, "a flight-recorder dump cannot be read as data")             \
   X(kCollectJournal, "COLLECT_E_JOURNAL", Unavailable, "sd-journal failed")                                      \
   X(kCollectPath, "COLLECT_E_PATH", InvalidArgument, "a path template cannot be expanded safely")                \
   X(kCollectWrongNode, "COLLECT_E_WRONG_NODE", FailedPrecondition, "a node agent was asked for another node")    \

@@ -57,6 +57,20 @@ struct Neighbour {
   std::string summary;  // "n1 was shared with job 4999: ... at 10:04:07Z"
 };
 
+// The rank the others were waiting on when the job's collectives stopped
+// (docs/verdict-reference.md, "Hung rank"): from the ranks' flight-recorder dumps, else
+// from the framework's own lines.
+struct HungRank {
+  int64_t rank = 0;
+  std::string node;           // where it ran, when its evidence says ("" otherwise)
+  std::string process_group;  // the group's id as the evidence names it
+  int64_t seq = 0;            // the collective it never joined (the group's sequence number)
+  std::string collective;     // its operation when known ("gloo:all_reduce", "ALLREDUCE"), else ""
+  std::vector<int64_t> waiting_ranks;  // the ranks that had reached it
+  std::string evidence;                // flight_recorder | watchdog | desync_report
+  std::string summary;                 // one sentence for people
+};
+
 struct Verdict {
   std::string job_id;
   std::string cluster;
@@ -93,6 +107,7 @@ struct Verdict {
   uint64_t neighbours_omitted = 0;  // beyond rules::kMaxListedEvents, counted only
   JobAllocation allocation;
   std::optional<uint32_t> uid;
+  std::optional<HungRank> hung_rank;  // added in v1; only when the evidence names one
   std::string ruleset_version;
   std::string ruleset_hash;  // "sha256:<hex>"
   std::string comment;       // the attrib segment written to Slurm

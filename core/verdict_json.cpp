@@ -412,6 +412,16 @@ json to_json(const Verdict& verdict) {
   }
   if (verdict.neighbours_omitted > 0) j["neighbours_omitted"] = verdict.neighbours_omitted;
   if (!verdict.allocation.empty() || verdict.uid) j["allocation"] = allocation_to_json(verdict.allocation, verdict.uid);
+  if (const auto& h = verdict.hung_rank) {
+    j["hung_rank"] = {{"rank", h->rank},
+                      {"node", h->node},
+                      {"process_group", h->process_group},
+                      {"seq", h->seq},
+                      {"collective", h->collective},
+                      {"waiting_ranks", h->waiting_ranks},
+                      {"evidence", h->evidence},
+                      {"summary", h->summary}};
+  }
 
   j["ruleset"] = {{"version", verdict.ruleset_version}, {"hash", verdict.ruleset_hash}};
   j["comment"] = verdict.comment;
@@ -549,6 +559,23 @@ Result<Verdict> verdict_from_json(const json& j) {
     if (j.contains("allocation")) {
       if (Status s = allocation_from_json(j["allocation"], root + ".allocation", v.allocation, v.uid); !s)
         return s.error();
+    }
+    if (j.contains("hung_rank")) {
+      const json& h = Reader::member(j, "hung_rank", root);
+      const std::string path = root + ".hung_rank";
+      HungRank hung;
+      hung.rank = Reader::integer(h, "rank", path);
+      hung.node = Reader::string(h, "node", path);
+      hung.process_group = Reader::string(h, "process_group", path);
+      hung.seq = Reader::integer(h, "seq", path);
+      hung.collective = Reader::string(h, "collective", path);
+      for (const auto& rank : Reader::array(h, "waiting_ranks", path)) {
+        if (!rank.is_number_integer()) throw Reader::Failure{path + ".waiting_ranks: expected integers"};
+        hung.waiting_ranks.push_back(rank.get<int64_t>());
+      }
+      hung.evidence = Reader::string(h, "evidence", path);
+      hung.summary = Reader::string(h, "summary", path);
+      v.hung_rank = std::move(hung);
     }
     const json& ruleset = Reader::member(j, "ruleset", root);
     v.ruleset_version = Reader::string(ruleset, "version", root + ".ruleset");

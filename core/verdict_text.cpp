@@ -111,6 +111,8 @@ std::string render_verdict_text(const Verdict& v) {
     if (v.unexplained_omitted > 0) out << "    ... and " << v.unexplained_omitted << " more events, not listed\n";
   }
 
+  if (v.hung_rank) out << "Hung rank:    " << v.hung_rank->summary << "\n";
+
   if (!v.neighbours.empty()) {
     out << "Neighbours (" << v.neighbours.size() << ", context, not this job's evidence):\n";
     for (const auto& n : v.neighbours) out << "    " << n.summary << "\n        " << event_line(n.event) << "\n";

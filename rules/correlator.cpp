@@ -30,6 +30,7 @@
 #include "core/comment.h"
 #include "core/json_text.h"
 #include "rules/event_order.h"
+#include "rules/hung_rank.h"
 #include "rules/ownership.h"
 #include "rules/rule_pack.h"
 
@@ -559,6 +560,7 @@ std::vector<Event> keep_own_events(Verdict& v, const RulePack& pack, const JobFa
   own.reserve(events.size());
   for (Event& e : events) {
     if (detail::is_allocation_fact(e)) continue;  // in v.allocation now
+    if (detail::is_rank_state(e)) continue;       // read for v.hung_rank
     auto foreign = detail::foreign_evidence(e, node_wide.count(e.rule) > 0, job, v.allocation);
     if (!foreign)
       own.push_back(std::move(e));
@@ -597,7 +599,9 @@ Verdict correlate(const RulePack& pack, const JobFacts& job, std::vector<Event> 
   if (!succeeded) {
     if (auto state = job_state_event(pack, job)) input.push_back(std::move(*state));
   }
-  const std::vector<Event> events = keep_own_events(v, pack, job, fold_and_order(std::move(input)));
+  std::vector<Event> folded = fold_and_order(std::move(input));
+  if (!succeeded) v.hung_rank = detail::find_hung_rank(folded);
+  const std::vector<Event> events = keep_own_events(v, pack, job, std::move(folded));
 
   std::vector<Candidate> kept;
   std::vector<std::string> explained_by(events.size());

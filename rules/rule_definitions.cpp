@@ -500,8 +500,9 @@ const std::vector<std::string>& fixed_sources() {
   // spank: task records of spank_attrib.so (spank_records collector), apart from
   // "slurm" so their coverage rows stay distinguishable from slurmdbd's.
   // gpus: the driver's GPU minor-number map (gpu_map collector).
-  static const std::vector<std::string> kFixed = {"kernel", "syslog",     "fabricmanager", "slurm",
-                                                  "spank",  "prometheus", "gpus",          "app"};
+  // flight_recorder: the ranks' PyTorch flight-recorder dumps (flight_recorder collector).
+  static const std::vector<std::string> kFixed = {"kernel", "syslog", "fabricmanager", "slurm",          "spank",
+                                                  "prometheus", "gpus", "app",        "flight_recorder"};
   return kFixed;
 }
 

@@ -295,8 +295,18 @@ int slurm_spank_task_init(spank_t sp, int, char**) {
     spank_setenv(sp, "NCCL_DEBUG", "WARN", 0);
     spank_setenv(sp, "TORCH_NCCL_TRACE_BUFFER_SIZE", std::to_string(state.args.nccl_trace_buffer_size).c_str(), 0);
     spank_setenv(sp, "TORCH_NCCL_DUMP_ON_TIMEOUT", "1", 0);
-    // PyTorch appends the rank: <dir>/user/nccl_trace_rank_<N>.
-    spank_setenv(sp, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE", (job_dir(sp, *job) + "/user/nccl_trace_rank_").c_str(), 0);
+    // PyTorch appends the rank: <dir>/user/nccl_trace_rank_<N>. A step launched from the
+    // batch step inherits the batch node's path (set there by this very line): this node's
+    // spool replaces it, or a spool per node (spool_dir=.../%n) would gather every rank's
+    // dump under the batch node's name. A path the user chose still wins.
+    const std::string dump_prefix = job_dir(sp, *job) + "/user/nccl_trace_rank_";
+    char inherited[4096] = "";
+    const bool set = spank_getenv(sp, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE", inherited, sizeof inherited) == ESPANK_SUCCESS;
+    const std::string ours_elsewhere = "/" + std::to_string(*job) + "/user/nccl_trace_rank_";
+    const std::string value = inherited;
+    const bool ours = value.size() >= ours_elsewhere.size() &&
+                      value.compare(value.size() - ours_elsewhere.size(), ours_elsewhere.size(), ours_elsewhere) == 0;
+    spank_setenv(sp, "TORCH_NCCL_DEBUG_INFO_TEMP_FILE", dump_prefix.c_str(), !set || ours ? 1 : 0);
   });
 }
 

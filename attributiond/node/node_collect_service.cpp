@@ -75,6 +75,7 @@ grpc::Status NodeCollectService::serve(const v1::CollectRequest& request, v1::Co
                                      .window_start = request.window_start_us(),
                                      .window_end = request.window_end_us(),
                                      .cluster = request.cluster()};
+  if (request.has_owner_uid()) collect.owner_uid = request.owner_uid();
   // The lines read go back too when the head keeps raw evidence, within the gRPC message
   // limit (half of it: the events and coverage travel in the same answer).
   uint64_t raw_budget = std::min<uint64_t>(request.raw_max_bytes(), common::kMaxGrpcMessageBytes / 2);

@@ -47,6 +47,7 @@ NodeEvidence AgentFanout::collect_one(const JobFacts& job, const std::string& no
   request.set_window_start_us(window_start);
   request.set_window_end_us(window_end);
   request.set_raw_max_bytes(raw_max_bytes);
+  if (job.uid) request.set_owner_uid(*job.uid);
   request.set_nonce(common::random_nonce());  // the signed answer is bound to this call alone
   if (auto signed_ = auth_->sign_request(context, common::kCollect, request); !signed_)
     return missing(node, CoverageStatus::Failed, window_start, window_end,

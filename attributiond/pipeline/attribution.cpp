@@ -360,10 +360,11 @@ Verdict attribute_window(const AttributionContext& context, const JobFacts& fact
                                        .window_end = window_end,
                                        .cluster = facts.cluster,
                                        .attempt_end = end};
+    // Whose files the job's user wrote on every node (its flight-recorder dumps).
+    request.owner_uid = facts.uid;
     if (batch_host) {
       request.ranks = facts.ranks;
       request.output_paths = output_paths;
-      request.owner_uid = facts.uid;
     }
     if (!batch_host && all_but_job_output.empty()) continue;  // only app_output is configured
     add(collect_node(context.pack, context.collectors, request,

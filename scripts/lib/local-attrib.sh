@@ -64,6 +64,9 @@ YAML
   - kind: spank_records
     options:
       directory: "$ATTRIB_TASK_RECORDS_DIR"
+  - kind: flight_recorder
+    options:
+      directory: "$ATTRIB_TASK_RECORDS_DIR"
 YAML
   fi
 }
