@@ -16,10 +16,9 @@ constexpr const char* kDumpPrefix = "nccl_trace_rank_";
 
 // The global rank a dump's name ends with, or -1.
 int64_t rank_of(const std::string& file) {
+  if (file.rfind(kDumpPrefix, 0) != 0) return -1;
   const std::string digits = file.substr(std::string(kDumpPrefix).size());
-  if (file.rfind(kDumpPrefix, 0) != 0 || digits.empty() || digits.size() > 9 ||
-      digits.find_first_not_of("0123456789") != std::string::npos)
-    return -1;
+  if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) return -1;
   return std::stoll(digits);
 }
 

@@ -79,7 +79,8 @@ Result<std::vector<RankCollectives>> read_flight_recorder_dump(std::string_view 
   std::map<int64_t, RankCollectives> groups;
   for (const json& entry : *entries) {
     if (!entry.is_object()) return Error{kCollectDump, "an entry is not a dict"};
-    if (entry.value("is_p2p", false)) continue;  // point-to-point: no collective sequence
+    // Point-to-point: no collective sequence. (value() would throw on a non-boolean.)
+    if (auto p2p = entry.find("is_p2p"); p2p != entry.end() && p2p->is_boolean() && p2p->get<bool>()) continue;
     const int64_t pg = int_of(entry, "pg_id");
     RankCollectives& g = groups[pg];
     g.pg_id = pg;

@@ -18,6 +18,7 @@ set(ATTRIB_FUZZ_TARGETS
   dashboard_http    # attributiond/dashboard DashboardServer over loopback HTTP
   template_miner    # rules/template_miner.h masking, clustering, rule skeletons (attrib-rules mine)
   attribute_request # attributiond/api/attribute_request.h, the API's body -> bundle v1 files
+  flight_recorder_dump # collectors/flight_recorder_dump.h over pickle_reader.h (the job's dumps)
 )
 set(ATTRIB_FUZZ_SUPPORT_SOURCES ${CMAKE_CURRENT_LIST_DIR}/fuzz_support.cpp)
 set(ATTRIB_FUZZ_LIBS attributiond_lib attrib_hook_env attrib_rules attrib_collectors attrib_common attrib_core
