@@ -1,6 +1,8 @@
 // The data opcodes of pickle protocols 2-5 (CPython's Lib/pickletools.py lists them all),
 // interpreted over shared nodes: a memoized dict is filled after it was memoized
-// (EMPTY_DICT, BINPUT, MARK ... SETITEMS), so the memo and the stack must share it.
+// (EMPTY_DICT, BINPUT, MARK ... SETITEMS), so the memo and the stack must share it. The
+// nodes live in one arena owned by the reader: a dump may put a dict inside itself (DUP,
+// SETITEM), which shared ownership would leak; copying out refuses such a cycle by depth.
 #include "collectors/pickle_reader.h"
 
 #include <cstdint>
@@ -18,25 +20,13 @@ namespace {
 using json = nlohmann::json;
 
 struct Node;
-using NodePtr = std::shared_ptr<Node>;
+using NodePtr = Node*;  // owned by the Machine's arena
 struct Node {
   enum class Kind { Scalar, List, Dict } kind = Kind::Scalar;
   json scalar;                                     // Kind::Scalar
   std::vector<NodePtr> items;                      // Kind::List (a tuple too)
   std::vector<std::pair<NodePtr, NodePtr>> pairs;  // Kind::Dict, in insertion order
 };
-
-NodePtr scalar(json value) {
-  auto n = std::make_shared<Node>();
-  n->scalar = std::move(value);
-  return n;
-}
-
-NodePtr container(Node::Kind kind) {
-  auto n = std::make_shared<Node>();
-  n->kind = kind;
-  return n;
-}
 
 // What the opcodes that call code are called, for the error.
 const std::map<uint8_t, const char*> kRefused = {
@@ -73,7 +63,20 @@ class Machine {
   std::vector<NodePtr> stack_;
   std::vector<size_t> marks_;
   std::map<uint64_t, NodePtr> memo_;
+  std::vector<std::unique_ptr<Node>> arena_;
   std::string error_;
+
+  NodePtr scalar(json value) {
+    arena_.push_back(std::make_unique<Node>());
+    arena_.back()->scalar = std::move(value);
+    return arena_.back().get();
+  }
+
+  NodePtr container(Node::Kind kind) {
+    arena_.push_back(std::make_unique<Node>());
+    arena_.back()->kind = kind;
+    return arena_.back().get();
+  }
 
   static std::string hex(uint8_t op) {
     const char* digits = "0123456789abcdef";
@@ -115,7 +118,7 @@ class Machine {
   bool pop(NodePtr& out) {
     const size_t floor = marks_.empty() ? 0 : marks_.back();
     if (stack_.size() <= floor) return refuse("stack underflow");
-    out = std::move(stack_.back());
+    out = stack_.back();
     stack_.pop_back();
     return true;
   }
@@ -125,8 +128,7 @@ class Machine {
     if (marks_.empty()) return refuse("no mark");
     const size_t mark = marks_.back();
     marks_.pop_back();
-    out.assign(std::make_move_iterator(stack_.begin() + static_cast<std::ptrdiff_t>(mark)),
-               std::make_move_iterator(stack_.end()));
+    out.assign(stack_.begin() + static_cast<std::ptrdiff_t>(mark), stack_.end());
     stack_.resize(mark);
     return true;
   }
@@ -134,17 +136,17 @@ class Machine {
   bool top(Node::Kind kind, Node*& out) {
     const size_t floor = marks_.empty() ? 0 : marks_.back();
     if (stack_.size() <= floor || stack_.back()->kind != kind) return refuse("no container to add to");
-    out = stack_.back().get();
+    out = stack_.back();
     return true;
   }
 
   bool tuple_of(size_t n) {
     const size_t floor = marks_.empty() ? 0 : marks_.back();
     if (stack_.size() < floor + n) return refuse("stack underflow");
-    auto t = container(Node::Kind::List);
+    NodePtr t = container(Node::Kind::List);
     t->items.assign(stack_.end() - static_cast<std::ptrdiff_t>(n), stack_.end());
     stack_.resize(stack_.size() - n);
-    stack_.push_back(std::move(t));
+    stack_.push_back(t);
     return true;
   }
 
@@ -165,7 +167,7 @@ class Machine {
     Node* target = nullptr;
     if (!top(kind, target)) return false;
     if (kind == Node::Kind::List) {
-      for (auto& v : values) target->items.push_back(std::move(v));
+      for (NodePtr v : values) target->items.push_back(v);
       return true;
     }
     if (values.size() % 2 != 0) return refuse("a dict item without its value");
@@ -177,7 +179,7 @@ class Machine {
     if (auto refused = kRefused.find(op); refused != kRefused.end())
       return refuse(std::string("refused: ") + refused->second + " names or calls code, and a dump is data only");
     std::vector<NodePtr> values;
-    NodePtr a, b;
+    NodePtr a = nullptr, b = nullptr;
     switch (op) {
       case 0x80: {  // PROTO
         uint8_t version = 0;
@@ -232,9 +234,9 @@ class Machine {
   }
 
   bool push_list(std::vector<NodePtr> values) {
-    auto l = container(Node::Kind::List);
+    NodePtr l = container(Node::Kind::List);
     l->items = std::move(values);
-    stack_.push_back(std::move(l));
+    stack_.push_back(l);
     return true;
   }
 
