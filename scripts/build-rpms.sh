@@ -25,18 +25,8 @@ if [ "${1:-}" = --tarball ]; then
   version=$(sed -n 's/^Version: *//p' "$src/packaging/rpm/attrib.spec")
   mkdir -p "$top/SOURCES"
   tarball=$top/SOURCES/attrib-$version.tar.gz
-  if git -C "$src" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-    (cd "$src" && git ls-files -z --cached --others --exclude-standard |
-      tar --null -T - --transform "s,^,attrib-$version/," -czf "$tarball")
-  else
-    # A checkout that is no git work tree (a release tarball, scripts/in-debian.sh's copy):
-    # the same files, leaving out what .gitignore's top-level "/name/" entries name.
-    excludes=(--exclude-vcs)
-    while IFS= read -r entry; do
-      [[ $entry =~ ^/([^/]+)/$ ]] && excludes+=("--exclude=./${BASH_REMATCH[1]}")
-    done <"$src/.gitignore"
-    tar -C "$src" "${excludes[@]}" --transform "s,^\.,attrib-$version," -czf "$tarball" .
-  fi
+  source "$src/scripts/lib/checkout-files.sh"
+  checkout_tar "$src" "attrib-$version/" | gzip >"$tarball"
   # The spec's %build runs in the unpacked tarball: ccache takes paths below it as
   # relative, so the test tree's objects serve it (scripts/lib/ccache.sh).
   source "$src/scripts/lib/ccache.sh"

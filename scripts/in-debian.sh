@@ -8,7 +8,8 @@
 # The first run makes a pristine root with debootstrap (minbase, Debian's main, updates and
 # security suites) and caches it under ATTRIB_ROOT_CACHE (default /var/cache/attrib/roots);
 # every run then works on a fresh copy of it, so nothing from an earlier run is installed.
-# The checkout (tracked and untracked-but-not-ignored files, as git sees them) is copied to
+# The checkout (tracked and untracked-but-not-ignored files, as git sees them; without git,
+# as scripts/lib/checkout-files.sh says) is copied to
 # --checkout-at, whose parent directories keep Debian's modes (root's home is 0700). COMMAND
 # runs there as root in its own mount, PID and UTS namespaces (unshare + chroot): every
 # process it starts dies with it and every mount it needs vanishes with it, whatever
@@ -70,8 +71,8 @@ rm -f "$root/.complete"
 echo force-unsafe-io >"$root/etc/dpkg/dpkg.cfg.d/attrib-throwaway-root"
 install -d -m 755 "$root$(dirname "$checkout_at")"
 chmod 700 "$root/root"
-(cd "$src" && git ls-files -z --cached --others --exclude-standard | tar --null -T - -cf -) |
-  (mkdir -p "$root$checkout_at" && tar -C "$root$checkout_at" -xf -)
+source "$src/scripts/lib/checkout-files.sh"
+checkout_tar "$src" | (mkdir -p "$root$checkout_at" && tar -C "$root$checkout_at" -xf -)
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 # The network the root sees is the host's: its resolver and, where the host trusts a
 # local CA (a proxy's), that CA too, for apt and npm alike.
