@@ -93,6 +93,9 @@ status=0
 unshare --mount --pid --fork --uts --kill-child -- bash -euo pipefail -c '
   root=$1; dir=$2; ccache_dir=$3; shift 3
   mount --make-rprivate /
+  # The root a mount point of its own, as / is on a machine: a command inside that makes
+  # its own mount namespace (the suite'"'"'s Slurm 24.11 stage runs this script again) needs it.
+  mount --bind "$root" "$root"
   [ -z "$ccache_dir" ] || mount --bind "$ccache_dir" "$root/root/.cache/ccache"
   mount -t proc proc "$root/proc"
   mount --rbind /sys "$root/sys"
