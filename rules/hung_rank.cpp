@@ -4,6 +4,7 @@
 #include <map>
 
 #include "core/json_text.h"
+#include "rules/ownership.h"
 
 namespace attrib::rules::detail {
 namespace {
@@ -19,13 +20,7 @@ using Group = std::map<int64_t, Progress>;  // rank -> progress
 
 std::optional<int64_t> int_field(const Event& e, const char* key) {
   auto it = e.fields.find(key);
-  if (it == e.fields.end()) return std::nullopt;
-  if (it->is_number_integer()) return it->get<int64_t>();
-  try {
-    return it->is_string() ? std::optional(std::stoll(it->get<std::string>())) : std::nullopt;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
+  return it == e.fields.end() ? std::nullopt : number_in(*it);
 }
 
 std::string text_field(const Event& e, const char* key) {

@@ -24,15 +24,6 @@ constexpr const char* kJobFields[] = {"slurm_job", "job", "step", "stepd"};
 // pids and GPU indices.
 constexpr const char* kTaskKinds[] = {"slurm.task_exit", kTaskEndedKind};
 
-std::optional<int64_t> number_in(const json& value) {
-  if (value.is_number_integer()) return value.get<int64_t>();
-  if (!value.is_string()) return std::nullopt;
-  const std::string& text = value.get_ref<const std::string&>();
-  int64_t n = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return n;
-}
 
 bool all_digits(const std::string& text) {
   return !text.empty() && text.find_first_not_of("0123456789") == std::string::npos;
@@ -163,6 +154,16 @@ std::optional<ForeignEvidence> foreign_process(const Event& e, const NodeAllocat
 }
 
 }  // namespace
+
+std::optional<int64_t> number_in(const json& value) {
+  if (value.is_number_integer()) return value.get<int64_t>();
+  if (!value.is_string()) return std::nullopt;
+  const std::string& text = value.get_ref<const std::string&>();
+  int64_t n = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return n;
+}
 
 std::optional<std::string> job_id_in(const std::string& value) {
   // N, N_T (array task), N+O (het component), each optionally followed by .step

@@ -25,6 +25,9 @@ inline bool is_allocation_fact(const Event& e) {
   return e.kind == kTaskEndedKind || e.kind == kGpuMinorKind || e.kind == kNeighbourTaskKind;
 }
 
+// A field's integer: a JSON integer, or a string of digits only (a captured "4100").
+std::optional<int64_t> number_in(const nlohmann::json& value);
+
 // What a line names that the job does not own.
 struct ForeignEvidence {
   std::string job;   // the other job's id when the line names one ("4999"), else ""
