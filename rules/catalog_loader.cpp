@@ -10,18 +10,6 @@ namespace attrib::rules::detail {
 
 namespace {
 
-std::vector<std::string> split_tabs(const std::string& line) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    const size_t tab = line.find('\t', start);
-    out.push_back(line.substr(start, tab == std::string::npos ? std::string::npos : tab - start));
-    if (tab == std::string::npos) break;
-    start = tab + 1;
-  }
-  return out;
-}
-
 size_t column_index(const std::vector<std::string>& header, const std::string& name, const CatalogDef& def,
                     const std::string& display_name) {
   for (size_t i = 0; i < header.size(); ++i) {
@@ -162,6 +150,18 @@ const CatalogEntry* row_entry(const CatalogTable& table, const CatalogTable::Dec
 }
 
 }  // namespace
+
+std::vector<std::string> split_tabs(const std::string& line) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    const size_t tab = line.find('\t', start);
+    out.push_back(line.substr(start, tab == std::string::npos ? std::string::npos : tab - start));
+    if (tab == std::string::npos) break;
+    start = tab + 1;
+  }
+  return out;
+}
 
 const CatalogEntry* find_catalog_entry(const CatalogTable& table, const std::string& key,
                                        const nlohmann::json& fields) {

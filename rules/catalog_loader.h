@@ -37,6 +37,10 @@ CatalogTable load_catalog(const CatalogDef& def, const std::string& text, const 
 
 bool is_severity(const std::string& severity);
 
+// A tab-separated row's cells (empty cells kept): the pack's data tables and the emitter
+// catalogs (rules/emitter_catalog.h) share one reading of a row.
+std::vector<std::string> split_tabs(const std::string& line);
+
 // The row an event with key text `key` and `fields` maps to, or nullptr. Plain tables:
 // the row with that key. Decode tables: the first row (file order) with that key whose
 // match columns all accept the event's fields, preferring rows whose `name` columns

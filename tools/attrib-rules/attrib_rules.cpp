@@ -4,6 +4,7 @@
 //   export-patterns  one extraction regex per line (RE2 syntax; ripgrep reads it with -f)
 //   eval             accuracy on a corpus of real incidents, next to a grep baseline
 //   kinds            every event kind with its role: root cause, symptom, benign
+//   catalog          per emitter (NCCL, rdma-core, ...): its source's failure messages the pack knows
 //   mine             templates of what no rule explains in the archive, with rule skeletons
 // Exit codes: 0 ok, 1 a check failed, 2 usage.
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include <CLI/CLI.hpp>
 
 #include "rules/corpus_eval.h"
+#include "rules/emitter_catalog.h"
 #include "rules/engine.h"
 #include "rules/golden.h"
 #include "rules/pack_location.h"
@@ -210,6 +212,42 @@ int run_eval(const std::shared_ptr<const attrib::rules::RulePack>& pack, const s
   return rc;
 }
 
+// Coverage per emitter (rules/emitter_catalog.h): fails when a catalog names an extractor
+// the pack does not have, so the figures cannot claim what the pack does not do.
+int run_catalog(const attrib::rules::RulePack& pack, const std::string& pack_dir, bool details) {
+  namespace r = attrib::rules;
+  auto catalogs = r::read_emitter_catalogs(pack_dir);
+  if (!catalogs) {
+    std::fprintf(stderr, "attrib-rules: %s %s\n", catalogs.error().code.c_str(), catalogs.error().message.c_str());
+    return 1;
+  }
+  if (catalogs->empty()) {
+    std::fprintf(stderr, "attrib-rules: no emitter catalog under %s/data/emitters\n", pack_dir.c_str());
+    return 1;
+  }
+  std::printf("%-14s %-34s %8s %6s %8s %5s %9s\n", "emitter", "read at", "messages", "known", "left out", "todo",
+              "families");
+  int rc = 0;
+  for (const auto& catalog : *catalogs) {
+    const auto c = r::emitter_coverage(catalog, pack);
+    std::string repo = c.repository;
+    if (repo.rfind("https://github.com/", 0) == 0) repo = repo.substr(19);
+    std::printf("%-14s %-34s %8zu %6zu %8zu %5zu %4zu of %zu known\n", c.emitter.c_str(),
+                (repo + "@" + c.tag).c_str(), c.messages, c.known, c.left_out, c.todo, c.families_known, c.families);
+    if (details) {
+      for (const auto& [reason, count] : c.left_out_reasons) std::printf("    left out %zu: %s\n", count, reason.c_str());
+      std::string families;
+      for (const auto& f : c.todo_families) families += (families.empty() ? "" : ", ") + f;
+      if (!families.empty()) std::printf("    families no rule knows yet: %s\n", families.c_str());
+    }
+    for (const auto& missing : c.missing_extractors) {
+      std::printf("    NO SUCH EXTRACTOR: %s\n", missing.c_str());
+      rc = 1;
+    }
+  }
+  return rc;
+}
+
 }  // namespace
 
 // ripgrep (-f) and grep compile all patterns into one regex, where a capture name used by
@@ -261,6 +299,11 @@ int main(int argc, char** argv) {
   eval->add_option("--floor", floor_file, "fail when below this floor.json (correct_at_least, confidently_wrong_at_most)");
   eval->add_flag("--markdown", markdown, "print one table row per incident instead");
   eval->add_flag("-v,--verbose", verbose, "list every incident, not only the misses");
+  CLI::App* catalog = app.add_subcommand(
+      "catalog", "per emitter: how many failure messages its source has, how many the pack knows, what is left out");
+  pack_options(catalog);
+  bool catalog_details = false;
+  catalog->add_flag("--details", catalog_details, "also list why messages are left out and the families no rule knows");
   CLI::App* kinds = app.add_subcommand("kinds", "every event kind with its role: root cause, symptom, benign");
   pack_options(kinds);
   attrib::rules_tool::MineOptions mine_options;
@@ -300,6 +343,7 @@ int main(int argc, char** argv) {
     }
     return 0;
   }
+  if (catalog->parsed()) return run_catalog(**pack, pack_dir, catalog_details);
   if (eval->parsed()) return run_eval(*pack, corpus, floor_file, markdown, verbose);
   if (mine->parsed()) {
     if (mine_options.database.empty()) {
