@@ -32,14 +32,27 @@ std::string seconds_text(TimeUs t) {
   return buffer;
 }
 
+// Two range queries per node (one per exporter, names matched by regex) instead of one per
+// metric: the series each rule of rules/pack/dcgm.yaml, node_metrics.yaml and
+// network.yaml (InfiniBand port counters) reads.
+constexpr const char* kDefaultQueries =
+    "[{name: dcgm, promql: '{__name__=~\"DCGM_FI_DEV_(XID_ERRORS|ECC_(SBE|DBE)_VOL_TOTAL|UNCORRECTABLE_REMAPPED_ROWS|"
+    "ROW_REMAP_(FAILURE|PENDING)|NVLINK_(CRC_FLIT|CRC_DATA|REPLAY|RECOVERY)_ERROR_COUNT_TOTAL|(THERMAL|POWER)_VIOLATION|"
+    "CLOCK_THROTTLE_REASONS|CLOCKS_EVENT_REASONS)\",Hostname=\"{node}\"}'}, "
+    "{name: node, promql: '{__name__=~\"node_edac_(csrow_)?(un)?correctable_errors_total|"
+    "node_hwmon_(temp|fan|in|curr|power)_(.+_)?alarm(_.+)?|"
+    "node_infiniband_(link_downed_total|state_id|link_error_recovery_total|symbol_error_total)\","
+    "instance=~\"{node}([.:].*)?\"}'}]";
+
 // `queries` is a list of {name, promql} mappings: its own option, not a field type.
 Option<PrometheusOptions> queries_option() {
   Option<PrometheusOptions> out;
-  out.doc = OptionDoc{"queries",
-                      "list of {name, promql}",
-                      "[{name: xid, promql: 'DCGM_FI_DEV_XID_ERRORS{Hostname=\"{node}\"}'}]",
+  out.doc = OptionDoc{"queries", "list of {name, promql}", kDefaultQueries,
                       "List of {name, promql}. {node} in promql is replaced by the Slurm node name (quoted for a "
-                      "PromQL string). The default reads the DCGM exporter's last-Xid gauge.",
+                      "PromQL string). The default reads every series a rule of the shipped pack knows: the DCGM "
+                      "exporter's (Xid, ECC, row remapping, NVLink errors, clock throttling; label Hostname) and the "
+                      "node exporter's EDAC counters, hwmon alarms and InfiniBand port errors (label instance, \"<node>:<port>\" or "
+                      "\"<node>.<domain>:<port>\"). A series an exporter does not export is simply absent.",
                       {}};
   out.set = [](PrometheusOptions& options, const YAML::Node& node) -> OptionProblem {
     if (!node.IsSequence() || node.size() == 0) return Error{kConfigType, "must be a non-empty list of {name, promql}"};

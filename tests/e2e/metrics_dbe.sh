@@ -1,25 +1,35 @@
 #!/usr/bin/env bash
-# Metrics that decide, end to end: a real Prometheus scrapes a DCGM-exporter stand-in
-# (the metric family and labels dcgm-exporter exports) every second; while a job runs on
-# n2, GPU 3's double-bit ECC counter rises from 0 to 2. The prometheus collector reads the
-# job's window, the rule dcgm.ecc_dbe (rules/pack/dcgm.yaml, threshold: an increase of at
-# least 1) makes it a trusted gpu.ecc_uncorrectable event, and the verdict in sacct is
-# GPU_HARDWARE on n2 by gpu.ecc_uncorrectable_metric, not the job's own exit.
+# Metrics that decide, end to end, with the collector's default queries: a real Prometheus
+# scrapes a stand-in serving the metric families and labels dcgm-exporter and
+# node_exporter export, every second. While a job runs on n2, GPU 3's double-bit ECC
+# counter rises from 0 to 2: the prometheus collector reads the job's window, the rule
+# dcgm.ecc_dbe (rules/pack/dcgm.yaml, threshold: an increase of at least 1) makes it a
+# trusted gpu.ecc_uncorrectable event, and the verdict in sacct is GPU_HARDWARE on n2 by
+# gpu.ecc_uncorrectable_metric, not the job's own exit. While a second job runs on n1,
+# n1's EDAC uncorrectable count rises: HOST_HARDWARE on n1 by
+# host.memory_uncorrected_metric (rules/pack/node_metrics.yaml).
 source "$(dirname "$0")/lib.sh"
 setup_run metrics_dbe
 free_port() { /usr/bin/python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 exporter_port=$(free_port)
 prometheus_port=$(free_port)
 metrics=$run_dir/metrics.prom
-set_dbe() {  # set_dbe VALUE: what the exporter serves from now on (renamed into place)
+dbe=0 edac_ue=0
+serve() {  # what the exporter serves from now on (renamed into place)
   cat > "$metrics.new" <<PROM
 # HELP DCGM_FI_DEV_ECC_DBE_VOL_TOTAL Total number of double-bit volatile ECC errors.
 # TYPE DCGM_FI_DEV_ECC_DBE_VOL_TOTAL counter
-DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{gpu="3",UUID="GPU-604ac76c-d9cf-fef3-62e9-d92044ab6e52",pci_bus_id="00000000:3B:00.0",device="nvidia3",modelName="NVIDIA H100 80GB HBM3",Hostname="n2"} $1
+DCGM_FI_DEV_ECC_DBE_VOL_TOTAL{gpu="3",UUID="GPU-604ac76c-d9cf-fef3-62e9-d92044ab6e52",pci_bus_id="00000000:3B:00.0",device="nvidia3",modelName="NVIDIA H100 80GB HBM3",Hostname="n2"} $dbe
+# HELP node_edac_uncorrectable_errors_total Total uncorrectable memory errors.
+# TYPE node_edac_uncorrectable_errors_total counter
+node_edac_uncorrectable_errors_total{controller="0",instance="n1:9100"} $edac_ue
+# HELP node_edac_correctable_errors_total Total correctable memory errors.
+# TYPE node_edac_correctable_errors_total counter
+node_edac_correctable_errors_total{controller="0",instance="n1:9100"} 3
 PROM
   mv "$metrics.new" "$metrics"
 }
-set_dbe 0
+serve
 /usr/bin/python3 - "$exporter_port" "$metrics" > "$run_dir/exporter.log" 2>&1 <<'PY' &
 import http.server, sys
 class Metrics(http.server.BaseHTTPRequestHandler):
@@ -53,14 +63,12 @@ cat >> "$run_dir/attrib.yaml" <<YAML
     options:
       url: http://127.0.0.1:$prometheus_port
       step_s: 1
-      queries:
-        - {name: dcgm, promql: '{__name__=~"DCGM_FI_DEV_.*",Hostname="{node}"}'}
 YAML
 start_daemon
 job=$(sbatch --parsable -N1 -w n2 --output=/dev/null --wrap 'sleep 6; exit 1' | cut -d';' -f1)
 wait_state "$job" RUNNING
 sleep 2
-set_dbe 2
+dbe=2; serve
 note "GPU 3's DBE counter on n2: 0 -> 2 while job $job runs"
 await_verdict "$job"
 note "verdict: $(jq -c '{domain, rule: .root_cause.rule, summary: .root_cause.summary, action: .recommended_action}' "$run_dir/verdict-$job.json")"
@@ -71,5 +79,17 @@ expect_eq "$(verdict "$job" '.root_cause.event | "\(.node) \(.source) \(.trusted
 expect_eq "$(verdict "$job" '[.coverage[] | select(.source == "prometheus" and .node == "n2") | .status] | join(",")')" ok \
   "coverage of the metrics"
 expect_contains "$(sacct_field "$job" Comment)" "attrib: GPU_HARDWARE node=n2" "sacct comment"
+
+job=$(sbatch --parsable -N1 -w n1 --output=/dev/null --wrap 'sleep 6; exit 1' | cut -d';' -f1)
+wait_state "$job" RUNNING
+sleep 2
+edac_ue=1; serve
+note "n1's EDAC uncorrectable count: 0 -> 1 while job $job runs"
+await_verdict "$job"
+expect_eq "$(verdict "$job" .domain)" HOST_HARDWARE "domain"
+expect_eq "$(verdict "$job" .root_cause.rule)" host.memory_uncorrected_metric "root cause rule"
+expect_eq "$(verdict "$job" '.root_cause.event | "\(.node) \(.source) \(.trusted) \(.fields.controller) \(.fields.delta)"')" \
+  "n1 prometheus true 0 1" "the event: n1's memory controller 0, trusted metric, +1"
+expect_contains "$(sacct_field "$job" Comment)" "attrib: HOST_HARDWARE node=n1" "sacct comment"
 expect_no_node_drained
-echo "PASS: a DCGM counter's rise during the job decided the verdict"
+echo "PASS: metric rises during the job decided the verdicts, read by the default queries"

@@ -395,8 +395,15 @@ TEST(PrometheusOptions, ValidatedAgainstTheTable) {
   auto defaults = create_collector("prometheus", YAML::Load("url: http://x:9090\n"));
   ASSERT_TRUE(defaults.ok()) << defaults.error().message;
   const auto& default_queries = dynamic_cast<PrometheusCollector&>(**defaults).options().queries;
-  ASSERT_EQ(default_queries.size(), 1u);
-  EXPECT_EQ(default_queries[0].promql, R"(DCGM_FI_DEV_XID_ERRORS{Hostname="{node}"})");
+  // One query per exporter, naming every series a shipped rule reads.
+  ASSERT_EQ(default_queries.size(), 2u);
+  EXPECT_EQ(default_queries[0].name, "dcgm");
+  for (const char* series : {"XID_ERRORS", "ECC_(SBE|DBE)_VOL_TOTAL", "ROW_REMAP_(FAILURE|PENDING)", "RECOVERY",
+                             "(THERMAL|POWER)_VIOLATION", "CLOCKS_EVENT_REASONS", R"(Hostname="{node}")"})
+    EXPECT_NE(default_queries[0].promql.find(series), std::string::npos) << series;
+  EXPECT_EQ(default_queries[1].name, "node");
+  for (const char* series : {"node_edac_(csrow_)?(un)?correctable_errors_total", "node_hwmon_", R"(instance=~"{node})"})
+    EXPECT_NE(default_queries[1].promql.find(series), std::string::npos) << series;
   auto empty_list = create_collector("prometheus", YAML::Load("queries: []\n"));
   ASSERT_FALSE(empty_list.ok());
   EXPECT_EQ(empty_list.error().code, "CONFIG_E_TYPE");
