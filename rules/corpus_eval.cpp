@@ -36,11 +36,9 @@ Result<std::string> string_field(const fs::path& file, const json& object, const
   return object[key].get<std::string>();
 }
 
-// A truth is a verdict domain a rule may assign, or one of the two that say no cause was
-// decided (the same vocabulary the rule pack is checked against).
-bool known_domain(const std::string& d) {
-  return detail::is_root_domain(d) || d == "AMBIGUOUS" || d == "UNATTRIBUTED";
-}
+// A truth is a verdict domain a rule may assign (the vocabulary the rule pack is checked
+// against), or UNATTRIBUTED for a cause never established.
+bool known_domain(const std::string& d) { return detail::is_root_domain(d) || d == "UNATTRIBUTED"; }
 
 Result<IncidentTruth> read_truth(const fs::path& file) {
   auto parsed = read_json(file);
@@ -78,14 +76,24 @@ Result<IncidentTruth> read_truth(const fs::path& file) {
   if (!j.contains("acceptable") || !j["acceptable"].is_array())
     return incident_error(file, "acceptable: expected a list of domains");
   for (const auto& a : j["acceptable"]) {
-    if (!a.is_string() || !known_domain(a.get<std::string>()))
-      return incident_error(file, "acceptable: expected a list of domains, got " + a.dump());
+    if (!a.is_string() || !detail::is_root_domain(a.get<std::string>()))
+      return incident_error(file, "acceptable: expected a list of concrete domains (AMBIGUOUS and UNATTRIBUTED are "
+                                  "right only for a cause never established), got " + a.dump());
     t.acceptable.push_back(a.get<std::string>());
   }
+  if (!t.acceptable.empty()) {
+    auto disputed = string_field(file, j, "disputed", "");
+    if (!disputed)
+      return incident_error(file, "disputed: an acceptable domain needs the thread's dispute (who argues for what)");
+    t.disputed = *disputed;
+  }
+  if ((t.confidence == "never_established") != (t.domain == "UNATTRIBUTED"))
+    return incident_error(file, "truth.domain: UNATTRIBUTED exactly when truth.confidence is never_established");
   return t;
 }
 
 bool names(const IncidentTruth& truth, const std::string& domain) {
+  if (truth.confidence == "never_established" && (domain == "UNATTRIBUTED" || domain == "AMBIGUOUS")) return true;
   return domain == truth.domain ||
          std::find(truth.acceptable.begin(), truth.acceptable.end(), domain) != truth.acceptable.end();
 }
@@ -143,6 +151,7 @@ EvalSummary summarize(const std::vector<IncidentResult>& results) {
     } else if (concrete(r.baseline_domain)) {
       ++s.baseline_wrong;
     }
+    if (!r.truth.acceptable.empty()) ++s.disputed;
     if (r.truth.held_out) {
       ++s.held_out;
       if (right) ++s.held_out_correct;
@@ -175,6 +184,9 @@ std::vector<std::string> check_eval_floor(const EvalSummary& summary, const Eval
   if (summary.confidently_wrong > floor.confidently_wrong_at_most)
     out.push_back("confidently wrong " + std::to_string(summary.confidently_wrong) + " is above the ceiling of " +
                   std::to_string(floor.confidently_wrong_at_most));
+  if (summary.disputed * 6 > summary.incidents)
+    out.push_back(std::to_string(summary.disputed) + " of " + std::to_string(summary.incidents) +
+                  " incidents accept another domain; at most one in six may (only where the thread disputes the cause)");
   return out;
 }
 

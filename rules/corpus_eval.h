@@ -18,14 +18,21 @@
 namespace attrib::rules {
 
 // incident.json: {"source", "title", "truth": {"domain", "node", "confidence"},
-// "resolution", "hard", "acceptable": [domains], optional "held_out": true}.
+// "resolution", "hard", "acceptable": [domains], "disputed": why (only with acceptable
+// domains), optional "held_out": true}.
+//
+// Scoring is strict (docs/accuracy.md): a verdict is right when it names the truth's
+// domain; another domain only where the thread itself disputes the cause (`acceptable`
+// with `disputed` saying who argues for what, in at most one incident in six); and
+// UNATTRIBUTED or AMBIGUOUS only where no cause was ever established.
 struct IncidentTruth {
   std::string source;
   std::string title;
   std::string domain;
   std::optional<std::string> node;  // the culprit node, when the thread names one
   std::string confidence;           // confirmed_fix | maintainer_diagnosis | never_established
-  std::vector<std::string> acceptable;
+  std::vector<std::string> acceptable;  // concrete domains the thread argues for besides `domain`
+  std::string disputed;                 // who in the thread argues for which cause
   // "held_out": true: gathered after the pack was written and never used to write a rule,
   // so its score says how the pack does on failures it has not seen.
   bool held_out = false;
@@ -38,7 +45,8 @@ struct IncidentResult {
   std::string baseline_domain;  // what the grep baseline says
 };
 
-// Right: the verdict names the truth's domain or one the incident lists as acceptable.
+// Right: the verdict names the truth's domain or one the thread disputes for, or says no
+// cause (UNATTRIBUTED, AMBIGUOUS) where none was ever established.
 bool verdict_correct(const IncidentResult& r);
 bool baseline_correct(const IncidentResult& r);
 // Confidently wrong: a wrong concrete domain (not AMBIGUOUS or UNATTRIBUTED) that the
@@ -63,6 +71,7 @@ struct EvalSummary {
   size_t node_right = 0;     // ... that name that node among their affected nodes
   size_t baseline_correct = 0;
   size_t baseline_wrong = 0;  // a wrong concrete domain (the baseline is never unsure)
+  size_t disputed = 0;        // incidents whose thread disputes the cause (acceptable domains)
   size_t held_out = 0, held_out_correct = 0, held_out_confidently_wrong = 0, held_out_baseline_correct = 0;
   // verdict confidence -> {verdicts, of which right}: how far each level can be trusted
   std::map<std::string, std::pair<size_t, size_t>> by_confidence;
@@ -78,7 +87,8 @@ struct EvalFloor {
   size_t confidently_wrong_at_most = 0;
 };
 Result<EvalFloor> read_eval_floor(const std::filesystem::path& file);
-// Empty when the summary meets the floor; otherwise what fell below it.
+// Empty when the summary meets the floor and at most one incident in six is disputed;
+// otherwise what fell below it (a corpus that accepts many domains scores itself).
 std::vector<std::string> check_eval_floor(const EvalSummary& summary, const EvalFloor& floor);
 
 }  // namespace attrib::rules

@@ -31,17 +31,32 @@ class Corpus : public ::testing::Test {
     fs::create_directories(file.parent_path());
     std::ofstream(file) << text;
   }
-  // One incident: a job on node1, one log file, and its truth.
+  // One incident: a job on node1, one log file, and its truth (UNATTRIBUTED: never
+  // established; any other: a confirmed fix). `extra`: more incident.json members.
   fs::path incident(const std::string& name, const std::string& source, const std::string& lines,
-                    const std::string& truth, const std::string& acceptable = "[]") {
+                    const std::string& truth, const std::string& extra = R"("acceptable": [])") {
     const fs::path dir = root_ / name;
     write(dir / "job.json", R"({"job_id": "1", "state": "FAILED", "exit_code": 1, "nodes": ["node1"]})");
     write(dir / "node1" / (source + ".log"), lines);
+    const std::string confidence = truth == "UNATTRIBUTED" ? "never_established" : "confirmed_fix";
     write(dir / "incident.json", R"({"source": "https://example.org/thread", "title": "t", "truth": {"domain": ")" +
-                                     truth + R"(", "node": "node1", "confidence": "confirmed_fix"},
-                                     "resolution": "r", "hard": "h", "acceptable": )" +
-                                     acceptable + "}");
+                                     truth + R"(", "node": "node1", "confidence": ")" + confidence + R"("},
+                                     "resolution": "r", "hard": "h", )" +
+                                     extra + "}");
     return dir;
+  }
+  std::vector<rules::IncidentResult> evaluate_all() {
+    std::vector<rules::IncidentResult> results;
+    for (const auto& dir : rules::list_incidents(root_)) {
+      auto r = rules::evaluate_incident(dir, test::shipped_pack());
+      EXPECT_TRUE(r.ok()) << r.error().message;
+      if (r) results.push_back(*r);
+    }
+    return results;
+  }
+  std::string load_error(const fs::path& dir) {
+    auto r = rules::evaluate_incident(dir, test::shipped_pack());
+    return r.ok() ? "" : r.error().message;
   }
 
   fs::path root_;
@@ -55,15 +70,9 @@ constexpr const char* kValueError =
 TEST_F(Corpus, ScoresTheVerdictAndTheGrepBaselineOnTheSameLines) {
   incident("a-xid", "kernel", kXid79, "GPU_HARDWARE");
   incident("b-net", "app", kValueError, "NETWORK");
-  incident("c-open", "app", "nothing to see\n", "UNATTRIBUTED", R"(["AMBIGUOUS"])");
-  const auto dirs = rules::list_incidents(root_);
-  ASSERT_EQ(dirs.size(), 3u);
-  std::vector<rules::IncidentResult> results;
-  for (const auto& dir : dirs) {
-    auto r = rules::evaluate_incident(dir, test::shipped_pack());
-    ASSERT_TRUE(r.ok()) << r.error().message;
-    results.push_back(*r);
-  }
+  incident("c-open", "app", "nothing to see\n", "UNATTRIBUTED");
+  const auto results = evaluate_all();
+  ASSERT_EQ(results.size(), 3u);
   EXPECT_EQ(results[0].verdict.domain, "GPU_HARDWARE");
   EXPECT_TRUE(rules::verdict_correct(results[0]));
   EXPECT_EQ(results[0].baseline_domain, "GPU_HARDWARE");
@@ -95,6 +104,49 @@ TEST_F(Corpus, ScoresTheVerdictAndTheGrepBaselineOnTheSameLines) {
   EXPECT_NE(below[1].find("confidently wrong 1 is above the ceiling of 0"), std::string::npos) << below[1];
 }
 
+// No cause (UNATTRIBUTED, AMBIGUOUS) is right only where the thread never found one;
+// another domain only where the thread disputes the cause, which it must say.
+TEST_F(Corpus, ScoringIsStrict) {
+  incident("a-known-cause", "app", "nothing to see\n", "STORAGE");
+  incident("b-disputed", "kernel", kXid79, "HOST_HARDWARE",
+           R"("acceptable": ["GPU_HARDWARE"], "disputed": "the reporter blames the riser, a maintainer the card")");
+  const auto results = evaluate_all();
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].verdict.domain, "UNATTRIBUTED");
+  EXPECT_FALSE(rules::verdict_correct(results[0]));
+  EXPECT_FALSE(rules::confidently_wrong(results[0]));
+  EXPECT_EQ(results[1].verdict.domain, "GPU_HARDWARE");
+  EXPECT_TRUE(rules::verdict_correct(results[1]));
+
+  rules::IncidentResult open_case = results[0];
+  open_case.truth.domain = "UNATTRIBUTED";
+  open_case.truth.confidence = "never_established";
+  open_case.verdict.domain = "AMBIGUOUS";
+  EXPECT_TRUE(rules::verdict_correct(open_case));
+
+  // One disputed incident in two is more than one in six: the corpus scores itself.
+  const auto s = rules::summarize(results);
+  EXPECT_EQ(s.disputed, 1u);
+  const auto failures = rules::check_eval_floor(s, {0, 9});
+  ASSERT_EQ(failures.size(), 1u);
+  EXPECT_NE(failures[0].find("1 of 2 incidents accept another domain"), std::string::npos) << failures[0];
+}
+
+TEST_F(Corpus, LenientTruthsAreErrorsNamingTheField) {
+  EXPECT_NE(load_error(incident("no-dispute", "kernel", kXid79, "GPU_HARDWARE", R"("acceptable": ["HOST_HARDWARE"])"))
+                .find("disputed: an acceptable domain needs the thread's dispute"),
+            std::string::npos);
+  EXPECT_NE(load_error(incident("no-cause-ok", "kernel", kXid79, "GPU_HARDWARE",
+                                R"("acceptable": ["UNATTRIBUTED"], "disputed": "d")"))
+                .find("acceptable: expected a list of concrete domains"),
+            std::string::npos);
+  const fs::path dir = incident("open-but-named", "kernel", kXid79, "GPU_HARDWARE");
+  write(dir / "incident.json", R"({"source": "https://example.org/x", "truth": {"domain": "GPU_HARDWARE",
+                                   "confidence": "never_established"}, "resolution": "r", "hard": "h", "acceptable": []})");
+  EXPECT_NE(load_error(dir).find("truth.domain: UNATTRIBUTED exactly when truth.confidence is never_established"),
+            std::string::npos);
+}
+
 TEST_F(Corpus, AnIncidentWithoutATruthDomainIsAnErrorNamingTheField) {
   const fs::path dir = incident("bad", "kernel", kXid79, "GPU_HARDWARE");
   write(dir / "incident.json", R"({"source": "https://example.org/x", "truth": {"node": null, "confidence": "confirmed_fix"},
@@ -117,13 +169,7 @@ TEST_F(Corpus, HeldOutIncidentsAreScoredApart) {
                                    "truth": {"domain": "GPU_HARDWARE", "node": null, "confidence": "confirmed_fix"},
                                    "resolution": "r", "hard": "h", "acceptable": []})");
   incident("seen", "app", kValueError, "APPLICATION");
-  std::vector<rules::IncidentResult> results;
-  for (const auto& d : rules::list_incidents(root_)) {
-    auto r = rules::evaluate_incident(d, test::shipped_pack());
-    ASSERT_TRUE(r.ok()) << r.error().message;
-    results.push_back(*r);
-  }
-  const auto s = rules::summarize(results);
+  const auto s = rules::summarize(evaluate_all());
   EXPECT_EQ(s.correct, 2u);
   EXPECT_EQ(s.held_out, 1u);
   EXPECT_EQ(s.held_out_correct, 1u);
