@@ -65,18 +65,18 @@ cat >> "$run_dir/attrib.yaml" <<YAML
       step_s: 1
 YAML
 start_daemon
-# failing_job_while NODE ASSIGNMENT WHAT: a job on NODE that fails; while it runs, the
-# exporter's series change (ASSIGNMENT, e.g. dbe=2); sets $job and waits for its verdict.
+# failing_job_while NODE SERIES VALUE WHAT: a job on NODE that fails; while it runs, the
+# exporter serves SERIES (dbe, edac_ue) at VALUE; sets $job and waits for its verdict.
 failing_job_while() {
   job=$(sbatch --parsable -N1 -w "$1" --output=/dev/null --wrap 'sleep 6; exit 1' | cut -d';' -f1)
   wait_state "$job" RUNNING
   sleep 2
-  eval "$2"
+  printf -v "$2" '%s' "$3"
   serve
-  note "$3 while job $job runs"
+  note "$4 while job $job runs"
   await_verdict "$job"
 }
-failing_job_while n2 dbe=2 "GPU 3's DBE counter on n2: 0 -> 2"
+failing_job_while n2 dbe 2 "GPU 3's DBE counter on n2: 0 -> 2"
 note "verdict: $(jq -c '{domain, rule: .root_cause.rule, summary: .root_cause.summary, action: .recommended_action}' "$run_dir/verdict-$job.json")"
 expect_eq "$(verdict "$job" .domain)" GPU_HARDWARE "domain"
 expect_eq "$(verdict "$job" .root_cause.rule)" gpu.ecc_uncorrectable_metric "root cause rule"
@@ -86,7 +86,7 @@ expect_eq "$(verdict "$job" '[.coverage[] | select(.source == "prometheus" and .
   "coverage of the metrics"
 expect_contains "$(sacct_field "$job" Comment)" "attrib: GPU_HARDWARE node=n2" "sacct comment"
 
-failing_job_while n1 edac_ue=1 "n1's EDAC uncorrectable count: 0 -> 1"
+failing_job_while n1 edac_ue 1 "n1's EDAC uncorrectable count: 0 -> 1"
 expect_eq "$(verdict "$job" .domain)" HOST_HARDWARE "domain"
 expect_eq "$(verdict "$job" .root_cause.rule)" host.memory_uncorrected_metric "root cause rule"
 expect_eq "$(verdict "$job" '.root_cause.event | "\(.node) \(.source) \(.trusted) \(.fields.controller) \(.fields.delta)"')" \
