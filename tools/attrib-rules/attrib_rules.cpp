@@ -230,8 +230,9 @@ int run_catalog(const attrib::rules::RulePack& pack, const std::string& pack_dir
   int rc = 0;
   for (const auto& catalog : *catalogs) {
     const auto c = r::emitter_coverage(catalog, pack);
+    constexpr std::string_view kGithub = "https://github.com/";
     std::string repo = c.repository;
-    if (repo.rfind("https://github.com/", 0) == 0) repo = repo.substr(19);
+    if (repo.rfind(kGithub, 0) == 0) repo = repo.substr(kGithub.size());
     std::printf("%-14s %-34s %8zu %6zu %8zu %5zu %4zu of %zu known\n", c.emitter.c_str(),
                 (repo + "@" + c.tag).c_str(), c.messages, c.known, c.left_out, c.todo, c.families_known, c.families);
     if (details) {
