@@ -44,10 +44,10 @@ timed_stage() {
 # success it appends " STAGE: N tests, 0 failed, 0 skipped (S s)" to the array `stages`.
 # Each test's time goes to $test_times either way.
 run_ctest() {
-  local stage=$1 log started=$SECONDS
+  local stage=$1 log started=$SECONDS rc=0
   shift
   log=$(mktemp)
-  ctest "$@" 2>&1 | tee "$log"
+  ctest "$@" 2>&1 | tee "$log" || rc=$?
   # "  12/600 Test  #12: name ..........   Passed    3.21 sec"
   [ -z "$test_times" ] ||
     sed -n 's/^ *[0-9]*\/[0-9]* Test *#[0-9]*: \([^ ]*\) .* \([0-9.]*\) sec$/\1\t\2/p' "$log" |
@@ -56,7 +56,9 @@ run_ctest() {
   total=$(sed -n 's/.*tests passed, [0-9]* tests failed out of \([0-9]*\).*/\1/p' "$log" | tail -1)
   failed=$(sed -n 's/.*% tests passed, \([0-9]*\) tests failed.*/\1/p' "$log" | tail -1)
   not_run=$(sed -n '/tests did not run:/,/^$/p' "$log" | grep -c '^[[:space:]]*[0-9]* - ' || true)
+  [ "$rc" = 0 ] || why_tests_failed "$log"
   rm -f "$log"
+  [ "$rc" = 0 ] || return "$rc"
   if [ "$not_run" != 0 ]; then
     echo "$stage: $not_run test(s) did not run; CI runs every test (see the list above)" >&2
     return 1
@@ -67,6 +69,14 @@ run_ctest() {
   fi
   add_stage "$stage" $((SECONDS - started)) "$total" \
     "$stage: $total tests, ${failed:-?} failed, 0 skipped ($((SECONDS - started)) s)"
+}
+
+# why_tests_failed LOG: each failed test's own reason (an e2e scenario's "FAIL: ..." line,
+# a GoogleTest failure and the two lines after it), repeated after ctest's summary: the
+# output above it may be thousands of lines, and CI shows only a run's last lines.
+why_tests_failed() {
+  echo "--- why the failed tests failed (their full output is above):"
+  { grep -E -A2 '^FAIL: |: Failure$' "$1" || echo "(none printed a reason)"; } | first_lines 40
 }
 
 # first_lines N: the first N lines of its input, reading all of it: `head` would leave
