@@ -328,6 +328,17 @@ const OptionTable<Config>& table() {
           "[GPU_HARDWARE, HOST_HARDWARE, NVLINK_FABRIC]",
           "Verdict domains whose trusted root cause counts against the node (and GPU) it names."),
       option<Config>(
+          "fleet.repeat_failures_jobs", [](Config& c) -> int& { return c.fleet.repeat_failures_jobs; }, "2",
+          "A failed job whose own evidence explains nothing is judged against its nodes' recent past: when at "
+          "least this many other jobs, of at least one other user, failed on one of its nodes within "
+          "fleet.repeat_failures_window_s with no trusted cause found (UNATTRIBUTED, AMBIGUOUS or an untrusted "
+          "root) and that node among their affected nodes, the rule host.unexplained_failures_repeat names the "
+          "node (low confidence, never acts). 0: off.",
+          at_least(0)),
+      option<Config>(
+          "fleet.repeat_failures_window_s", [](Config& c) -> int& { return c.fleet.repeat_failures_window_s; },
+          "86400", "The window of fleet.repeat_failures_jobs in seconds (default one day).", at_least(1)),
+      option<Config>(
           "fleet.systemic_nodes", [](Config& c) -> int& { return c.fleet.systemic_nodes; }, "16",
           "Systemic guard: when counted verdicts blame more than this many distinct nodes within "
           "fleet.systemic_window_s, the burst is reported as one systemic event and marks (and drains) no node.",

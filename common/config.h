@@ -94,6 +94,10 @@ struct FleetConfig {
   std::vector<std::string> offender_domains = {"GPU_HARDWARE", "HOST_HARDWARE", "NVLINK_FABRIC"};
   int systemic_nodes = 16;
   int systemic_window_s = 3600;
+  // Other jobs' unexplained failures on a node that make it this job's suspect
+  // (rule host.unexplained_failures_repeat): how many, within how long. 0 jobs: off.
+  int repeat_failures_jobs = 2;
+  int repeat_failures_window_s = 86400;
 };
 
 // Opt-in node draining by the head daemon (docs/fleet.md; remediation.h).

@@ -113,6 +113,17 @@ struct JobAllocation {
   bool operator==(const JobAllocation&) const = default;
 };
 
+// Other jobs that failed on one of the job's nodes, recently, with no trusted cause found
+// (the head's archive; docs/rules.md "Failures that repeat on a node"). The head fills it
+// only past its threshold (fleet.repeat_failures_jobs); a bundle's job.json carries it.
+struct NodeFailureHistory {
+  std::string node;
+  int other_jobs = 0;   // distinct jobs other than this one
+  int other_users = 0;  // distinct users among them other than this job's
+  int64_t window_s = 0;
+  bool operator==(const NodeFailureHistory&) const = default;
+};
+
 // What the accounting record (or the bundle's job.json) says about the job.
 struct JobFacts {
   std::string job_id;  // "4242", "4242_7", "4242+1"
@@ -139,6 +150,8 @@ struct JobFacts {
   // What the job held (slurmdbd's ids, the SPANK records' pids and GPUs): what the
   // engine checks a line's job, process and GPU against.
   JobAllocation allocation;
+  // Per node, other jobs' unexplained failures there (empty unless the head found some).
+  std::vector<NodeFailureHistory> repeated_failures;
 };
 
 // ISO 8601 UTC with microseconds: 2026-11-30T10:03:12.123456Z

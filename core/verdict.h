@@ -130,6 +130,11 @@ Result<std::vector<JobComponent>> components_from_json(const nlohmann::json& jso
 nlohmann::json allocation_to_json(const JobAllocation& allocation, std::optional<uint32_t> uid);
 Status allocation_from_json(const nlohmann::json& json, const std::string& path, JobAllocation& allocation,
                             std::optional<uint32_t>& uid);
+// Other jobs' unexplained failures per node (JobFacts::repeated_failures), as a bundle's
+// job.json carries them: [{"node", "other_jobs", "other_users", "window_s"}].
+nlohmann::json repeated_failures_to_json(const std::vector<NodeFailureHistory>& history);
+Result<std::vector<NodeFailureHistory>> repeated_failures_from_json(const nlohmann::json& json,
+                                                                    const std::string& path);
 // One coverage row as to_json(Coverage) writes it (a bundle's coverage.json holds these).
 Result<Coverage> coverage_from_json(const nlohmann::json& json, const std::string& path);
 

@@ -271,6 +271,36 @@ Status allocation_from_json(const json& j, const std::string& path, JobAllocatio
   }
 }
 
+json repeated_failures_to_json(const std::vector<NodeFailureHistory>& history) {
+  json out = json::array();
+  for (const NodeFailureHistory& h : history)
+    out.push_back({{"node", h.node}, {"other_jobs", h.other_jobs}, {"other_users", h.other_users},
+                   {"window_s", h.window_s}});
+  return out;
+}
+
+Result<std::vector<NodeFailureHistory>> repeated_failures_from_json(const json& j, const std::string& path) {
+  try {
+    if (!j.is_array()) throw Reader::Failure{path + ": expected an array"};
+    std::vector<NodeFailureHistory> out;
+    for (size_t i = 0; i < j.size(); ++i) {
+      const std::string at = path + "[" + std::to_string(i) + "]";
+      NodeFailureHistory h;
+      h.node = Reader::string(j[i], "node", at);
+      const uint64_t jobs = Reader::unsigned_integer(j[i], "other_jobs", at);
+      const uint64_t users = Reader::unsigned_integer(j[i], "other_users", at);
+      if (jobs > INT32_MAX || users > INT32_MAX) throw Reader::Failure{at + ": count out of range"};
+      h.other_jobs = static_cast<int>(jobs);
+      h.other_users = static_cast<int>(users);
+      h.window_s = static_cast<int64_t>(Reader::unsigned_integer(j[i], "window_s", at));
+      out.push_back(std::move(h));
+    }
+    return out;
+  } catch (const Reader::Failure& failure) {
+    return Error{kVerdictField, failure.message};
+  }
+}
+
 Result<Coverage> coverage_from_json(const json& j, const std::string& path) {
   try {
     return coverage_from(j, path);

@@ -13,6 +13,7 @@
 #include "core/json_text.h"
 #include "rules/bundle.h"
 #include "rules/rule_definitions.h"
+#include "rules/rule_pack.h"
 
 namespace attrib::rules {
 namespace {
@@ -89,6 +90,7 @@ json job_json(const JobFacts& facts, std::optional<TimeUs> window_start, std::op
   if (facts.restarts > 0) job["restarts"] = facts.restarts;
   if (!facts.scheduler.empty()) job["scheduler"] = facts.scheduler;
   if (!facts.allocation.empty() || facts.uid) job["allocation"] = allocation_to_json(facts.allocation, facts.uid);
+  if (!facts.repeated_failures.empty()) job["repeated_failures"] = repeated_failures_to_json(facts.repeated_failures);
   if (!facts.ranks.empty()) {
     json ranks = json::object();
     for (const auto& [rank, node] : facts.ranks) ranks[std::to_string(rank)] = node;
@@ -189,6 +191,7 @@ Status write_bundle(const fs::path& dir, const JobFacts& facts, const std::vecto
   };
   for (const Event& e : events) {
     if (e.node.empty() && e.kind == kJobStateKind) continue;  // the accounting record, not a log line
+    if (e.kind == detail::kRepeatedFailuresKind) continue;    // the archive's counts: job.json has them
     if (!safe_component(e.node)) return export_error("event " + e.id + ": node '" + e.node + "' is not a host name");
     if (!detail::is_known_source(e.source))
       return export_error("event " + e.id + ": source '" + e.source + "' has no bundle file name");
@@ -270,6 +273,21 @@ std::vector<Event> events_of_verdict(const Verdict& verdict) {
   return out;
 }
 
+// The archive's counts back from their synthetic event (correlator.cpp
+// repeated_failure_events): a verdict keeps the event, not the job facts.
+NodeFailureHistory repeated_failure_of(const Event& e) {
+  NodeFailureHistory h;
+  h.node = e.node;
+  const auto count = [&](const char* name) -> int64_t {
+    auto it = e.fields.find(name);
+    return it != e.fields.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
+  };
+  h.other_jobs = static_cast<int>(count("jobs"));
+  h.other_users = static_cast<int>(count("users"));
+  h.window_s = count("window_s");
+  return h;
+}
+
 JobFacts facts_from_verdict(const Verdict& verdict) {
   JobFacts facts;
   facts.job_id = verdict.job_id;
@@ -283,10 +301,15 @@ JobFacts facts_from_verdict(const Verdict& verdict) {
   facts.restarts = verdict.restarts;
   facts.allocation = verdict.allocation;
   facts.uid = verdict.uid;
-  // The verdict keeps no start/end; the accounting event is stamped with the job's end,
-  // which is the only job time the correlation reads.
-  for (const Event& e : events_of_verdict(verdict))
+  // The verdict keeps no start/end; the accounting event (and the archive's counts) are
+  // stamped with the job's end, which is the only job time the correlation reads.
+  for (const Event& e : events_of_verdict(verdict)) {
     if (e.kind == kJobStateKind && e.node.empty()) facts.end = e.time;
+    if (e.kind == detail::kRepeatedFailuresKind) {
+      facts.repeated_failures.push_back(repeated_failure_of(e));
+      if (!facts.end) facts.end = e.time;  // stamped with the job's end too
+    }
+  }
   return facts;
 }
 

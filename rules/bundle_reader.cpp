@@ -150,6 +150,11 @@ Status job_from_json(const json& j, Bundle& bundle) {
     if (Status s = allocation_from_json(*allocation, "allocation", job.allocation, job.uid); !s)
       return Error{kBundleJob, "job.json: " + s.error().message};
   }
+  if (auto repeated = j.find("repeated_failures"); repeated != j.end() && !repeated->is_null()) {
+    auto parsed = repeated_failures_from_json(*repeated, "repeated_failures");
+    if (!parsed) return Error{kBundleJob, "job.json: " + parsed.error().message};
+    job.repeated_failures = std::move(*parsed);
+  }
   auto scheduler = string_field(j, "scheduler", "");
   if (!scheduler) return scheduler.error();
   job.scheduler = *scheduler;

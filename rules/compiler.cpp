@@ -199,6 +199,7 @@ using KindFields = std::map<std::string, std::set<std::string>>;
 KindFields collect_kind_fields(const std::vector<CompiledExtractionRule>& rules) {
   KindFields kinds;
   kinds[kJobStateKind] = {"state", "exit_code", "signal"};
+  kinds[kRepeatedFailuresKind] = {"host", "jobs", "users", "window_s", "window_h"};
   for (const auto& rule : rules) {
     auto& fields = kinds[rule.def.kind];
     for (const auto& f : rule.fields) fields.insert(f.name);

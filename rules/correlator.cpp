@@ -2,7 +2,9 @@
 //
 //  1. Identical events are folded and all events put in the engine's one order
 //     (event_order.h); ids e1..eN follow that order. The accounting state becomes a
-//     synthetic `slurm.job_state` event when some rule can take it as a root.
+//     synthetic `slurm.job_state` event when some rule can take it as a root, and so do
+//     the head's counts of other jobs' unexplained failures on a node
+//     (`node.repeated_failures`, JobFacts::repeated_failures).
 //     Whose events they are (rules/ownership.h): one that names another job, another
 //     user or a GPU the job did not hold is a neighbour, listed apart and never judged;
 //     lines that only tell what the job held complete the allocation and are not listed.
@@ -295,6 +297,33 @@ std::optional<Event> job_state_event(const RulePack& pack, const JobFacts& job) 
   return std::nullopt;
 }
 
+// A node's repeated unexplained failures (JobFacts::repeated_failures, from the head's
+// archive), one event per node, when some rule takes them as a root. Untrusted: an
+// inference from other verdicts, never a report of the node's fault.
+std::vector<Event> repeated_failure_events(const RulePack& pack, const JobFacts& job) {
+  std::vector<Event> out;
+  for (const NodeFailureHistory& h : job.repeated_failures) {
+    Event e;
+    e.kind = detail::kRepeatedFailuresKind;
+    e.rule = "archive";
+    e.source = "archive";
+    e.node = h.node;
+    e.time = job.end;
+    e.trusted = false;
+    e.line = h.node + ": " + std::to_string(h.other_jobs) + " other jobs (" + std::to_string(h.other_users) +
+             " other users) failed here in " + std::to_string(h.window_s) + " s with no cause found";
+    e.fields = {{"host", h.node},
+                {"jobs", h.other_jobs},
+                {"users", h.other_users},
+                {"window_s", h.window_s},
+                {"window_h", h.window_s / 3600}};
+    if (std::any_of(pack.correlation.begin(), pack.correlation.end(),
+                    [&](const auto& rule) { return fields_match(e, rule.def.root); }))
+      out.push_back(std::move(e));
+  }
+  return out;
+}
+
 std::vector<Event> fold_and_order(std::vector<Event> input) {
   std::unordered_map<std::string, size_t> index;
   std::vector<Event> folded;
@@ -544,8 +573,9 @@ Neighbour neighbour_of(const RulePack& pack, Event e, detail::ForeignEvidence fo
       break;
     }
   }
-  std::string summary =
-      (e.node.empty() ? std::string("the job") : e.node) + " was shared with " + foreign.whom + ": " + what;
+  std::string summary = foreign.shared_node ? (e.node.empty() ? std::string("the job") : e.node) +
+                                                 " was shared with " + foreign.whom + ": " + what
+                                           : foreign.whom + ", not the job's: " + what;
   if (e.time) summary += " (" + format_time(*e.time) + ")";
   return Neighbour{std::move(e), std::move(foreign.job), std::move(foreign.why), std::move(summary)};
 }
@@ -598,6 +628,7 @@ Verdict correlate(const RulePack& pack, const JobFacts& job, std::vector<Event> 
   const bool succeeded = job_succeeded(job);
   if (!succeeded) {
     if (auto state = job_state_event(pack, job)) input.push_back(std::move(*state));
+    for (auto& e : repeated_failure_events(pack, job)) input.push_back(std::move(e));
   }
   std::vector<Event> folded = fold_and_order(std::move(input));
   if (!succeeded) v.hung_rank = detail::find_hung_rank(folded);

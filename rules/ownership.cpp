@@ -102,6 +102,19 @@ std::optional<ForeignEvidence> foreign_user(const Event& e, const JobFacts& job)
                          "a process of uid " + u + ", not the job's user (uid " + std::to_string(*job.uid) + ")"};
 }
 
+// A line read on a host outside the job (the controller's slurmctld log) that names a node
+// in its `host` field ("Nodes gpu017 not responding") is about that node: another node's
+// trouble is context for this job. A line read on one of the job's nodes is that node's
+// own (its `host` may name a peer it failed to reach). Undecidable without a node list.
+std::optional<ForeignEvidence> foreign_node(const Event& e, const JobFacts& job) {
+  if (job.nodes.empty() || contains(job.nodes, e.node)) return std::nullopt;
+  auto it = e.fields.find("host");
+  if (it == e.fields.end() || !it->is_string()) return std::nullopt;
+  const std::string host = it->get<std::string>();
+  if (host.empty() || contains(job.nodes, host)) return std::nullopt;
+  return ForeignEvidence{"", "node " + host, "names node " + host + ", not one of the job's nodes", false};
+}
+
 // A GPU line is another job's only when that job's own task record holds the GPU. The
 // job's GPU indices come from its step's environment (SLURM_STEP_GPUS), which Slurm sets
 // for GPU GRES but which a job without them could set itself: its list can make a GPU
@@ -247,6 +260,7 @@ std::optional<ForeignEvidence> foreign_evidence(const Event& e, bool node_wide, 
   }
   if (auto other = foreign_job(e, job, allocation)) return other;
   if (auto other = foreign_user(e, job)) return other;
+  if (auto other = foreign_node(e, job)) return other;
   if (auto other = foreign_process(e, held)) return other;
   return foreign_gpu(e, held);
 }

@@ -1,5 +1,5 @@
 // Whose line is it (docs/rules.md, "Evidence that belongs to the job"): a system log line
-// that names a job, a process, a user or a GPU is the job's evidence only when what it
+// that names a job, a process, a user, a GPU or a node is the job's evidence only when what it
 // names is the job's. On a shared node the kernel, slurmd and the driver also report the
 // neighbours' OOM kills, time limits and Xids; those are context, never this job's cause.
 #pragma once
@@ -33,6 +33,9 @@ struct ForeignEvidence {
   std::string job;   // the other job's id when the line names one ("4999"), else ""
   std::string whom;  // "job 4999", "another user (uid 1001)"
   std::string why;   // "names job 4999, not 5100", ...
+  // Whom the job shared its node with (a job, a user, a process, a GPU's holder); false
+  // for a line about another node altogether, read outside the job's nodes.
+  bool shared_node = true;
 };
 
 // The job's allocation as the engine judges with it: job.allocation, plus what the

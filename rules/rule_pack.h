@@ -56,6 +56,8 @@ struct CompiledCorrelationRule {
 
 // The event kind the correlator synthesises from the accounting record.
 inline constexpr const char* kJobStateKind = "slurm.job_state";
+// The synthetic event of a node's repeated unexplained failures (JobFacts::repeated_failures).
+inline constexpr const char* kRepeatedFailuresKind = "node.repeated_failures";
 // The domain of a locator rule: it points where a failure showed first, not why.
 inline constexpr const char* kLocatorDomain = "UNATTRIBUTED";
 

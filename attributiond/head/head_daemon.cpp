@@ -350,6 +350,7 @@ void HeadDaemon::worker_loop() {
                                        agents_.get(), *store_,         &metrics_};
   context.remediator = remediator_.get();
   context.sinks = &sinks_;
+  context.fleet = &config_.fleet;
   // Comments of judged jobs wait here to be written to slurmdbd together, in one
   // transaction read back in one request (write_staged_comments): a burst costs slurmdbd
   // about one request a job for its comments instead of four. They are written as soon as

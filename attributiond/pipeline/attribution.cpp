@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "attributiond/ops/log_context.h"
+#include "attributiond/pipeline/node_history.h"
 #include "common/evidence_archive.h"
 #include "core/clock.h"
 #include "core/comment.h"
@@ -542,6 +543,7 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
     // Judged from the hook's facts after the attempt read: a hook that does not know its
     // start (Slurm 22.05's epilogs) leaves the window to begin where that attempt ended.
     if (!facts.start && earlier_attempt_end) facts.start = earlier_attempt_end;
+    if (context.fleet != nullptr) facts.repeated_failures = repeated_failures(context.store, *context.fleet, facts);
     times =
         PhaseTimes{.job_end = facts.end, .hook = job.request.hook_time_us(), .received = job.received, .scoped = now};
     AttemptEvidence evidence;

@@ -35,6 +35,9 @@ struct AttributionContext {
   fleet::Remediator* remediator = nullptr;  // remediation.mode other than off (remediation.h)
   // Where each verdict also goes when its job is done (sinks.*); none when null.
   const std::vector<std::unique_ptr<sinks::VerdictSink>>* sinks = nullptr;
+  // The fleet settings: a failed job's nodes' earlier unexplained failures are looked up
+  // in the archive (node_history.h) when given.
+  const common::FleetConfig* fleet = nullptr;
 };
 
 // Held: the queue could not record what comes next (its file locked or full), so the job

@@ -54,6 +54,25 @@ Result<std::optional<BlameRow>> job_blame(Database& db, const JobKey& key) {
   return std::optional<BlameRow>(std::move(rows->front()));
 }
 
+Result<UnexplainedFailures> unexplained_failures_on(Database& db, const std::string& cluster,
+                                                    const std::string& node, TimeUs since_us, TimeUs until_us,
+                                                    const std::string& except_job, std::optional<uint32_t> uid) {
+  // instr() on the comma-bounded list, not LIKE: a node name may hold '_' or '%'.
+  auto stmt = db.prepare(
+      "SELECT COUNT(DISTINCT job_id), COUNT(DISTINCT CASE WHEN ?6 IS NULL OR uid != ?6 THEN uid END) FROM history "
+      "WHERE cluster = ?1 AND time_us >= ?3 AND time_us < ?4 AND job_id != ?5 AND domain != 'NONE' "
+      "AND (domain IN ('UNATTRIBUTED', 'AMBIGUOUS') OR trusted = 0) "
+      "AND instr(',' || affected_nodes || ',', ',' || ?2 || ',') > 0");
+  if (!stmt.ok()) return Error{kDbPrepare, stmt.error()};
+  stmt.bind(1, cluster).bind(2, node).bind(3, since_us).bind(4, until_us).bind(5, except_job);
+  if (uid)
+    stmt.bind(6, static_cast<int64_t>(*uid));
+  else
+    stmt.bind_null(6);
+  if (!stmt.step()) return Error{kDbStep, stmt.error()};
+  return UnexplainedFailures{stmt.int_at(0), stmt.int_at(1)};
+}
+
 Result<std::vector<BlameRow>> blame_since(Database& db, TimeUs since_us) {
   auto stmt = db.prepare(std::string("SELECT ") + kBlameColumns +
                          " FROM history WHERE node != '' AND time_us >= ? ORDER BY time_us, job_id");

@@ -74,6 +74,18 @@ struct RemediationRecord {
 // cluster), listed oldest first.
 Result<std::vector<BlameRow>> node_history(Database& db, const std::string& node, TimeUs since_us,
                                            const std::string& cluster, size_t limit);
+// Other jobs' failures on one node that found no trusted cause (rule
+// host.unexplained_failures_repeat): distinct jobs of `cluster` other than `except_job`
+// that ended in [since_us, until_us), failed (any domain but NONE), were UNATTRIBUTED,
+// AMBIGUOUS or rest on an untrusted root, and list `node` among their affected nodes;
+// and how many distinct users among them other than `uid`.
+struct UnexplainedFailures {
+  int64_t jobs = 0;
+  int64_t other_users = 0;
+};
+Result<UnexplainedFailures> unexplained_failures_on(Database& db, const std::string& cluster,
+                                                    const std::string& node, TimeUs since_us, TimeUs until_us,
+                                                    const std::string& except_job, std::optional<uint32_t> uid);
 // The row of one job (cluster, job_id) when its verdict blamed a node; none otherwise.
 Result<std::optional<BlameRow>> job_blame(Database& db, const JobKey& key);
 // The same for every node, oldest first.

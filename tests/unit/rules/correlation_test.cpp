@@ -68,7 +68,7 @@ TEST(Correlate, XidFallenOffTheBusExplainsWatchdogTimeoutsOnOtherNodes) {
   EXPECT_TRUE(v.unexplained.empty());
   // ids follow the deterministic order: the uuid line, the Xid, then the timeouts
   EXPECT_EQ(v.root_cause->event.id, "e2");
-  EXPECT_EQ(v.ruleset_version, "1.6.0");
+  EXPECT_EQ(v.ruleset_version, "1.7.0");
   EXPECT_EQ(v.ruleset_hash, rules::pack_hash(*test::shipped_pack()));
   EXPECT_EQ(v.comment, render_comment(v));
 }
@@ -576,6 +576,82 @@ TEST(Correlate, IbPortDownAndLustreEvictionOnDifferentNodesAreAmbiguous) {
   ASSERT_EQ(v.candidates.size(), 2u);
   EXPECT_EQ(v.candidates[0].domain, "NETWORK");
   EXPECT_EQ(v.candidates[1].domain, "STORAGE");
+}
+
+// A node that rebooted under the job, by slurmctld's account (read on the controller,
+// outside the job): low, it names the node and explains Slurm's own failed-node record;
+// the node's kernel panic, when its log survived, says why and decides instead.
+std::vector<LogLine> reboot_lines() {
+  return {
+      LogLine{"ctl", "slurm", at("2026-11-30T10:06:00Z"), 1, true,
+              "[2026-11-30T10:06:00.100] validate_node_specs: Node n2 unexpectedly rebooted boot_time=1796033100 "
+              "last response=1796032900"},
+      LogLine{"ctl", "slurm", at("2026-11-30T10:06:00.2Z"), 2, true,
+              "[2026-11-30T10:06:00.200] Killing JobId=1 on failed node n2"},
+  };
+}
+
+TEST(Correlate, AnUnexpectedRebootNamesTheNodeAtLowConfidence) {
+  const Verdict v = test::attribute(job("NODE_FAIL", 0, kNodes), reboot_lines());
+  EXPECT_EQ(v.domain, "HOST_HARDWARE");
+  ASSERT_TRUE(v.root_cause.has_value()) << v.comment;
+  EXPECT_EQ(v.root_cause->rule, "host.node_rebooted");
+  EXPECT_EQ(v.confidence, "low");
+  EXPECT_EQ(v.recommended_action, "RESUBMIT");
+  EXPECT_EQ(v.affected_nodes, std::vector<std::string>{"n2"});
+  EXPECT_EQ(kinds(v.unexplained), std::vector<std::string>{});
+  EXPECT_NE(v.root_cause->summary.find("n2 rebooted while the job ran"), std::string::npos) << v.root_cause->summary;
+}
+
+// A job that hung until its time limit on a node slurmctld lost: the node is named (Slurm's
+// own view of a node failure, SCHEDULER) at low confidence, above the bare TIMEOUT.
+TEST(Correlate, ANodeThatStoppedRespondingNamesWhereTheJobHung) {
+  const std::vector<LogLine> lines = {LogLine{"ctl", "slurm", at("2026-11-30T10:06:00Z"), 1, true,
+                                              "[2026-11-30T10:06:00.100] error: Nodes n3 not responding"}};
+  const Verdict v = test::attribute(job("TIMEOUT", 0, kNodes), lines);
+  ASSERT_TRUE(v.root_cause.has_value()) << v.comment;
+  EXPECT_EQ(v.root_cause->rule, "slurm.node_stopped_responding");
+  EXPECT_EQ(v.domain, "SCHEDULER");
+  EXPECT_EQ(v.confidence, "low");
+  EXPECT_EQ(v.affected_nodes, std::vector<std::string>{"n3"});
+}
+
+// Other users' jobs failed on n2 lately with no cause found (the head's archive,
+// JobFacts::repeated_failures): a job whose own evidence explains nothing names n2, low
+// and untrusted, never acting; a cause in its own evidence still decides.
+TEST(Correlate, RepeatedUnexplainedFailuresOnANodeNameItWhenNothingElseDoes) {
+  JobFacts facts = job("FAILED", 1, kNodes);
+  facts.repeated_failures = {{"n2", 3, 2, 86400}};
+  const Verdict v = test::attribute(facts, {});
+  ASSERT_TRUE(v.root_cause.has_value()) << v.comment;
+  EXPECT_EQ(v.root_cause->rule, "host.unexplained_failures_repeat");
+  EXPECT_EQ(v.domain, "HOST_HARDWARE");
+  EXPECT_EQ(v.confidence, "low");
+  EXPECT_EQ(v.recommended_action, "RESUBMIT");
+  EXPECT_FALSE(v.root_cause->event.trusted);
+  EXPECT_EQ(v.affected_nodes, std::vector<std::string>{"n2"});
+  EXPECT_EQ(v.root_cause->summary,
+            "n2: 3 other jobs (2 other users) failed there in the last 24 h with no cause found; the node is what "
+            "they share");
+
+  const Verdict decided = test::attribute(facts, gpu_failure_lines());
+  ASSERT_TRUE(decided.root_cause.has_value());
+  EXPECT_EQ(decided.root_cause->rule, "gpu.fallen_off_bus");
+
+  JobFacts succeeded = job("COMPLETED", 0, kNodes);
+  succeeded.repeated_failures = facts.repeated_failures;
+  EXPECT_EQ(test::attribute(succeeded, {}).domain, "NONE");
+}
+
+TEST(Correlate, TheNodesOwnPanicExplainsItsReboot) {
+  std::vector<LogLine> lines = reboot_lines();
+  lines.push_back(kernel_line("n2", "Kernel panic - not syncing: Fatal exception", at("2026-11-30T10:03:00Z"), 7));
+  const Verdict v = test::attribute(job("NODE_FAIL", 0, kNodes), lines);
+  ASSERT_TRUE(v.root_cause.has_value()) << v.comment;
+  EXPECT_EQ(v.root_cause->rule, "host.kernel_panic");
+  EXPECT_EQ(v.domain, "HOST_OS");
+  EXPECT_TRUE(std::any_of(v.symptoms.begin(), v.symptoms.end(),
+                          [](const auto& s) { return s.event.kind == "slurm.node_rebooted"; }));
 }
 
 }  // namespace

@@ -242,6 +242,40 @@ TEST(OwnershipTest, TheJobsOwnOutputIsAlwaysItsOwn) {
   EXPECT_TRUE(test::attribute(job_on_shared_node("5100", 1000), lines).neighbours.empty());
 }
 
+// The controller's log (read on "ctl", outside the job) reports every node's trouble: a
+// line naming another node is context, one naming the job's node its cause. A line read
+// on the job's node names whatever host it failed to reach and stays the job's.
+LogLine controller_line(const std::string& text, uint64_t seq) {
+  return LogLine{"ctl", "slurm", at("2026-11-30T10:05:00Z"), seq, true, text};
+}
+
+TEST(OwnershipTest, AnotherNodesTroubleInTheControllersLogIsContext) {
+  const Verdict v = test::attribute(job_on_shared_node("5100", 1000),
+                                    {controller_line("error: Nodes n2 not responding, setting DOWN", 1)});
+  EXPECT_FALSE(v.root_cause.has_value()) << v.root_cause->summary;
+  ASSERT_EQ(v.neighbours.size(), 1u);
+  EXPECT_EQ(v.neighbours[0].why, "names node n2, not one of the job's nodes");
+  EXPECT_EQ(v.neighbours[0].summary.rfind("node n2, not the job's: n2 stopped answering slurmctld", 0), 0u)
+      << v.neighbours[0].summary;
+}
+
+TEST(OwnershipTest, TheJobsOwnNodeInTheControllersLogIsItsCause) {
+  const Verdict v = test::attribute(job_on_shared_node("5100", 1000),
+                                    {controller_line("error: Nodes n1 not responding, setting DOWN", 1)});
+  ASSERT_TRUE(v.root_cause.has_value()) << v.comment;
+  EXPECT_EQ(v.root_cause->rule, "slurm.node_stopped_responding");
+  EXPECT_EQ(v.affected_nodes, std::vector<std::string>{kNode});
+  EXPECT_TRUE(v.neighbours.empty());
+}
+
+TEST(OwnershipTest, AHostNamedOnTheJobsOwnNodeStaysTheJobs) {
+  const Verdict v = test::attribute(job_on_shared_node("5100", 1000),
+                                    {slurm_line("error: Unable to resolve \"ctl\": Unknown host", "2026-11-30T10:04:08Z", 1)});
+  EXPECT_TRUE(v.neighbours.empty());
+  ASSERT_TRUE(v.root_cause.has_value()) << v.comment;
+  EXPECT_EQ(v.root_cause->event.fields.at("host"), "ctl");
+}
+
 TEST(OwnershipTest, JobIdsAreReadOnlyFromJobShapedValues) {
   using rules::detail::job_id_in;
   EXPECT_EQ(job_id_in("4999"), "4999");

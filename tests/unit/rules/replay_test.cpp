@@ -177,6 +177,27 @@ TEST(BundleExport, AHetJobsComponentsSurviveExportAndReplay) {
   EXPECT_EQ(replayed->components, original->components);
 }
 
+// The head's count of a node's earlier unexplained failures (JobFacts::repeated_failures)
+// travels in job.json: a verdict it decided replays the same from the export, and a raw
+// bundle written from the job's facts carries it too.
+TEST(BundleExport, ANodesRepeatedFailuresSurviveExportAndReplay) {
+  JobFacts facts = test::job("FAILED", 1, {"n1", "n2"});
+  facts.repeated_failures = {{"n2", 3, 2, 86400}};
+  const Verdict original = test::attribute(facts, {});
+  ASSERT_TRUE(original.root_cause.has_value()) << original.comment;
+  ASSERT_EQ(original.root_cause->rule, "host.unexplained_failures_repeat");
+  TempDir out;
+  ASSERT_TRUE(export_verdict_bundle(out.path() / "bundle", original).ok());
+  auto bundle = open_bundle(out.path() / "bundle");
+  ASSERT_TRUE(bundle.ok()) << bundle.error().message;
+  EXPECT_EQ(bundle->job.repeated_failures, facts.repeated_failures);
+  auto replayed = replay_bundle(*bundle, test::shipped_pack());
+  ASSERT_TRUE(replayed.ok()) << replayed.error().message;
+  // The same judgement (coverage aside: the export's files hold no lines to count).
+  for (const char* member : {"domain", "confidence", "root_cause", "affected_nodes", "comment"})
+    EXPECT_EQ(to_json(*replayed)[member], to_json(original)[member]) << member;
+}
+
 TEST(BundleExport, RefusesANonEmptyDirectoryAndUnsafeNodeNames) {
   TempDir out;
   test::write_file(out.path() / "x", {"y"});

@@ -295,3 +295,49 @@ TEST_F(FleetQueriesTest, AnArrayRollUpHasTheNewestRunOfEachTaskItsOwnersAndWhatR
   EXPECT_EQ(failed, (std::vector<std::string>{"77_10", "77_11", "77_12"}));
   EXPECT_EQ(report["failed_tasks_omitted"], 0);
 }
+
+// A node's earlier unexplained failures (rule host.unexplained_failures_repeat): other
+// jobs that failed there within the window with no trusted cause, and their other users.
+TEST_F(FleetQueriesTest, UnexplainedFailuresOnANodeCountOtherJobsWithoutATrustedCause) {
+  const auto archive = [&](const std::string& job, uint32_t uid, const std::string& domain, const std::string& node,
+                           bool trusted_root) {
+    v1::JobEnded request;
+    request.set_job_id(job);
+    request.set_uid(uid);
+    request.set_end_time_us(kStart + std::stoll(job) * kSecond);
+    ASSERT_TRUE(store_->enqueue(request, "lab", kStart));
+    Verdict verdict;
+    verdict.job_id = job;
+    verdict.cluster = "lab";
+    verdict.domain = domain;
+    verdict.terminal_state = domain == "NONE" ? "COMPLETED" : "FAILED";
+    verdict.affected_nodes = {node};
+    if (domain != "UNATTRIBUTED" && domain != "NONE") {
+      verdict.root_cause = RootCause{};
+      verdict.root_cause->event.node = node;
+      verdict.root_cause->event.trusted = trusted_root;
+    }
+    ASSERT_TRUE(store_->archive({"lab", job}, verdict, {}, kStart + kSecond));
+  };
+  archive("1", 1001, "UNATTRIBUTED", "n_2", false);  // counted
+  archive("2", 1002, "APPLICATION", "n_2", false);   // an untrusted inference: counted
+  archive("3", 1003, "GPU_HARDWARE", "n_2", true);   // a trusted cause: not counted
+  archive("4", 1004, "UNATTRIBUTED", "nx2", false);  // another node ('_' is no wildcard)
+  archive("5", 1005, "NONE", "n_2", false);          // succeeded
+  archive("6", 1001, "AMBIGUOUS", "n_2", false);     // counted; the same user as job 1
+  const auto count = [&](TimeUs since, std::optional<uint32_t> uid) {
+    auto found = store_->with_read_db([&](store::Database& db) {
+      return store::unexplained_failures_on(db, "lab", "n_2", since, kStart + 100 * kSecond, "9", uid);
+    });
+    EXPECT_TRUE(found) << found.error().message;
+    return found ? std::make_pair(found->jobs, found->other_users) : std::make_pair(int64_t{-1}, int64_t{-1});
+  };
+  EXPECT_EQ(count(kStart, 1001), std::make_pair(int64_t{3}, int64_t{1}));          // jobs 1, 2, 6; user 1002
+  EXPECT_EQ(count(kStart, std::nullopt), std::make_pair(int64_t{3}, int64_t{2}));  // users 1001, 1002
+  EXPECT_EQ(count(kStart + 3 * kSecond, 1001), std::make_pair(int64_t{1}, int64_t{0}));  // only job 6 is recent
+  auto without_job = store_->with_read_db([&](store::Database& db) {
+    return store::unexplained_failures_on(db, "lab", "n_2", kStart, kStart + 100 * kSecond, "6", 1001);
+  });
+  ASSERT_TRUE(without_job);
+  EXPECT_EQ(without_job->jobs, 2);  // the job being judged is never its own history
+}
