@@ -67,13 +67,11 @@ if [ "${ATTRIB_SKIP_SANITIZE:-0}" != 1 ] || [ "${ATTRIB_SKIP_FUZZ:-0}" != 1 ]; t
 fi
 start_background_stages "$build/background-stages.log" "rpms: the spec's own build, checked" rpms "${background[@]}"
 run_ctest "build ($build)" --output-on-failure --timeout 600 -j"$(nproc)"
+collect_background_stages
 
 # Slurm 24.11, as sites run it: the same tree built against Debian 13's Slurm, the demo's
 # verdict in sacct and the real-cluster core on a real 24.11 cluster (drain, requeue,
-# SPANK records, the user's Comment kept, daemon down -> spool -> drained). It needs
-# nothing of the compiles beside the tests, so it starts while they finish: on a machine
-# whose compiler cache is cold (a fresh root) the clang tree outlasts the tests by
-# minutes, which this stage's package installation and cluster waits then overlap.
+# SPANK records, the user's Comment kept, daemon down -> spool -> drained).
 if [ "${ATTRIB_SKIP_SLURM_24_11:-0}" != 1 ]; then
   wait "$debian13_root" || { cat "$debian13_log" >&2; echo "could not make the Debian 13 root" >&2; exit 1; }
   rm -f "$debian13_log"
@@ -82,8 +80,6 @@ if [ "${ATTRIB_SKIP_SLURM_24_11:-0}" != 1 ]; then
     env ATTRIB_ROOT_CCACHE="${ATTRIB_ROOT_CCACHE:-/var/cache/attrib/ccache-trixie}" \
     "$src/scripts/in-debian13.sh" 'scripts/demo.sh && scripts/test-cluster-core.sh'
 fi
-
-collect_background_stages
 
 # The sanitizer stage: unit tests only (the e2e suite loads the SPANK plugin into the real
 # slurmstepd, which is not built with ASan), in the clang tree built beside the tests.
