@@ -53,18 +53,22 @@ class FleetQueriesTest : public ::testing::Test {
   // Archives one job through the store, as the workers do.
   void Archive(const std::string& job, uint32_t uid, const std::string& user,
                const std::string& domain = "APPLICATION") {
+    Verdict verdict;
+    verdict.domain = domain;
+    verdict.terminal_state = "FAILED";
+    verdict.recommended_action = "FIX_APPLICATION";
+    ArchiveVerdict(job, uid, user, verdict);
+  }
+  // Archives `verdict` as job `job`'s, ended job seconds after kStart, as the workers do.
+  void ArchiveVerdict(const std::string& job, uint32_t uid, const std::string& user, Verdict verdict) {
     v1::JobEnded request;
     request.set_job_id(job);
     request.set_uid(uid);
     request.set_user(user);
     request.set_end_time_us(kStart + std::stoll(job) * kSecond);
     ASSERT_TRUE(store_->enqueue(request, "lab", kStart));
-    Verdict verdict;
     verdict.job_id = job;
     verdict.cluster = "lab";
-    verdict.domain = domain;
-    verdict.terminal_state = "FAILED";
-    verdict.recommended_action = "FIX_APPLICATION";
     ASSERT_TRUE(store_->archive({"lab", job}, verdict, {}, kStart + kSecond));
   }
 
@@ -301,14 +305,7 @@ TEST_F(FleetQueriesTest, AnArrayRollUpHasTheNewestRunOfEachTaskItsOwnersAndWhatR
 TEST_F(FleetQueriesTest, UnexplainedFailuresOnANodeCountOtherJobsWithoutATrustedCause) {
   const auto archive = [&](const std::string& job, uint32_t uid, const std::string& domain, const std::string& node,
                            bool trusted_root) {
-    v1::JobEnded request;
-    request.set_job_id(job);
-    request.set_uid(uid);
-    request.set_end_time_us(kStart + std::stoll(job) * kSecond);
-    ASSERT_TRUE(store_->enqueue(request, "lab", kStart));
     Verdict verdict;
-    verdict.job_id = job;
-    verdict.cluster = "lab";
     verdict.domain = domain;
     verdict.terminal_state = domain == "NONE" ? "COMPLETED" : "FAILED";
     verdict.affected_nodes = {node};
@@ -317,7 +314,7 @@ TEST_F(FleetQueriesTest, UnexplainedFailuresOnANodeCountOtherJobsWithoutATrusted
       verdict.root_cause->event.node = node;
       verdict.root_cause->event.trusted = trusted_root;
     }
-    ASSERT_TRUE(store_->archive({"lab", job}, verdict, {}, kStart + kSecond));
+    ArchiveVerdict(job, uid, "", verdict);
   };
   archive("1", 1001, "UNATTRIBUTED", "n_2", false);  // counted
   archive("2", 1002, "APPLICATION", "n_2", false);   // an untrusted inference: counted
