@@ -50,8 +50,10 @@ class Machine {
       if (++built_ > limits_.max_values) return fail("more than " + std::to_string(limits_.max_values) + " values");
     }
     if (stack_.size() != 1 || !marks_.empty()) return fail("the dump does not end with exactly one value");
+    size_t values = 0;
+    if (!copied_size(*stack_.back(), 0, values)) return fail(error_);
     json out;
-    if (!to_json(*stack_.back(), 0, out)) return fail(error_);
+    to_json(*stack_.back(), out);
     return out;
   }
 
@@ -63,6 +65,7 @@ class Machine {
   std::vector<NodePtr> stack_;
   std::vector<size_t> marks_;
   std::map<uint64_t, NodePtr> memo_;
+  std::map<const Node*, size_t> copied_sizes_;  // per shared node, once counted
   std::vector<std::unique_ptr<Node>> arena_;
   std::string error_;
 
@@ -265,33 +268,51 @@ class Machine {
     return true;
   }
 
-  // Shared nodes (memo, DUP) are copied out where each is used: counted again, so a
-  // dump that refers to one list a million times is refused, not expanded.
-  bool to_json(const Node& n, size_t depth, json& out) {
+  // Shared nodes (memo, DUP) are copied out where each is used, so each use counts: a dump
+  // that refers to one list a million times is refused, not expanded. Counted before
+  // anything is copied, each node's size once (a list of four references to the level
+  // below, twenty levels deep, is 4^20 values found in 80 steps); a node inside itself is
+  // refused by depth, as its size is not known until its count ends.
+  bool copied_size(const Node& n, size_t depth, size_t& size) {
     if (depth > limits_.max_depth) return refuse("nested deeper than " + std::to_string(limits_.max_depth));
-    if (++built_ > 2 * limits_.max_values) return refuse("more than " + std::to_string(limits_.max_values) + " values");
+    if (auto known = copied_sizes_.find(&n); known != copied_sizes_.end()) {
+      size = known->second;
+      return true;
+    }
+    size = 1;
+    auto add = [&](const Node& child) {
+      size_t child_size = 0;
+      if (!copied_size(child, depth + 1, child_size)) return false;
+      size += child_size;
+      return size <= limits_.max_values || refuse("more than " + std::to_string(limits_.max_values) + " values");
+    };
+    for (const auto& item : n.items)
+      if (!add(*item)) return false;
+    for (const auto& [key, value] : n.pairs)
+      if (!add(*key) || !add(*value)) return false;
+    copied_sizes_.emplace(&n, size);
+    return true;
+  }
+
+  // Copies a value out whose size and depth copied_size has checked.
+  void to_json(const Node& n, json& out) {
     switch (n.kind) {
       case Node::Kind::Scalar:
         out = n.scalar;
-        return true;
+        return;
       case Node::Kind::List:
         out = json::array();
-        for (const auto& item : n.items) {
-          json v;
-          if (!to_json(*item, depth + 1, v)) return false;
-          out.push_back(std::move(v));
-        }
-        return true;
+        for (const auto& item : n.items) to_json(*item, out.emplace_back());
+        return;
       case Node::Kind::Dict:
         out = json::object();
         for (const auto& [key, value] : n.pairs) {
-          json k, v;
-          if (!to_json(*key, depth + 1, k) || !to_json(*value, depth + 1, v)) return false;
-          out[value_text(k)] = std::move(v);
+          json k;
+          to_json(*key, k);
+          to_json(*value, out[value_text(k)]);
         }
-        return true;
+        return;
     }
-    return false;
   }
 };
 
