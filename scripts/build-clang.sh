@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The suite's one clang tree: every library, unit test and libFuzzer target compiled once
+# The suite's one clang tree: the libraries, unit tests and libFuzzer targets compiled once
 # with clang under AddressSanitizer and UBSan (no recovery) plus libFuzzer's coverage
 # instrumentation (-DATTRIB_FUZZ=ON, top-level CMakeLists.txt). scripts/test.sh runs the
 # unit tests in it (the sanitizer stage; any report fails the test) and scripts/fuzz.sh
-# runs its fuzz targets, so the two stages share one compile instead of two.
+# runs its fuzz targets, so the two stages share one compile instead of two; it builds
+# only those (targets attrib_unit_tests and attrib_fuzzers), not the e2e-only programs.
 # -O1 -gline-tables-only, as libFuzzer's documentation builds targets: a report's stack
 # trace keeps its lines. Not -O0, though it compiles the heaviest file 40% quicker (21-29 s
 # against 38-50 s): the sanitizer stage's unit tests then took 1.7 times the CPU (582 s

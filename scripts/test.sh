@@ -60,7 +60,10 @@ cd "$build"
 # objects -- and the clang tree of the sanitizer and fuzzing stages.
 clang_build=${ATTRIB_CLANG_BUILD_DIR:-$src/build-clang}
 rpms() { "$src/scripts/build-rpms.sh" --tarball --without-tests; }
-clang_tree() { ATTRIB_CLANG_BUILD_DIR=$clang_build "$src/scripts/build-clang.sh"; }
+# Only what its two stages run: the unit tests with the programs they run, and the fuzzers.
+clang_tree() {
+  ATTRIB_CLANG_BUILD_DIR=$clang_build ATTRIB_BUILD_TARGETS="attrib_unit_tests attrib_fuzzers" "$src/scripts/build-clang.sh"
+}
 background=()
 if [ "${ATTRIB_SKIP_SANITIZE:-0}" != 1 ] || [ "${ATTRIB_SKIP_FUZZ:-0}" != 1 ]; then
   background+=("clang build (ASan/UBSan, fuzz targets)" clang_tree)
