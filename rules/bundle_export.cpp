@@ -21,7 +21,6 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-constexpr const char* kJobStateKind = "slurm.job_state";
 // An archived stream's compact records (archive_files), never a bundle file of its own.
 constexpr const char* kArchivedLinesSuffix = ".attrib-lines";
 
@@ -190,7 +189,7 @@ Status write_bundle(const fs::path& dir, const JobFacts& facts, const std::vecto
     if (!latest || *t > *latest) latest = t;
   };
   for (const Event& e : events) {
-    if (e.node.empty() && e.kind == kJobStateKind) continue;  // the accounting record, not a log line
+    if (e.node.empty() && e.kind == detail::kJobStateKind) continue;  // the accounting record, not a log line
     if (e.kind == detail::kRepeatedFailuresKind) continue;    // the archive's counts: job.json has them
     if (!safe_component(e.node)) return export_error("event " + e.id + ": node '" + e.node + "' is not a host name");
     if (!detail::is_known_source(e.source))
@@ -304,7 +303,7 @@ JobFacts facts_from_verdict(const Verdict& verdict) {
   // The verdict keeps no start/end; the accounting event (and the archive's counts) are
   // stamped with the job's end, which is the only job time the correlation reads.
   for (const Event& e : events_of_verdict(verdict)) {
-    if (e.kind == kJobStateKind && e.node.empty()) facts.end = e.time;
+    if (e.kind == detail::kJobStateKind && e.node.empty()) facts.end = e.time;
     if (e.kind == detail::kRepeatedFailuresKind) {
       facts.repeated_failures.push_back(repeated_failure_of(e));
       if (!facts.end) facts.end = e.time;  // stamped with the job's end too
