@@ -40,6 +40,13 @@ const std::vector<Payload> kPayloads = {
     {"blk_io_error", "blk_update_request: I/O error, sdb, sector 2403408872"},
     {"bmc_sel_ecc", "Uncorrectable ECC / other uncorrectable memory error @P2-DIMMH2(CPU2) - Assertion", "syslog"},
     {"mce_panic", "Kernel panic - not syncing: Fatal machine check"},
+    // Pack 1.8.0's: a process killed for touching corrupted memory, slurmstepd's
+    // uncorrectable-memory banner, slurmd's spool on a full disk.
+    {"memory_error_kill", "MCE: Killing python3:4242 due to hardware memory corruption fault at 7f3a2c3e9000"},
+    {"slurm_uncorrectable_memory", "error: *** STEP 4242.0 ON n1 UNCORRECTABLE MEMORY ERROR AT 2026-11-30T10:02:11 ***",
+     "slurm"},
+    {"slurmd_spool_full", "error: creat(/var/spool/slurmd/cred_state.new): No space left on device", "slurm"},
+    {"slurmd_spool_drain_reason", "SlurmdSpoolDir is full", "slurm"},
 };
 
 // The kernel's own formats that embed user text, with the user's part replaced by the
@@ -77,6 +84,7 @@ const std::vector<Vector> kVectors = {
     {"rsyslog_forwarded_segfault", "syslog",
      "python3[4242]: segfault at 8 ip 00007f8eab35933c sp 00007f8e2affc8d0 error 4 in $[7f8eab324000+1a2000]"},
     {"accounting_step_name", "slurm", "step 4242.0 ($) ended FAILED exit_code=1 signal=0 on n1"},
+    {"slurmd_execve_program", "slurm", "[2026-11-30T10:10:00.000] [4242.0] error: execve(): $: No such file or directory"},
 };
 
 std::string render(const char* format, const std::string& payload) {
