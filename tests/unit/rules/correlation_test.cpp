@@ -68,7 +68,7 @@ TEST(Correlate, XidFallenOffTheBusExplainsWatchdogTimeoutsOnOtherNodes) {
   EXPECT_TRUE(v.unexplained.empty());
   // ids follow the deterministic order: the uuid line, the Xid, then the timeouts
   EXPECT_EQ(v.root_cause->event.id, "e2");
-  EXPECT_EQ(v.ruleset_version, "1.8.0");
+  EXPECT_EQ(v.ruleset_version, "1.8.1");
   EXPECT_EQ(v.ruleset_hash, rules::pack_hash(*test::shipped_pack()));
   EXPECT_EQ(v.comment, render_comment(v));
 }

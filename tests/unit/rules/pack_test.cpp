@@ -28,8 +28,8 @@ TEST(ShippedPack, LoadsWithAllInlineExamplesPassing) {
   auto pack = rules::load_rule_pack(options);
   ASSERT_TRUE(pack.ok()) << pack.error().code << ": " << pack.error().message;
   const auto stats = rules::pack_stats(**pack);
-  EXPECT_EQ(stats.version, "1.8.0");
-  EXPECT_EQ(rules::pack_version(**pack), "1.8.0");
+  EXPECT_EQ(stats.version, "1.8.1");
+  EXPECT_EQ(rules::pack_version(**pack), "1.8.1");
   EXPECT_GE(stats.extraction_rules, 20u);
   EXPECT_GE(stats.correlation_rules, 15u);
   EXPECT_GE(stats.examples, stats.extraction_rules);
