@@ -3,7 +3,7 @@
 # missing, builds them in the suite's clang tree (scripts/build-clang.sh: every library
 # with -fsanitize=fuzzer-no-link,address,undefined; scripts/test.sh has built the whole
 # tree there already for its sanitizer stage, so this build finds nothing to do), then runs
-# each target on a writable copy of its seed corpus (fuzz/corpus/<target>, never written
+# each target (one per core at a time) on a writable copy of its seed corpus (fuzz/corpus/<target>, never written
 # to) and on the inputs that once failed (fuzz/regressions/<target>): libFuzzer first
 # replays every one of them, then fuzzes for a fixed time. Any crash, sanitizer report,
 # leak or timeout fails the run, naming the target and the input libFuzzer saved; the
@@ -29,20 +29,22 @@ ATTRIB_CLANG_BUILD_DIR=$build ATTRIB_BUILD_TARGETS=$build_targets "$src/scripts/
 echo "fuzz: built in $((SECONDS - started)) s"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/attrib-fuzz.XXXXXX")
-failed=()
-for target in $targets; do
-  dir=$work/$target
+
+# fuzz_one TARGET: replays and fuzzes TARGET in its own directory under $work; its report
+# (one "ok" line, or what failed and why) goes to $work/TARGET/report, and TARGET goes to
+# $work/failed when it failed.
+fuzz_one() {
+  local target=$1 dir=$work/$1 rc=0 artifacts coverage artifact
   mkdir -p "$dir/corpus" "$dir/artifacts" "$dir/tmp"
   [ -d "$src/fuzz/corpus/$target" ] && cp -R "$src/fuzz/corpus/$target/." "$dir/corpus/"
   # libFuzzer reads every directory named and writes new inputs to the first one only.
-  replay=()
+  local replay=()
   [ -d "$src/fuzz/regressions/$target" ] && replay+=("$src/fuzz/regressions/$target")
-  options=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -detect_leaks=1 -print_final_stats=1
-           -artifact_prefix="$dir/artifacts/")
+  local options=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -detect_leaks=1 -print_final_stats=1
+                 -artifact_prefix="$dir/artifacts/")
   [ -f "$src/fuzz/dict/$target.dict" ] && options+=(-dict="$src/fuzz/dict/$target.dict")
   # TMPDIR: the targets' scratch files (fuzz_support.h) stay in the working directory.
   # The outer timeout only guards against a harness that hangs outside libFuzzer's watch.
-  rc=0
   TMPDIR=$dir/tmp UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     timeout -k 10 $((seconds + 300)) "$build/fuzz/${target}_fuzzer" "${options[@]}" "$dir/corpus" "${replay[@]}" \
     >"$dir/log" 2>&1 || rc=$?
@@ -50,16 +52,34 @@ for target in $targets; do
   final_stat() { sed -n "s/^stat::$1: *//p" "$dir/log" | tail -1; }
   coverage=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$dir/log" | tail -1 || true)
   if [ "$rc" -ne 0 ] || [ -n "$artifacts" ]; then
-    failed+=("$target")
-    echo "fuzz: FAILED $target (exit $rc)$([ "$rc" -eq 124 ] && echo ', the harness hung')" >&2
-    for artifact in $artifacts; do echo "fuzz:   input: $artifact" >&2; done
-    echo "fuzz:   log: $dir/log; its end:" >&2
-    grep -v '^#[0-9]' "$dir/log" | tail -40 | sed 's/^/    /' >&2
+    echo "$target" >>"$work/failed"
+    {
+      echo "fuzz: FAILED $target (exit $rc)$([ "$rc" -eq 124 ] && echo ', the harness hung')"
+      for artifact in $artifacts; do echo "fuzz:   input: $artifact"; done
+      echo "fuzz:   log: $dir/log; its end:"
+      grep -v '^#[0-9]' "$dir/log" | tail -40 | sed 's/^/    /'
+    } >"$dir/report"
   else
     printf 'fuzz: ok %-18s %6s s %10s runs %7s exec/s  %s  corpus %s\n' "$target" "$seconds" \
-      "$(final_stat number_of_executed_units)" "$(final_stat average_exec_per_sec)" "$coverage" "$(find "$dir/corpus" -type f | wc -l)"
+      "$(final_stat number_of_executed_units)" "$(final_stat average_exec_per_sec)" "$coverage" \
+      "$(find "$dir/corpus" -type f | wc -l)" >"$dir/report"
   fi
+}
+
+# One target per core at a time (each fuzzes on one thread); the reports in list order.
+running=0
+for target in $targets; do
+  if [ "$running" -ge "$(nproc)" ]; then wait -n || true; running=$((running - 1)); fi
+  fuzz_one "$target" &
+  running=$((running + 1))
 done
+wait
+for target in $targets; do
+  [ -e "$work/$target/report" ] || { echo "$target" >>"$work/failed"; echo "fuzz: FAILED $target (its run stopped without a report)" >"$work/$target/report"; }
+  if grep -qx "$target" "$work/failed" 2>/dev/null; then cat "$work/$target/report" >&2; else cat "$work/$target/report"; fi
+done
+failed=()
+[ ! -e "$work/failed" ] || mapfile -t failed <"$work/failed"
 
 echo "fuzz: $(wc -w <<<"$targets") targets, $((SECONDS - started)) s in all"
 if [ ${#failed[@]} -gt 0 ]; then

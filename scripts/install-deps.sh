@@ -6,6 +6,9 @@
 #   ATTRIB_DEPS=core  only what builds attrib and runs the demo and the real-cluster tests
 #                     (no fuzzing toolchain, browser, RPM tools or benchmark references):
 #                     the Slurm 24.11 stage of scripts/test.sh (scripts/in-debian13.sh)
+#   ATTRIB_DEPS=build only what compiles attrib, and debootstrap: what scripts/test.sh needs
+#                     before its main build (the rest installs beside that build, and the
+#                     Slurm 24.11 stage's Debian 13 root is made there too)
 set -euo pipefail
 # libFuzzer's runtime comes with the release's default clang.
 codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
@@ -21,6 +24,8 @@ build_packages=(
   libre2-dev libvectorscan-dev libcli11-dev libspdlog-dev nlohmann-json3-dev
   libcurl4-openssl-dev libmunge-dev libbenchmark-dev libcpp-httplib-dev libzstd-dev zlib1g-dev
 )
+# scripts/in-debian.sh's Debian roots (the Slurm 24.11 stage of scripts/test.sh).
+root_packages=(debootstrap)
 fuzz_packages=(clang "$clang_runtime")  # scripts/fuzz.sh: clang++ and libFuzzer (libclang_rt.fuzzer-x86_64.a)
 # A real Slurm cluster on one machine (scripts/cluster.sh).
 cluster_packages=(
@@ -38,8 +43,12 @@ tool_packages=(
   python3-jsonschema      # tests/docs: the API's example requests against docs/schemas/
 )
 
-wanted=("${build_packages[@]}" "${cluster_packages[@]}" "${core_tool_packages[@]}")
-if [ "${ATTRIB_DEPS:-all}" != core ]; then
+deps=${ATTRIB_DEPS:-all}
+case "$deps" in build | core | all) ;; *) echo "install-deps: ATTRIB_DEPS must be build, core or all" >&2; exit 2 ;; esac
+wanted=("${build_packages[@]}")
+[ "$deps" = build ] || wanted+=("${cluster_packages[@]}" "${core_tool_packages[@]}")
+[ "$deps" = core ] || wanted+=("${root_packages[@]}")
+if [ "$deps" = all ]; then
   wanted+=("${fuzz_packages[@]}" "${tool_packages[@]}")
   # Debian's nodejs comes without npm; NodeSource's bundles it (and conflicts with Debian's npm).
   command -v npm >/dev/null || wanted+=(npm)

@@ -135,19 +135,32 @@ warn_over_budget() {
   } >&2
 }
 
-# Stages that run beside the foreground, at lower priority: the e2e scenarios mostly wait
-# on a real cluster (a few percent of the CPU), so compiles that no test of the foreground
-# needs run meanwhile. start_background_stages LOG LABEL1 CMD1 [LABEL2 CMD2 ...] runs each
-# CMD (one word: a command or function name) in turn at nice 10, output to LOG, stopping
-# at the first that fails; collect_background_stages waits, shows LOG, and adds each that
-# finished as a stage (its own seconds, overlapping the foreground's); stop_background_stages
-# ends them when the run stops early. One set at a time.
+# Stages that run beside the foreground: while the e2e scenarios mostly wait on a real
+# cluster (a few percent of the CPU), compiles that no test of the foreground needs run
+# meanwhile, at lower priority; while the sanitizer and fuzz stages keep the CPU busy, the
+# Slurm 24.11 stage's scenarios (mostly waiting on their own cluster) run beside them.
+#   start_background_stages [--nice N] [--beside WHAT] LOG LABEL1 CMD1 [LABEL2 CMD2 ...]
+# runs each CMD (one word: a command or function name) in turn at niceness N (default 10;
+# 0 keeps the foreground's), output to LOG, stopping at the first that fails;
+# collect_background_stages waits, shows LOG, and adds each that finished as a stage (its
+# own seconds, overlapping the foreground's, "beside WHAT": default "the tests");
+# stop_background_stages ends them when the run stops early. One set at a time.
 start_background_stages() {
+  local niceness=10
+  background_beside="the tests"
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --nice) niceness=$2; shift 2 ;;
+      --beside) background_beside=$2; shift 2 ;;
+      *) break ;;
+    esac
+  done
   background_log=$1
   shift
   background_results=$(mktemp /tmp/attrib-background.XXXXXX)
   (
-    renice -n 10 -p "$BASHPID" >/dev/null  # what it starts inherits the priority
+    # What it starts inherits the priority.
+    [ "$niceness" = 0 ] || renice -n "$niceness" -p "$BASHPID" >/dev/null
     while [ $# -ge 2 ]; do
       started=$SECONDS rc=0
       "$2" >>"$background_log" 2>&1 || rc=$?
@@ -176,11 +189,11 @@ collect_background_stages() {
   local rc=0 label seconds stage_rc
   wait "$background_pid" || rc=$?
   background_pid=
-  echo "---- beside the tests ($background_log):"
+  echo "---- beside $background_beside ($background_log):"
   cat "$background_log"
   while IFS=$'\t' read -r label seconds stage_rc; do
     [ "$stage_rc" = 0 ] || { echo "$label: FAILED (exit $stage_rc)" >&2; continue; }
-    add_stage "$label" "$seconds" 0 "$label, beside the tests ($seconds s)"
+    add_stage "$label" "$seconds" 0 "$label, beside $background_beside ($seconds s)"
   done <"$background_results"
   rm -f "$background_results"
   return "$rc"

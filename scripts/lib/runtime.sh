@@ -61,17 +61,18 @@ stage_binaries() {
   done
 }
 
-# preflight_runtime DIR: before anything is built or started, DIR must be a place where
-# slurm, munge and an ordinary user (nobody) can enter and run a program (not under a
-# 0700 home, not on a noexec mount). Run as root; needs the cluster's users (installed
-# with slurmctld and munge by scripts/install-deps.sh).
+# preflight_runtime DIR [USER...]: before anything is built or started, DIR must be a place
+# where slurm, munge and an ordinary user (nobody) -- or the USERs named -- can enter and
+# run a program (not under a 0700 home, not on a noexec mount). Run as root; slurm and
+# munge are made by their packages (scripts/install-deps.sh), nobody is always there.
 preflight_runtime() {
-  local dir=$1 user probe
+  local dir=$1 user probe users=("${@:2}")
+  [ ${#users[@]} -gt 0 ] || users=(slurm munge nobody)
   install -d -m 755 "$dir"
   probe=$dir/.preflight
   printf '#!/bin/sh\nexit 0\n' > "$probe"
   chmod 755 "$probe"
-  for user in slurm munge nobody; do
+  for user in "${users[@]}"; do
     require_reachable "$user" -x "$probe" "the runtime directory other users run attrib's programs from"
     setpriv --reuid="$user" --regid="$(id -g "$user")" --clear-groups "$probe" 2>/dev/null || {
       echo "preflight: user '$user' cannot run programs in $dir (is it on a noexec mount?);" \
