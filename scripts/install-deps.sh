@@ -23,6 +23,7 @@ build_packages=(
   protobuf-compiler-grpc libsqlite3-dev libgtest-dev libgmock-dev libyaml-cpp-dev
   libre2-dev libvectorscan-dev libcli11-dev libspdlog-dev nlohmann-json3-dev
   libcurl4-openssl-dev libmunge-dev libbenchmark-dev libcpp-httplib-dev libzstd-dev zlib1g-dev
+  python3                 # the build's configure step finds it for the tests it registers
 )
 # scripts/in-debian.sh's Debian roots (the Slurm 24.11 stage of scripts/test.sh).
 root_packages=(debootstrap)
