@@ -8,6 +8,7 @@
 # requeue rows, each comment field written and read back). scripts/test.sh runs it
 # in a Debian 13 root for Slurm 24.11 (scripts/in-debian13.sh); the Debian 12 build runs
 # the same scenarios within the whole suite. Run as root.
+#   scripts/test-cluster-core.sh [--build-only]   # --build-only: only compile what it runs
 set -euo pipefail
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${ATTRIB_BUILD_DIR:-$src/build}
@@ -19,6 +20,7 @@ unit_tests=(slurm/slurm_test spank/spank_unit_tests)
 ATTRIB_BUILD_TARGETS="attributiond attrib-epilog attrib-epilog-send attrib-show attrib-replay spank_attrib
   slurmdbd_client_test slurm_test spank_unit_tests" \
   "$src/scripts/build.sh"
+[ "${1:-}" != --build-only ] || exit 0
 
 slurm_version=$(dpkg-query -W -f='${Version}' libslurm-dev | cut -d- -f1)  # the headers built against
 source "$src/scripts/lib/ctest-stage.sh"  # stages, stages_summary, run_ctest

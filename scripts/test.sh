@@ -84,17 +84,20 @@ collect_background_stages
 
 # Slurm 24.11, as sites run it: the same tree built against Debian 13's Slurm, the demo's
 # verdict in sacct and the real-cluster core on a real 24.11 cluster (drain, requeue,
-# SPANK records, the user's Comment kept, daemon down -> spool -> drained). Its scenarios
-# mostly wait on their cluster, so it runs beside the sanitizer and fuzzing stages, which
-# keep the CPU busy and run at lower priority, so as not to slow the scenarios' daemons.
-slurm_24_11() {
-  # The root is new each run, its compiler cache is not: the last run's objects serve this one.
-  ATTRIB_ROOT_CCACHE="${ATTRIB_ROOT_CCACHE:-/var/cache/attrib/ccache-trixie}" \
-    "$src/scripts/in-debian13.sh" 'scripts/demo.sh && scripts/test-cluster-core.sh'
+# SPANK records, the user's Comment kept, daemon down -> spool -> drained, attrib-doctor).
+# Its compile runs first and alone: two CPU-bound stages side by side on 2 cores took
+# longer than one after the other (docs/benchmarks.md, "CI run"). Its scenarios then mostly
+# wait on their cluster, so they run beside the sanitizer and fuzzing stages, which run at
+# lower priority so as not to slow the scenarios' daemons. The root is new each run, its
+# compiler cache is not: the compile's objects serve the scenarios' build, and the next run.
+in_debian13() {
+  ATTRIB_ROOT_CCACHE="${ATTRIB_ROOT_CCACHE:-/var/cache/attrib/ccache-trixie}" "$src/scripts/in-debian13.sh" "$@"
 }
+slurm_24_11() { in_debian13 'scripts/demo.sh && scripts/test-cluster-core.sh'; }
 if [ "${ATTRIB_SKIP_SLURM_24_11:-0}" != 1 ]; then
   wait "$debian13_root" || { cat "$debian13_log" >&2; echo "could not make the Debian 13 root" >&2; exit 1; }
   rm -f "$debian13_log"
+  timed_stage "Slurm 24.11 in Debian 13: built" in_debian13 'scripts/test-cluster-core.sh --build-only'
   start_background_stages --nice 0 --beside "the sanitizer and fuzz stages" "$build/slurm-24.11.log" \
     "Slurm 24.11 in Debian 13: demo and cluster core passed" slurm_24_11
   renice -n 10 -p $$ >/dev/null
