@@ -98,6 +98,7 @@ enum class ErrorKind {
   X(kRuleTemplate, "RULE_E_TEMPLATE", InvalidArgument, "a summary names an unknown placeholder")                 \
   X(kRuleTrust, "RULE_E_TRUST", InvalidArgument, "a hardware root cause without trusted evidence")               \
   X(kRuleYaml, "RULE_E_YAML", InvalidArgument, "a rule file is not valid YAML")                                  \
+  X(kSlurmctldConfig, "SLURM_E_CTL_CONFIG", Unavailable, "slurmctld did not answer with its configuration or nodes") \
   X(kSlurmdbBadJobId, "SLURMDB_E_BAD_JOB_ID", InvalidArgument, "not a job id of the form N, N_T or N+O")         \
   X(kSlurmdbConnection, "SLURMDB_E_CONNECTION", Unavailable, "slurmdbd is unreachable or refused")               \
   X(kSlurmdbNotFound, "SLURMDB_E_NOT_FOUND", NotFound, "slurmdbd has no record of the job (yet)")                \

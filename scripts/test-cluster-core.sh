@@ -4,8 +4,9 @@
 # scenarios that touch every Slurm API attrib uses on a real local cluster: the demo's
 # Xid 79 job with its verdict in sacct, the user's Comment kept (and a forged segment
 # replaced), the verdict in AdminComment, SPANK task records, node drain, requeued
-# attempts, daemon down -> spool -> drained, and the slurmdbd client (job and step rows,
-# requeue rows, each comment field written and read back). scripts/test.sh runs it
+# attempts, daemon down -> spool -> drained, the slurmdbd client (job and step rows,
+# requeue rows, each comment field written and read back), and attrib-doctor's checks of
+# slurmctld's configuration, healthy and broken. scripts/test.sh runs it
 # in a Debian 13 root for Slurm 24.11 (scripts/in-debian13.sh); the Debian 12 build runs
 # the same scenarios within the whole suite. Run as root.
 #   scripts/test-cluster-core.sh [--build-only]   # --build-only: only compile what it runs
@@ -18,7 +19,7 @@ preflight_runtime "$(attrib_runtime_dir "$build")"
 
 unit_tests=(slurm/slurm_test spank/spank_unit_tests)
 ATTRIB_BUILD_TARGETS="attributiond attrib-epilog attrib-epilog-send attrib-show attrib-replay spank_attrib
-  slurmdbd_client_test slurm_test spank_unit_tests" \
+  slurmdbd_client_test slurm_test spank_unit_tests attrib-doctor" \
   "$src/scripts/build.sh"
 [ "${1:-}" != --build-only ] || exit 0
 
@@ -32,6 +33,6 @@ for test in "${unit_tests[@]}"; do
 done
 cd "$build"
 scenarios="xid79_symptoms|user_comment_kept|admin_comment_field|spank_task_records|drain_node|requeue_attempts"
-scenarios+="|daemon_down_spool"
+scenarios+="|daemon_down_spool|doctor"
 run_ctest "e2e core" --output-on-failure --timeout 600 \
   -R "^(stage_runtime|cluster_up|cluster_down|slurmdbd_client_test|e2e_($scenarios))\$"

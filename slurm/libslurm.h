@@ -9,9 +9,14 @@
 //   names, so the adapter holds `xlist*`, `listIterator*` and `hostlist*` on every release.
 // - The state-reason name function is exported but declared in no header, and was
 //   renamed: slurm_job_reason_string (22.05) became slurm_job_state_reason_string.
+// - slurmctld's configuration: EpilogSlurmctld is one path in 22.05 and a list with its
+//   count in 24.11 (epilog_slurmctld_cnt); the job_comment store flag was renamed from
+//   CTL_CONF_SJC to CONF_FLAG_SJC.
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 extern "C" {
 #include <slurm/slurm.h>
@@ -28,6 +33,34 @@ char* slurm_job_reason_string(enum job_state_reason inx);
 }
 
 namespace attrib::slurm {
+
+// EpilogSlurmctld's paths, on either shape of the field: the list form is told apart by
+// its count field, which the single path lacks (the int overload is preferred when both fit).
+namespace detail {
+template <class Conf>
+auto epilog_slurmctld_paths(const Conf& conf, int) -> decltype(conf.epilog_slurmctld_cnt, std::vector<std::string>()) {
+  std::vector<std::string> paths;
+  for (uint32_t i = 0; i < conf.epilog_slurmctld_cnt; ++i)
+    if (conf.epilog_slurmctld[i] != nullptr) paths.emplace_back(conf.epilog_slurmctld[i]);
+  return paths;
+}
+template <class Conf>
+std::vector<std::string> epilog_slurmctld_paths(const Conf& conf, long) {
+  if (conf.epilog_slurmctld == nullptr || *conf.epilog_slurmctld == '\0') return {};
+  return {conf.epilog_slurmctld};
+}
+}  // namespace detail
+template <class Conf>
+std::vector<std::string> epilog_slurmctld_paths(const Conf& conf) {
+  return detail::epilog_slurmctld_paths(conf, 0);
+}
+
+// AccountingStoreFlags=job_comment in slurmctld's conf_flags.
+#ifdef CONF_FLAG_SJC
+inline constexpr uint64_t kStoreJobCommentFlag = CONF_FLAG_SJC;
+#else
+inline constexpr uint64_t kStoreJobCommentFlag = CTL_CONF_SJC;
+#endif
 
 // The name sacct prints for a job's state reason ("NodeDown", "None").
 inline const char* state_reason_name(enum job_state_reason reason) {

@@ -805,6 +805,15 @@ Status SlurmdbdConnection::write_comment(const std::string& cluster, const std::
   return ok_status();
 }
 
+Status SlurmdbdConnection::probe_comment_write(const std::string& cluster, CommentField field) {
+  Status written = modify_comment(cluster, kNoSuchJobId, "attrib-doctor dry run", field);
+  const int err = errno;
+  end_transaction(db_conn_, false);
+  errno = err;
+  if (written || written.error().code == kSlurmdbNotFound) return ok_status();
+  return written;
+}
+
 std::vector<Status> SlurmdbdConnection::write_comments(const std::vector<CommentWrite>& writes, CommentField field) {
   std::vector<Status> out(writes.size(), ok_status());
   std::vector<size_t> written;

@@ -264,6 +264,15 @@ class SlurmdbdConnection {
   std::vector<Status> write_comments(const std::vector<CommentWrite>& writes,
                                      CommentField field = CommentField::kComment);
 
+  // May this process write `field` at all? A write of the field of a job id no job can
+  // have (kNoSuchJobId), in a transaction always rolled back: OK when slurmdbd took the
+  // request and matched nothing, its error otherwise (a refused user, a failed request).
+  // Changes no job: attrib-doctor's dry run.
+  Status probe_comment_write(const std::string& cluster, CommentField field);
+  // The largest id of a job's own 26 bits (a federation's cluster bits lie above them),
+  // above MaxJobId's default (67,043,328), where slurmctld wraps its job ids.
+  static constexpr const char* kNoSuchJobId = "67108863";
+
  private:
   // slurmdb_job_modify of one job's field, inside the connection's open transaction.
   Status modify_comment(const std::string& cluster, const std::string& job_id, const std::string& comment,

@@ -33,6 +33,14 @@ extern const char plugin_type[];
 extern const unsigned int plugin_version;
 extern const unsigned int spank_plugin_version;
 SPANK_PLUGIN(attrib, 1)
+// What attrib-doctor reads from this file to tell which Slurm it was built for (slurmstepd
+// refuses a plugin built for another release): this prefix, then SLURM_VERSION_NUMBER as
+// written in slurm_version.h ("0x160508": 22.05.8); tools/attrib-doctor/plugstack.cpp.
+#define ATTRIB_SPANK_TEXT(x) #x
+#define ATTRIB_SPANK_NUMBER_TEXT(x) ATTRIB_SPANK_TEXT(x)
+extern const char attrib_spank_built_for[];
+const char attrib_spank_built_for[] =
+    "attrib spank_attrib.so built for Slurm " ATTRIB_SPANK_NUMBER_TEXT(SLURM_VERSION_NUMBER);
 }
 
 namespace {

@@ -145,6 +145,8 @@ grpc::Status AttributionService::GetArchiveStats(grpc::ServerContext* context, c
       {"runs", stats->runs},
       {"queued", stats->queued},
       {"dead_lettered", stats->dead_lettered},
+      {"schema_version", stats->schema_version},
+      {"last_prune", time_or_null(stats->last_prune)},
       {"oldest_run", time_or_null(stats->oldest_run)},
       {"newest_run", time_or_null(stats->newest_run)},
       {"evidence",

@@ -9,6 +9,7 @@
 #include "attributiond/ops/log_context.h"
 #include "common/grpc_limits.h"
 #include "common/grpc_status.h"
+#include "core/clock.h"
 
 namespace attrib::node {
 namespace {
@@ -84,7 +85,19 @@ grpc::Status NodeCollectService::serve(const v1::CollectRequest& request, v1::Co
                              request.raw_max_bytes() > 0 ? &raw_budget : nullptr);
   spdlog::info("job {}: collected {} events on {}", request.job_id(), evidence.events.size(), node_name_);
   response = pipeline::to_proto(evidence, rules::pack_hash(*pack_));
+  response.set_ruleset_version(rules::pack_version(*pack_));
+  response.set_agent_time_us(wall_clock_us());
+  response.set_nvswitch_devices(count_nvswitch_devices("/dev"));
   return grpc::Status::OK;
+}
+
+uint32_t count_nvswitch_devices(const std::filesystem::path& dev) {
+  std::error_code error;
+  uint32_t count = 0;
+  for (std::filesystem::directory_iterator it(dev, error), end; !error && it != end; it.increment(error))
+    if (it->path().filename().string().starts_with("nvidia-nvswitch") && it->path().filename() != "nvidia-nvswitchctl")
+      ++count;
+  return count;
 }
 
 }  // namespace attrib::node

@@ -3,6 +3,7 @@
 // coverage, never raw logs.
 #pragma once
 
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,5 +35,9 @@ class NodeCollectService final : public v1::NodeCollector::Service {
   std::shared_ptr<const common::Authenticator> auth_;
   ops::NodeMetrics* metrics_;
 };
+
+// NVSwitch devices under dev (nvidia-nvswitch0, 1, ...; not the control device): where
+// there are some, Fabric Manager's log is a source the node must have.
+uint32_t count_nvswitch_devices(const std::filesystem::path& dev);
 
 }  // namespace attrib::node

@@ -24,6 +24,19 @@ bool retried(long status) { return status >= 500 || status == 408 || status == 4
 
 }  // namespace
 
+Result<std::vector<std::string>> webhook_headers(const common::SinksConfig& config) {
+  std::vector<std::string> headers = {"Content-Type: application/json"};
+  if (config.webhook_token_file.empty()) return headers;
+  auto text = common::read_file_bytes(config.webhook_token_file);
+  if (!text) return Error{kSinkConfig, "sinks.webhook_token_file: " + text.error().message};
+  std::string token = std::move(*text);
+  while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
+  if (token.empty() || token.find_first_of("\r\n") != std::string::npos)
+    return Error{kSinkConfig, "sinks.webhook_token_file: " + config.webhook_token_file + " must hold one line"};
+  headers.push_back("Authorization: Bearer " + token);
+  return headers;
+}
+
 Result<std::unique_ptr<WebhookSink>> WebhookSink::start(const common::SinksConfig& config) {
   if (!config.webhook_url.starts_with("http://") && !config.webhook_url.starts_with("https://"))
     return Error{kSinkConfig, "sinks.webhook_url: not an http(s) URL: '" + config.webhook_url + "'"};
@@ -31,24 +44,17 @@ Result<std::unique_ptr<WebhookSink>> WebhookSink::start(const common::SinksConfi
   fs::create_directories(fs::path(config.webhook_spool_dir) / "rejected", ec);
   if (ec)
     return Error{kSinkIo, "sinks.webhook_spool_dir: cannot create " + config.webhook_spool_dir + ": " + ec.message()};
-  std::string token;
-  if (!config.webhook_token_file.empty()) {
-    auto text = common::read_file_bytes(config.webhook_token_file);
-    if (!text) return Error{kSinkConfig, "sinks.webhook_token_file: " + text.error().message};
-    token = std::move(*text);
-    while (!token.empty() && (token.back() == '\n' || token.back() == '\r')) token.pop_back();
-    if (token.empty() || token.find_first_of("\r\n") != std::string::npos)
-      return Error{kSinkConfig, "sinks.webhook_token_file: " + config.webhook_token_file + " must hold one line"};
-  }
-  std::unique_ptr<WebhookSink> sink(new WebhookSink(config, std::move(token)));
+  auto headers = webhook_headers(config);
+  if (!headers) return headers.error();
+  std::unique_ptr<WebhookSink> sink(new WebhookSink(config, std::move(*headers)));
   sink->sender_ = std::thread([raw = sink.get()] { raw->send_loop(); });
   return sink;
 }
 
-WebhookSink::WebhookSink(const common::SinksConfig& config, std::string token)
+WebhookSink::WebhookSink(const common::SinksConfig& config, std::vector<std::string> headers)
     : url_(config.webhook_url),
       spool_(config.webhook_spool_dir),
-      token_(std::move(token)),
+      headers_(std::move(headers)),
       timeout_ms_(config.webhook_timeout_ms),
       max_backoff_s_(config.webhook_max_backoff_s) {}
 
@@ -84,9 +90,7 @@ bool WebhookSink::send(const fs::path& file) {
     spdlog::error("webhook: {}; set aside in {}", body.error().message, (spool_ / "rejected").string());
     return true;
   }
-  std::vector<std::string> headers = {"Content-Type: application/json"};
-  if (!token_.empty()) headers.push_back("Authorization: Bearer " + token_);
-  auto answer = collectors::http_post(url_, *body, headers, timeout_ms_);
+  auto answer = collectors::http_post(url_, *body, headers_, timeout_ms_);
   if (!answer) {
     spdlog::warn("webhook: {} not delivered, tried again later: {}", file.filename().string(), answer.error().message);
     return false;

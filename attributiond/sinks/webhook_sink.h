@@ -13,10 +13,15 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "attributiond/sinks/verdict_sink.h"
 
 namespace attrib::sinks {
+
+// The headers of every POST to the receiver: JSON, and the bearer token of
+// sinks.webhook_token_file when set (read here: one line). Errors name the file.
+Result<std::vector<std::string>> webhook_headers(const common::SinksConfig& config);
 
 class WebhookSink final : public VerdictSink {
  public:
@@ -29,14 +34,14 @@ class WebhookSink final : public VerdictSink {
   size_t pending() const;
 
  private:
-  WebhookSink(const common::SinksConfig& config, std::string token);
+  WebhookSink(const common::SinksConfig& config, std::vector<std::string> headers);
   void send_loop();
   // Sends one spooled verdict: true when it left the spool (taken, or rejected for good).
   bool send(const std::filesystem::path& file);
 
   const std::string url_;
   const std::filesystem::path spool_;
-  const std::string token_;
+  const std::vector<std::string> headers_;
   const int timeout_ms_;
   const int max_backoff_s_;
   std::mutex mutex_;

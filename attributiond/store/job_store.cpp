@@ -313,6 +313,17 @@ ALTER TABLE jobs ADD COLUMN scheduler TEXT NOT NULL DEFAULT 'slurm';
 CREATE INDEX jobs_due_order ON jobs (next_attempt_us, received_us, job_id, run)
   WHERE status IN ('queued', 'archived') AND failed_us IS NULL;
 )sql",
+    // 13: the last retention pass (one row, replaced by each): when, and what it dropped,
+    // for attrib-doctor and GetArchiveStats (a head whose pruning stopped fills its disk).
+    R"sql(
+CREATE TABLE archive_prunes (
+  id              INTEGER PRIMARY KEY CHECK (id = 1),
+  at_us           INTEGER NOT NULL,
+  runs_pruned     INTEGER NOT NULL,
+  evidence_pruned INTEGER NOT NULL,
+  bytes_after     INTEGER NOT NULL
+);
+)sql",
 };
 
 Error db_error(const store::Statement& stmt) { return Error{kDbStep, stmt.error()}; }

@@ -114,6 +114,20 @@ Result<uint64_t> current_bytes(JobStore& store) {
   return store.with_db([](Database& db) { return used_bytes(db); });
 }
 
+// The pass just made, as the last one (archive_prunes).
+Status record_prune(JobStore& store, const PruneReport& report, TimeUs now) {
+  return store.with_db([&](Database& db) -> Status {
+    auto stmt = db.prepare(
+        "INSERT OR REPLACE INTO archive_prunes (id, at_us, runs_pruned, evidence_pruned, bytes_after) "
+        "VALUES (1, ?, ?, ?, ?)");
+    stmt.bind(1, now);
+    stmt.bind(2, static_cast<int64_t>(report.runs_pruned));
+    stmt.bind(3, static_cast<int64_t>(report.evidence_pruned));
+    stmt.bind(4, static_cast<int64_t>(report.bytes_after));
+    return stmt.run();
+  });
+}
+
 }  // namespace
 
 RetentionPolicy retention_policy(const common::ArchiveConfig& archive, const common::HeadConfig& head, TimeUs now) {
@@ -199,6 +213,7 @@ Result<PruneReport> prune_archive(JobStore& store, const RetentionPolicy& policy
   auto after = current_bytes(store);
   if (!after) return after.error();
   report.bytes_after = *after;
+  if (auto s = record_prune(store, report, now); !s) return s.error();
   return report;
 }
 
@@ -213,6 +228,11 @@ Result<ArchiveStats> archive_stats(JobStore& store) {
     if (!used) return used.error();
     stats.file_bytes = static_cast<uint64_t>(*pages * *page_size);
     stats.used_bytes = *used;
+    auto version = pragma(db, "user_version");
+    if (!version) return version.error();
+    stats.schema_version = *version;
+    auto last_prune = db.prepare("SELECT at_us FROM archive_prunes WHERE id = 1");
+    if (last_prune.step()) stats.last_prune = last_prune.int_at(0);
 
     auto runs = db.prepare(
         "SELECT count(*), sum(status != 'done' AND failed_us IS NULL), sum(failed_us IS NOT NULL), "

@@ -41,7 +41,7 @@ struct PruneReport {
 RetentionPolicy retention_policy(const common::ArchiveConfig& archive, const common::HeadConfig& head, TimeUs now);
 
 // One pass: by age, then by size. Each batch is its own transaction, so the epilog's
-// SubmitJobEnded waits one batch at most.
+// SubmitJobEnded waits one batch at most. The pass is recorded (archive_stats' last_prune).
 Result<PruneReport> prune_archive(JobStore& store, const RetentionPolicy& policy, TimeUs now);
 
 // What attrib-show --stats prints (read on the read-only connection).
@@ -58,6 +58,8 @@ struct ArchiveStats {
   std::optional<TimeUs> oldest_run;  // received
   std::optional<TimeUs> newest_run;
   std::optional<TimeUs> oldest_evidence;  // received, of the oldest run with raw evidence
+  int64_t schema_version = 0;             // PRAGMA user_version: the migrations applied
+  std::optional<TimeUs> last_prune;       // the last retention pass (prune_archive), if any
 };
 Result<ArchiveStats> archive_stats(JobStore& store);
 

@@ -32,6 +32,26 @@ epilog_delivery() {
   grep -q "^  delivery: $1\$" "$run_dir/attrib.yaml" || fail "cannot set epilog.delivery $1"
 }
 
+# attrib's own munged (the cluster's key), so a scenario can stop it and leave Slurm's:
+# use_private_munged makes its directory and exports ATTRIB_MUNGE_SOCKET (before the
+# configs that name it are edited); start_munged and kill_munged; munged_pid while it runs.
+munged_pid=
+use_private_munged() {
+  munge_dir=$run_dir/munge
+  install -d -m 755 -o munge -g munge "$munge_dir"
+  export ATTRIB_MUNGE_SOCKET=$munge_dir/munge.socket
+}
+start_munged() {
+  rm -f "$ATTRIB_MUNGE_SOCKET"
+  setpriv --reuid=munge --regid=munge --init-groups \
+    munged --foreground --socket="$ATTRIB_MUNGE_SOCKET" --pid-file="$munge_dir/munged.pid" \
+    --log-file="$munge_dir/munged.log" --seed-file="$munge_dir/munged.seed" </dev/null >/dev/null 2>&1 &
+  munged_pid=$!
+  for _ in $(seq 100); do [ -S "$ATTRIB_MUNGE_SOCKET" ] && return 0; sleep 0.1; done
+  fail "attrib's munged did not start: $(tail -n 5 "$munge_dir/munged.log" 2>/dev/null)"
+}
+kill_munged() { kill -KILL "$munged_pid"; wait "$munged_pid" 2>/dev/null || true; munged_pid=; }
+
 start_daemon() { start_attributiond "$run_dir" || fail "attributiond did not start"; }
 stop_daemon() { stop_attributiond; }
 kill_daemon() { kill -KILL "$daemon_pid"; wait "$daemon_pid" 2>/dev/null || true; daemon_pid=; }

@@ -49,10 +49,13 @@ ALLOWED = {
     "tools/attrib-rules": ["core", "common", "rules", "proto", "attributiond/store"],
     # Reads and revises the head's archive directly (an admin on the head host).
     "tools/attrib-reattribute": ["core", "common", "rules", "proto", "attributiond/store"],
+    # Asks slurmctld, slurmdbd, munged, the head and its agents as they ask each other; sends
+    # a test POST with the webhook sink's own headers.
+    "tools/attrib-doctor": ["core", "common", "slurm", "rules", "proto", "collectors", "attributiond/sinks"],
 }
 
 NAMESPACE = {"core": "attrib", "tools/attrib-show": "attrib::show", "tools/attrib-reattribute": "attrib::reattribute",
-             "tools/attrib-rules": "attrib::rules_tool"}
+             "tools/attrib-rules": "attrib::rules_tool", "tools/attrib-doctor": "attrib::doctor"}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 NAMESPACE_DECL = re.compile(r"^namespace (attrib(?:::\w+)*) \{", re.M)

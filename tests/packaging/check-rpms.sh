@@ -59,7 +59,7 @@ for lib in libsystemd.so.0 libsqlite3.so.0 libslurm; do
   grep -q "$lib" <<<"$daemon_requires" || fail "attrib-daemon does not require $lib"
 done
 
-[ "$(files tools)" = "$(printf '%s\n' /usr/bin/attrib-reattribute /usr/bin/attrib-replay /usr/bin/attrib-rules /usr/bin/attrib-show /usr/bin/attrib-submit | sort)" ] ||
+[ "$(files tools)" = "$(printf '%s\n' /usr/bin/attrib-doctor /usr/bin/attrib-reattribute /usr/bin/attrib-replay /usr/bin/attrib-rules /usr/bin/attrib-show /usr/bin/attrib-submit | sort)" ] ||
   fail "attrib-tools files:"$'\n'"$(files tools)"
 has_line "$(requires tools)" "attrib-daemon = $(rpm -qp --qf '%{VERSION}-%{RELEASE}' "$(rpm_of daemon)")" "tools need the daemon's config and pack"
 # Shipped binaries carry no test-only crash point (core/failpoint.h): neither the variable

@@ -13,26 +13,13 @@
 source "$(dirname "$0")/../lib.sh"
 setup_run fault_munged_down
 deadline_ms=$(sed -n 's/^  deadline_ms: \([0-9]*\)$/\1/p' "$run_dir/attrib.yaml")
-munge_dir=$run_dir/munge
-install -d -m 755 -o munge -g munge "$munge_dir"
-export ATTRIB_MUNGE_SOCKET=$munge_dir/munge.socket
+use_private_munged
 # The spool is scanned only every 60 s here: the head must take the hooks' files as they
 # appear, not at a scan.
 sed -i -e "s|^  munge_socket: .*|  munge_socket: $ATTRIB_MUNGE_SOCKET|" \
   -e "s/^  spool_scan_interval_s: .*/  spool_scan_interval_s: 60/" "$run_dir/attrib.yaml"
 grep -q "munge_socket: $ATTRIB_MUNGE_SOCKET" "$run_dir/attrib.yaml" || fail "config does not name attrib's munged"
 
-munged_pid=
-start_munged() {
-  rm -f "$ATTRIB_MUNGE_SOCKET"
-  setpriv --reuid=munge --regid=munge --init-groups \
-    munged --foreground --socket="$ATTRIB_MUNGE_SOCKET" --pid-file="$munge_dir/munged.pid" \
-    --log-file="$munge_dir/munged.log" --seed-file="$munge_dir/munged.seed" </dev/null >/dev/null 2>&1 &
-  munged_pid=$!
-  for _ in $(seq 100); do [ -S "$ATTRIB_MUNGE_SOCKET" ] && return 0; sleep 0.1; done
-  fail "attrib's munged did not start: $(tail -n 5 "$munge_dir/munged.log" 2>/dev/null)"
-}
-kill_munged() { kill -KILL "$munged_pid"; wait "$munged_pid" 2>/dev/null || true; munged_pid=; }
 trap '[ -n "$munged_pid" ] && kill "$munged_pid" 2>/dev/null; stop_attributiond' EXIT
 start_munged
 start_daemon
