@@ -5,6 +5,7 @@
 // For `attrib-doctor`, run by an admin; not for hooks.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
