@@ -10,14 +10,17 @@
 #include <fstream>
 
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include "attributiond/node/node_collect_service.h"
+#include "attributiond/ops/http_server.h"
 #include "core/clock.h"
 #include "slurm/ctl_config.h"
 #include "tools/attrib-doctor/agent_checks.h"
 #include "tools/attrib-doctor/head_checks.h"
 #include "tools/attrib-doctor/plugstack.h"
 #include "tools/attrib-doctor/slurm_checks.h"
+#include "tools/attrib-doctor/source_checks.h"
 #include "tools/attrib-doctor/spool_checks.h"
 
 namespace attrib::doctor {
@@ -298,6 +301,57 @@ TEST_F(DoctorTest, AnAgentsOtherPackSkewedClockAndMissingSourcesFail) {
   const Finding* fabric = Find(broken, "agent n2", "source fabricmanager");
   ASSERT_NE(fabric, nullptr);
   EXPECT_NE(fabric->saw.find("4 NVSwitch devices"), std::string::npos) << fabric->saw;
+}
+
+TEST_F(DoctorTest, TheWebhookGetsOneTestPostOnlyWhenAskedAndARefusalNamesTheToken) {
+  std::atomic<int> status{200};
+  std::atomic<int> posts{0};
+  std::string authorization;
+  auto server = ops::HttpServer::start("127.0.0.1:0", {.what = "test receiver"}, [&](httplib::Server& s) {
+    s.Post("/verdicts", [&](const httplib::Request& request, httplib::Response& response) {
+      ++posts;
+      authorization = request.get_header_value("Authorization");
+      response.status = status;
+    });
+  });
+  ASSERT_TRUE(server) << server.error().message;
+  common::Config config;
+  config.path = "attrib.yaml";
+  config.sinks.webhook_url = "http://127.0.0.1:" + std::to_string((*server)->port()) + "/verdicts";
+  config.sinks.webhook_token_file = Write("token", "s3cret\n").string();
+  Findings not_sent;
+  check_webhook(config, false, not_sent);
+  EXPECT_EQ(Find(not_sent, "source", "webhook")->level, Level::Ok);
+  EXPECT_EQ(posts, 0);
+
+  Findings sent;
+  check_webhook(config, true, sent);
+  EXPECT_EQ(Find(sent, "source", "webhook")->level, Level::Ok) << sent.text();
+  EXPECT_EQ(posts, 1);
+  EXPECT_EQ(authorization, "Bearer s3cret");
+
+  status = 401;
+  Findings refused;
+  check_webhook(config, true, refused);
+  const Finding* found = Find(refused, "source", "webhook");
+  ASSERT_NE(found, nullptr);
+  EXPECT_EQ(found->level, Level::Fail);
+  EXPECT_NE(found->saw.find("HTTP 401"), std::string::npos) << found->saw;
+  EXPECT_NE(found->fix.find("sinks.webhook_token_file"), std::string::npos) << found->fix;
+}
+
+TEST_F(DoctorTest, AMetricSourceThatDoesNotAnswerFailsWithTheCollectorsReason) {
+  // Nothing listens on port 1: the Prometheus collector's query fails as it would in the daemon.
+  common::Config config;
+  config.path = "attrib.yaml";
+  config.collectors.push_back(
+      {"prometheus", YAML::Load("{url: 'http://127.0.0.1:1', queries: [{name: up, promql: 'up'}]}"), 7});
+  config.collectors.push_back({"journald", YAML::Load("{}"), 9});
+  Findings findings;
+  check_metric_sources(config, "n1", wall_clock_us(), findings);
+  ASSERT_EQ(findings.all().size(), 1u) << "only the prometheus entry is a metric source: " << findings.text();
+  EXPECT_EQ(findings.all()[0].level, Level::Fail);
+  EXPECT_EQ(findings.all()[0].check, "prometheus (attrib.yaml:7)");
 }
 
 TEST_F(DoctorTest, NVSwitchDevicesAreCountedWithoutTheControlDevice) {
