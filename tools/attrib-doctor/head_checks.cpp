@@ -1,7 +1,5 @@
 #include "tools/attrib-doctor/head_checks.h"
 
-#include <sys/statvfs.h>
-
 #include <chrono>
 #include <filesystem>
 
@@ -18,9 +16,10 @@ constexpr TimeUs kSecond = 1000 * 1000;
 
 void check_database_disk(const common::Config& config, Findings& out) {
   const std::string dir = std::filesystem::path(config.head.database).parent_path().string();
-  struct statvfs fs_stat {};
-  if (statvfs(dir.c_str(), &fs_stat) != 0 || fs_stat.f_blocks == 0) return;
-  const uint64_t free_bytes = static_cast<uint64_t>(fs_stat.f_bavail) * fs_stat.f_frsize;
+  std::error_code error;
+  const std::filesystem::space_info space = std::filesystem::space(dir, error);
+  if (error || space.capacity == 0) return;
+  const uint64_t free_bytes = space.available;
   const std::string saw = std::to_string(free_bytes / (1024 * 1024)) + " MiB free on the filesystem of " + dir;
   if (free_bytes < 256ULL * 1024 * 1024)
     out.fail("archive", "disk", saw + ": SQLite fails its writes when the disk is full",

@@ -10,6 +10,8 @@
 #include <set>
 #include <sstream>
 
+#include "common/spool_file.h"
+
 namespace attrib::doctor {
 namespace {
 
@@ -84,9 +86,9 @@ Result<std::vector<PluginLine>> read_plugstack(const std::string& plugstack, con
 }
 
 Result<std::optional<std::string>> spank_built_for(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error{kConfigOpen, "cannot read " + path};
-  const std::string bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  auto read = common::read_file_bytes(path);
+  if (!read) return read.error();
+  const std::string& bytes = *read;
   const size_t at = bytes.find(kBuiltForMarker);
   if (at == std::string::npos) return std::optional<std::string>();
   const size_t start = at + kBuiltForMarker.size();

@@ -1,7 +1,6 @@
 #include "tools/attrib-doctor/spool_checks.h"
 
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -28,10 +27,11 @@ void note_oldest(const fs::path& file, std::optional<TimeUs>& oldest) {
 }
 
 void check_free_space(const std::string& dir, Findings& out) {
-  struct statvfs fs_stat {};
-  if (statvfs(dir.c_str(), &fs_stat) != 0 || fs_stat.f_blocks == 0) return;
-  const double free_share = static_cast<double>(fs_stat.f_bavail) / static_cast<double>(fs_stat.f_blocks);
-  const uint64_t free_mib = static_cast<uint64_t>(fs_stat.f_bavail) * fs_stat.f_frsize / (1024 * 1024);
+  std::error_code error;
+  const fs::space_info space = fs::space(dir, error);
+  if (error || space.capacity == 0) return;
+  const double free_share = static_cast<double>(space.available) / static_cast<double>(space.capacity);
+  const uint64_t free_mib = space.available / (1024 * 1024);
   const std::string saw = std::to_string(free_mib) + " MiB free (" +
                           std::to_string(static_cast<int>(free_share * 100)) + " %) on the filesystem of " + dir;
   if (free_mib < 64)
