@@ -16,6 +16,7 @@ demo=${ATTRIB_DEMO_DIR:-/tmp/attrib-demo}
 DAEMON_ADDR=127.0.0.1:7069
 
 source "$src/scripts/lib/runtime.sh"
+source "$src/scripts/lib/source-commit.sh"
 
 echo "== building attrib (first run installs Debian packages; a few minutes)"
 "$src/scripts/install-deps.sh"
@@ -78,6 +79,10 @@ if [[ "$comment" != *"attrib: GPU_HARDWARE node=n2 "* ]]; then
   echo "demo: FAILED: job $job's Comment in sacct is '$comment', not the GPU_HARDWARE verdict on n2" >&2
   exit 1
 fi
+# The run's record, the README's source for the demo's time (scripts/record-run.sh demo).
+seconds_to_verdict=$((SECONDS - started))
+printf '{"finished": "%s", "commit": "%s", "seconds_to_verdict": %d}\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" \
+  "$(source_commit "$src")" "$seconds_to_verdict" > "$ATTRIB_BUILD_DIR/demo-run.json"
 echo
 echo "\$ attrib-show $job"
 "$ATTRIB_SHOW" --server "$DAEMON_ADDR" "$job"

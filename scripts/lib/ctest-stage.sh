@@ -3,6 +3,7 @@
 # writes them to a machine-readable record (write_run_record) and warns when the run is
 # over its budget (warn_over_budget).
 #
+source "$(dirname "${BASH_SOURCE[0]}")/source-commit.sh"
 stages=()         # " LABEL (S s)" or " STAGE: N tests, ... (S s)", for the closing line
 stage_names=()    # the same stages, for the record: name,
 stage_seconds=()  # its seconds,
@@ -92,7 +93,7 @@ slowest_tests() { sort -t $'\t' -k3,3 -g -r "$test_times" | first_lines "$1"; }
 # docs/benchmarks.md's CI table.
 write_run_record() {
   local file=$1 rc=$2 commit i
-  commit=$(git -C "$(dirname "${BASH_SOURCE[0]}")" rev-parse --short HEAD 2>/dev/null || echo unknown)
+  commit=$(source_commit "$(dirname "${BASH_SOURCE[0]}")/../..")
   {
     printf '{\n  "finished": "%s",\n  "commit": "%s",\n  "passed": %s,\n  "total_seconds": %d,\n' \
       "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$commit" "$([ "$rc" = 0 ] && echo true || echo false)" "$SECONDS"
