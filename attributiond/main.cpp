@@ -15,6 +15,7 @@
 #include "attributiond/ops/stop_signals.h"
 #include "attributiond/ops/systemd_notify.h"
 #include "collectors/registry.h"
+#include "common/command_line.h"
 #include "common/config.h"
 
 namespace {
@@ -69,7 +70,7 @@ int main(int argc, char** argv) {
     footer += "\n";
   }
   app.footer(footer);
-  CLI11_PARSE(app, argc, argv);
+  if (auto done = attrib::common::parse_command_line(app, argc, argv)) return *done;
 
   if (reference) {
     std::cout << attrib::common::config_reference_markdown() << "\n"

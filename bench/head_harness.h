@@ -23,7 +23,7 @@
 #include "bench/bench_util.h"
 #include "collectors/registry.h"
 #include "common/grpc_limits.h"
-#include "rules/bundle.h"
+#include "rules/evidence/bundle.h"
 
 namespace attrib::bench {
 

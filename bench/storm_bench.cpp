@@ -13,7 +13,7 @@
 
 #include "bench/bench_util.h"
 #include "core/verdict.h"
-#include "rules/bundle.h"
+#include "rules/evidence/bundle.h"
 #include "rules/engine.h"
 
 using namespace attrib;

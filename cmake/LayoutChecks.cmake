@@ -38,8 +38,11 @@ endfunction()
 # core: plain data, nothing of attrib above it, no RPC or storage.
 attrib_forbid_links(attrib_core attrib_proto attrib_common attrib_rules attrib_collectors attrib_slurm
   gRPC::grpc++ protobuf::libprotobuf PkgConfig::SQLITE3 PkgConfig::RE2 PkgConfig::HS)
-# The rules engine: no gRPC, SQLite or collector dependency.
-attrib_forbid_links(attrib_rules attrib_proto attrib_common attrib_collectors attrib_slurm
+# The rules engine: no gRPC, SQLite or collector dependency, and not its evidence library
+# (bundles and evaluation sit on the engine, never under it).
+attrib_forbid_links(attrib_rules attrib_proto attrib_common attrib_collectors attrib_slurm attrib_rules_evidence
+  gRPC::grpc++ protobuf::libprotobuf PkgConfig::SQLITE3)
+attrib_forbid_links(attrib_rules_evidence attrib_proto attrib_common attrib_collectors attrib_slurm
   gRPC::grpc++ protobuf::libprotobuf PkgConfig::SQLITE3)
 # Collectors hand over lines; extraction is the caller's: no rules engine, no regex libraries.
 attrib_forbid_links(attrib_collectors attrib_rules PkgConfig::RE2 PkgConfig::HS attrib_proto gRPC::grpc++)

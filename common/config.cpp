@@ -1,9 +1,7 @@
 #include "common/config.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "core/option_table.h"
+#include "core/whole_file.h"
 
 namespace attrib::common {
 namespace {
@@ -392,11 +390,9 @@ Result<Config> parse_config(const std::string& yaml_text, const std::string& pat
 }
 
 Result<Config> load_config(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Error{kConfigOpen, "cannot read configuration file " + path};
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_config(text.str(), path);
+  auto text = read_whole_file(path);
+  if (!text) return Error{kConfigOpen, "cannot read configuration file " + path};
+  return parse_config(*text, path);
 }
 
 std::string config_reference_markdown() { return options_markdown(option_docs(table())); }

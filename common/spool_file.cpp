@@ -7,10 +7,9 @@
 #include <cctype>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "core/clock.h"
+#include "core/whole_file.h"
 #include "core/unique_fd.h"
 
 namespace attrib::common {
@@ -35,12 +34,9 @@ std::vector<std::filesystem::path> list_files_with_suffix(const std::filesystem:
 }
 
 Result<std::string> read_file_bytes(const std::filesystem::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return io_error("cannot read", file);
-  std::stringstream bytes;
-  bytes << in.rdbuf();
-  if (in.bad()) return io_error("cannot read", file);
-  return bytes.str();
+  auto bytes = read_whole_file(file);
+  if (!bytes) return io_error("cannot read", file);
+  return std::move(*bytes);
 }
 
 std::string safe_file_name(const std::string& text) {

@@ -64,6 +64,8 @@ enum class ErrorKind {
   X(kDbExec, "DB_E_EXEC", Unavailable, "an SQLite statement failed")                                             \
   X(kDbMigrate, "DB_E_MIGRATE", Unavailable, "the archive schema cannot be migrated")                            \
   X(kDbOpen, "DB_E_OPEN", Unavailable, "the SQLite file cannot be opened")                                       \
+  X(kDbSchemaNotCurrent, "DB_E_SCHEMA", FailedPrecondition,                                                      \
+    "the archive's schema is not this tool's, and a tool never migrates it")                                     \
   X(kDbPrepare, "DB_E_PREPARE", Internal, "an SQL statement cannot be prepared")                                 \
   X(kDbStep, "DB_E_STEP", Unavailable, "an SQLite query failed while running")                                   \
   X(kDbTransaction, "DB_E_TX", Unavailable, "a transaction did not begin or commit")                             \

@@ -3,10 +3,13 @@
 // throwing, so one line can never fail an archive write, a page or an answer.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
+
+#include "core/types.h"
 
 namespace attrib {
 
@@ -27,6 +30,13 @@ inline std::string json_string_or(const nlohmann::json& object, const char* key,
   const auto it = object.find(key);
   return it != object.end() && it->is_string() ? it->get<std::string>() : fallback;
 }
+
+// A time as every JSON attrib writes it: ISO 8601 UTC (format_time), or null when unknown.
+inline nlohmann::json time_or_null(std::optional<TimeUs> t) {
+  return t ? nlohmann::json(format_time(*t)) : nlohmann::json(nullptr);
+}
+// The same for a stored time where 0 means never set (the fleet and queue columns).
+inline nlohmann::json time_or_null(TimeUs t) { return time_or_null(t > 0 ? std::optional<TimeUs>(t) : std::nullopt); }
 
 // Appends `text` as json_text(text) writes it, without building a json value: the
 // raw-evidence export writes one object per log line, and a json object per line (a map,

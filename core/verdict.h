@@ -75,6 +75,10 @@ struct Verdict {
   std::string job_id;
   std::string cluster;
   int attempt = 0;
+  // The head archive's run of this job id (attrib-show --run): set once archived, so a
+  // verdict log or webhook line tells a reused id's verdict from a revision of the same
+  // run. Absent from verdicts nothing archived (attrib-replay, golden fixtures).
+  std::optional<int64_t> run;
   std::string terminal_state = "UNKNOWN";
   int exit_code = 0;
   int signal = 0;

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <type_traits>
 
+#include "core/json_text.h"
 #include "core/verdict.h"
 
 namespace attrib {
@@ -20,7 +21,6 @@ using json = nlohmann::json;
 
 constexpr const char* kSchema = "attrib.verdict.v1";
 
-json time_or_null(const std::optional<TimeUs>& t) { return t ? json(format_time(*t)) : json(nullptr); }
 
 // "e12" -> 12; ids that are not of that shape sort after all numbered ones.
 std::pair<uint64_t, std::string> event_id_key(const std::string& id) {
@@ -347,6 +347,7 @@ json to_json(const Verdict& verdict) {
   j["job_id"] = verdict.job_id;
   j["cluster"] = verdict.cluster;
   j["attempt"] = verdict.attempt;
+  if (verdict.run) j["run"] = *verdict.run;
   j["terminal_state"] = verdict.terminal_state;
   j["exit_code"] = verdict.exit_code;
   j["signal"] = verdict.signal;
@@ -470,6 +471,7 @@ Result<Verdict> verdict_from_json(const json& j) {
     v.job_id = Reader::string(j, "job_id", root);
     v.cluster = Reader::string(j, "cluster", root);
     v.attempt = static_cast<int>(Reader::integer(j, "attempt", root));
+    if (j.contains("run")) v.run = Reader::integer(j, "run", root);
     v.terminal_state = Reader::string(j, "terminal_state", root);
     v.exit_code = static_cast<int>(Reader::integer(j, "exit_code", root));
     v.signal = static_cast<int>(Reader::integer(j, "signal", root));

@@ -17,6 +17,7 @@
 
 #include "attrib/v1/attrib.grpc.pb.h"
 #include "common/auth.h"
+#include "common/command_line.h"
 #include "common/config.h"
 #include "common/grpc_limits.h"
 #include "common/spool.h"
@@ -102,12 +103,7 @@ int run(int argc, char** argv) {
   app.add_option("--hook-time-us", hook_time_us,
                  "without --spooled: when the hook ran (the job is read from the "
                  "environment)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return 0;
-  }
+  if (attrib::common::parse_command_line(app, argc, argv)) return 0;  // always 0, as promised
 
   // An unreadable config must not lose the job: fall back to the documented defaults.
   attrib::common::EpilogConfig epilog_config;

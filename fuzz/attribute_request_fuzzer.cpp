@@ -7,7 +7,7 @@
 
 #include "attributiond/api/attribute_request.h"
 #include "fuzz/fuzz_support.h"
-#include "rules/bundle_export.h"
+#include "rules/evidence/bundle_export.h"
 
 namespace attrib::fuzz {
 

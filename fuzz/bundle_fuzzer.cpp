@@ -14,7 +14,7 @@
 #include "core/verdict.h"
 #include "core/verdict_text.h"
 #include "fuzz/fuzz_support.h"
-#include "rules/bundle.h"
+#include "rules/evidence/bundle.h"
 
 namespace attrib::fuzz {
 

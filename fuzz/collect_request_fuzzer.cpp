@@ -16,7 +16,7 @@
 #include "core/comment.h"
 #include "core/verdict.h"
 #include "fuzz/fuzz_support.h"
-#include "rules/bundle_export.h"
+#include "rules/evidence/bundle_export.h"
 
 namespace attrib::fuzz {
 namespace {

@@ -31,7 +31,7 @@
 #include "common/auth.h"
 #include "core/clock.h"
 #include "fuzz/fuzz_support.h"
-#include "rules/bundle_export.h"
+#include "rules/evidence/bundle_export.h"
 
 namespace attrib::fuzz {
 namespace {

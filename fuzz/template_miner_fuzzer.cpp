@@ -4,7 +4,7 @@
 #include <re2/re2.h>
 
 #include "fuzz/fuzz_support.h"
-#include "rules/template_miner.h"
+#include "rules/evidence/template_miner.h"
 
 namespace attrib::fuzz {
 

@@ -602,9 +602,10 @@ std::vector<Event> keep_own_events(Verdict& v, const RulePack& pack, const JobFa
   return own;
 }
 
-}  // namespace
+// --- The verdict, phase by phase -------------------------------------------------------
 
-Verdict correlate(const RulePack& pack, const JobFacts& job, std::vector<Event> input, std::vector<Coverage> coverage) {
+// The verdict's facts about the job, before any evidence is judged.
+Verdict verdict_of_job(const RulePack& pack, const JobFacts& job, std::vector<Coverage> coverage) {
   Verdict v;
   v.job_id = job.job_id;
   v.cluster = job.cluster;
@@ -624,142 +625,179 @@ Verdict correlate(const RulePack& pack, const JobFacts& job, std::vector<Event> 
     return std::tie(a.node, a.source, a.detail) < std::tie(b.node, b.source, b.detail);
   });
   v.coverage = std::move(coverage);
+  return v;
+}
 
-  const bool succeeded = job_succeeded(job);
+// The job's own events, folded and in order, with the synthetic ones a failed job adds
+// (its end state, its node's repeated failures); the hung rank and the neighbours' lines
+// are noted in the verdict on the way.
+std::vector<Event> own_events(Verdict& v, const RulePack& pack, const JobFacts& job, std::vector<Event> input,
+                              bool succeeded) {
   if (!succeeded) {
     if (auto state = job_state_event(pack, job)) input.push_back(std::move(*state));
     for (auto& e : repeated_failure_events(pack, job)) input.push_back(std::move(e));
   }
   std::vector<Event> folded = fold_and_order(std::move(input));
   if (!succeeded) v.hung_rank = detail::find_hung_rank(folded);
-  const std::vector<Event> events = keep_own_events(v, pack, job, std::move(folded));
+  return keep_own_events(v, pack, job, std::move(folded));
+}
 
+// The roots that survive (no kept root explains them) and what each other event is
+// explained by. Candidates point into `groups` (root.distinct, per rule), which live here
+// as long as the selection.
+struct RootSelection {
+  std::vector<DistinctGroups> groups;
   std::vector<Candidate> kept;
-  std::vector<std::string> explained_by(events.size());
-  std::vector<bool> is_root(events.size(), false);
-  // root.distinct groups, per rule (by index in pack.correlation); candidates point
-  // into them, so they live as long as the verdict is being built.
-  std::vector<DistinctGroups> groups(pack.correlation.size());
-  if (!succeeded) {
-    for (size_t r = 0; r < pack.correlation.size(); ++r) {
-      if (pack.correlation[r].def.distinct) groups[r] = distinct_groups(pack, pack.correlation[r], events);
-    }
-    std::vector<Candidate> candidates;
-    for (size_t i = 0; i < events.size(); ++i) {
-      for (size_t r = 0; r < pack.correlation.size(); ++r) {  // already by (precedence desc, id)
-        if (auto c = root_candidate(pack, pack.correlation[r], &groups[r], events, i)) {
-          candidates.push_back(*c);
-          break;
-        }
-      }
-    }
-    std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-      if (a.rule->def.precedence != b.rule->def.precedence) return a.rule->def.precedence > b.rule->def.precedence;
-      if (a.event != b.event) return a.event < b.event;
-      return a.rule->def.id < b.rule->def.id;
-    });
-    for (const auto& c : candidates) {
-      const bool demoted =
-          std::any_of(kept.begin(), kept.end(), [&](const Candidate& k) { return explains(pack, k, events, c.event); });
-      if (!demoted) kept.push_back(c);
-    }
-    for (const auto& k : kept) is_root[k.event] = true;
-    for (size_t i = 0; i < events.size(); ++i) {
-      if (is_root[i]) continue;
-      for (const auto& k : kept) {
-        if (explains(pack, k, events, i)) {
-          explained_by[i] = k.rule->def.id;
-          break;
-        }
-      }
-    }
-  }
+  std::vector<std::string> explained_by;  // per event: the correlation rule id, "" when none
+};
 
-  std::vector<bool> listed(events.size(), false);  // root_cause event: not repeated elsewhere
-  Decision decision;
-  if (succeeded) {
-    v.domain = "NONE";
-    v.recommended_action = "NONE";
-  } else if (std::none_of(kept.begin(), kept.end(), [](const Candidate& k) { return !is_locator(k); })) {
-    v.domain = "UNATTRIBUTED";
-    v.recommended_action = "NONE";
-    // No cause, but a place: the earliest locator root (e.g. the first task to die)
-    // names the node to look at. Its event stays unexplained, as the cause is unknown.
-    const Candidate* first = nullptr;
-    for (const auto& k : kept) {
-      if (first == nullptr || k.event < first->event) first = &k;
-    }
-    if (first != nullptr) add_affected(v, events[first->event]);
-    decision.kind = Decision::Kind::Unattributed;
-    decision.locator = first;
-  } else {
-    int top = -1;
-    for (const auto& k : kept) {
-      if (!is_locator(k)) top = std::max(top, k.rule->def.precedence);
-    }
-    std::set<std::string> top_domains;
-    for (const auto& k : kept) {
-      if (!is_locator(k) && k.rule->def.precedence == top) top_domains.insert(k.domain);
-    }
-    if (top_domains.size() >= 2) {
-      v.domain = "AMBIGUOUS";
-      std::map<std::pair<std::string, std::string>, Candidate*> first_of;
-      std::map<std::pair<std::string, std::string>, std::vector<std::string>> ids;
-      int strongest = -1;
-      for (auto& k : kept) {
-        if (is_locator(k) || k.rule->def.precedence != top) continue;
-        decision.contested.push_back(k.event);
-        const auto key = std::make_pair(k.domain, k.rule->def.id);
-        if (!first_of.count(key)) first_of[key] = &k;
-        ids[key].push_back(events[k.event].id);
-        add_affected(v, events[k.event]);
-        if (action_strength(k.action) > strongest) {
-          strongest = action_strength(k.action);
-          v.recommended_action = k.action;
-        }
-      }
-      for (const auto& [key, first] : first_of) {
-        v.candidates.push_back({key.first, key.second, render_summary(*first, events[first->event], job), ids[key]});
-      }
-      decision.kind = Decision::Kind::Ambiguous;
-      decision.precedence = top;
-      int weakest = 2;
-      for (const auto& k : kept)
-        if (!is_locator(k) && k.rule->def.precedence == top)
-          weakest = std::min(weakest, confidence_rank(k.rule->def.confidence));
-      decision.confidence = confidence_name(weakest);
-    } else {
-      const std::string domain = *top_domains.begin();
-      const Candidate* primary = nullptr;
-      for (const auto& k : kept) {  // earliest report of the winning domain is the mechanism
-        if (k.domain != domain) continue;
-        if (primary == nullptr || k.event < primary->event ||
-            (k.event == primary->event && k.rule->def.precedence > primary->rule->def.precedence)) {
-          primary = &k;
-        }
-      }
-      v.domain = domain;
-      v.recommended_action = primary->action;
-      v.root_cause = RootCause{primary->rule->def.id, render_summary(*primary, events[primary->event], job),
-                               events[primary->event]};
-      listed[primary->event] = true;
-      name_root_gpu_uuid(*v.root_cause, events);
-      add_affected(v, events[primary->event]);
-      decision.kind = Decision::Kind::Decided;
-      decision.precedence = top;
-      decision.confidence = primary->rule->def.confidence;
-      decision.domain = domain;
-      decision.contested.push_back(primary->event);
-      for (const auto& k : kept) {  // same-domain reports elsewhere are fan-out of the mechanism
-        if (&k == primary || k.domain != domain) continue;
-        explained_by[k.event] = primary->rule->def.id;
-        add_affected(v, events[k.event]);
-      }
-    }
+RootSelection select_roots(const RulePack& pack, const std::vector<Event>& events) {
+  RootSelection out;
+  out.groups.resize(pack.correlation.size());
+  out.explained_by.resize(events.size());
+  for (size_t r = 0; r < pack.correlation.size(); ++r) {
+    if (pack.correlation[r].def.distinct) out.groups[r] = distinct_groups(pack, pack.correlation[r], events);
   }
-
+  std::vector<Candidate> candidates;
   for (size_t i = 0; i < events.size(); ++i) {
-    if (listed[i]) continue;
+    for (size_t r = 0; r < pack.correlation.size(); ++r) {  // already by (precedence desc, id)
+      if (auto c = root_candidate(pack, pack.correlation[r], &out.groups[r], events, i)) {
+        candidates.push_back(*c);
+        break;
+      }
+    }
+  }
+  std::stable_sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    if (a.rule->def.precedence != b.rule->def.precedence) return a.rule->def.precedence > b.rule->def.precedence;
+    if (a.event != b.event) return a.event < b.event;
+    return a.rule->def.id < b.rule->def.id;
+  });
+  for (const auto& c : candidates) {
+    const bool demoted = std::any_of(out.kept.begin(), out.kept.end(),
+                                     [&](const Candidate& k) { return explains(pack, k, events, c.event); });
+    if (!demoted) out.kept.push_back(c);
+  }
+  std::vector<bool> is_root(events.size(), false);
+  for (const auto& k : out.kept) is_root[k.event] = true;
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (is_root[i]) continue;
+    for (const auto& k : out.kept) {
+      if (explains(pack, k, events, i)) {
+        out.explained_by[i] = k.rule->def.id;
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+// No cause, but a place: the earliest locator root (e.g. the first task to die) names the
+// node to look at. Its event stays unexplained, as the cause is unknown.
+Decision decide_unattributed(Verdict& v, const std::vector<Candidate>& kept, const std::vector<Event>& events) {
+  v.domain = "UNATTRIBUTED";
+  v.recommended_action = "NONE";
+  const Candidate* first = nullptr;
+  for (const auto& k : kept) {
+    if (first == nullptr || k.event < first->event) first = &k;
+  }
+  if (first != nullptr) add_affected(v, events[first->event]);
+  Decision decision;
+  decision.kind = Decision::Kind::Unattributed;
+  decision.locator = first;
+  return decision;
+}
+
+// Two or more domains tie at the top precedence: each is a candidate, the strongest action
+// of theirs is recommended, and the weakest confidence of theirs is the verdict's.
+Decision decide_ambiguous(Verdict& v, std::vector<Candidate>& kept, int top, const std::vector<Event>& events,
+                          const JobFacts& job) {
+  v.domain = "AMBIGUOUS";
+  Decision decision;
+  std::map<std::pair<std::string, std::string>, Candidate*> first_of;
+  std::map<std::pair<std::string, std::string>, std::vector<std::string>> ids;
+  int strongest = -1;
+  int weakest = 2;
+  for (auto& k : kept) {
+    if (is_locator(k) || k.rule->def.precedence != top) continue;
+    decision.contested.push_back(k.event);
+    const auto key = std::make_pair(k.domain, k.rule->def.id);
+    if (!first_of.count(key)) first_of[key] = &k;
+    ids[key].push_back(events[k.event].id);
+    add_affected(v, events[k.event]);
+    if (action_strength(k.action) > strongest) {
+      strongest = action_strength(k.action);
+      v.recommended_action = k.action;
+    }
+    weakest = std::min(weakest, confidence_rank(k.rule->def.confidence));
+  }
+  for (const auto& [key, first] : first_of) {
+    v.candidates.push_back({key.first, key.second, render_summary(*first, events[first->event], job), ids[key]});
+  }
+  decision.kind = Decision::Kind::Ambiguous;
+  decision.precedence = top;
+  decision.confidence = confidence_name(weakest);
+  return decision;
+}
+
+// One domain wins: its earliest report is the mechanism (the root cause), and the same
+// domain's reports elsewhere are its fan-out. Returns the root's event index in `root`.
+Decision decide_domain(Verdict& v, const std::string& domain, int top, RootSelection& roots,
+                       const std::vector<Event>& events, const JobFacts& job, size_t& root) {
+  const Candidate* primary = nullptr;
+  for (const auto& k : roots.kept) {
+    if (k.domain != domain) continue;
+    if (primary == nullptr || k.event < primary->event ||
+        (k.event == primary->event && k.rule->def.precedence > primary->rule->def.precedence)) {
+      primary = &k;
+    }
+  }
+  v.domain = domain;
+  v.recommended_action = primary->action;
+  v.root_cause =
+      RootCause{primary->rule->def.id, render_summary(*primary, events[primary->event], job), events[primary->event]};
+  root = primary->event;
+  name_root_gpu_uuid(*v.root_cause, events);
+  add_affected(v, events[primary->event]);
+  Decision decision;
+  decision.kind = Decision::Kind::Decided;
+  decision.precedence = top;
+  decision.confidence = primary->rule->def.confidence;
+  decision.domain = domain;
+  decision.contested.push_back(primary->event);
+  for (const auto& k : roots.kept) {
+    if (&k == primary || k.domain != domain) continue;
+    roots.explained_by[k.event] = primary->rule->def.id;
+    add_affected(v, events[k.event]);
+  }
+  return decision;
+}
+
+// The domain from the kept roots: UNATTRIBUTED with only locators, AMBIGUOUS when domains
+// tie at the top precedence, else the one domain. `root`: the root cause's event, if any.
+Decision decide(Verdict& v, RootSelection& roots, const std::vector<Event>& events, const JobFacts& job,
+                std::optional<size_t>& root) {
+  if (std::none_of(roots.kept.begin(), roots.kept.end(), [](const Candidate& k) { return !is_locator(k); }))
+    return decide_unattributed(v, roots.kept, events);
+  int top = -1;
+  for (const auto& k : roots.kept) {
+    if (!is_locator(k)) top = std::max(top, k.rule->def.precedence);
+  }
+  std::set<std::string> top_domains;
+  for (const auto& k : roots.kept) {
+    if (!is_locator(k) && k.rule->def.precedence == top) top_domains.insert(k.domain);
+  }
+  if (top_domains.size() >= 2) return decide_ambiguous(v, roots.kept, top, events, job);
+  size_t index = 0;
+  Decision decision = decide_domain(v, *top_domains.begin(), top, roots, events, job, index);
+  root = index;
+  return decision;
+}
+
+// Every event but the root cause's: a symptom of the root that explains it, or unexplained.
+void list_the_rest(Verdict& v, const std::vector<Event>& events, const std::vector<std::string>& explained_by,
+                   std::optional<size_t> root) {
+  for (size_t i = 0; i < events.size(); ++i) {
+    if (root && i == *root) continue;
     if (!explained_by[i].empty()) {
       v.symptoms.push_back({events[i], explained_by[i], events[i].count});
     } else {
@@ -768,6 +806,26 @@ Verdict correlate(const RulePack& pack, const JobFacts& job, std::vector<Event> 
   }
   v.symptoms_omitted = cap_listed(v.symptoms, [](const Symptom& s) -> const Event& { return s.event; });
   v.unexplained_omitted = cap_listed(v.unexplained, [](const Event& e) -> const Event& { return e; });
+}
+
+}  // namespace
+
+Verdict correlate(const RulePack& pack, const JobFacts& job, std::vector<Event> input, std::vector<Coverage> coverage) {
+  Verdict v = verdict_of_job(pack, job, std::move(coverage));
+  const bool succeeded = job_succeeded(job);
+  const std::vector<Event> events = own_events(v, pack, job, std::move(input), succeeded);
+  RootSelection roots;
+  roots.explained_by.resize(events.size());
+  Decision decision;
+  std::optional<size_t> root;
+  if (succeeded) {
+    v.domain = "NONE";
+    v.recommended_action = "NONE";
+  } else {
+    roots = select_roots(pack, events);
+    decision = decide(v, roots, events, job, root);
+  }
+  list_the_rest(v, events, roots.explained_by, root);
   add_missing_sources(v, pack, decision, events);
   decide_confidence(v, pack, decision);
   sort_unique(v);

@@ -255,6 +255,15 @@ void set_yearless(LineStamp& out, const Clock& k, const TimeContext& context) {
   out.year_missing = !out.time.has_value();
 }
 
+// A prefix recognised: its format, the wall clock it gave and where the payload starts.
+LineStamp accepted(StampFormat format, const Clock& k, const TimeContext& context, size_t payload_offset) {
+  LineStamp out;
+  out.format = format;
+  out.time = to_utc(k, context);
+  out.payload_offset = payload_offset;
+  return out;
+}
+
 }  // namespace
 
 const char* to_string(StampFormat format) {
@@ -310,10 +319,7 @@ LineStamp parse_line_stamp(std::string_view line, const TimeContext& context, bo
         k.day = static_cast<int>(day);
         if (valid(k)) {
           probe.lit(' ');
-          out.format = StampFormat::DmesgCtime;
-          out.time = to_utc(k, context);
-          out.payload_offset = probe.i;
-          return out;
+          return accepted(StampFormat::DmesgCtime, k, context, probe.i);
         }
       }
     }
@@ -324,10 +330,7 @@ LineStamp parse_line_stamp(std::string_view line, const TimeContext& context, bo
     if (month(probe, k.month) && probe.lit(' ') && probe.digits(2, k.day) && probe.lit(' ') &&
         probe.digits(4, k.year) && probe.lit(' ') && hms(probe, k) && probe.lit(']') && valid(k)) {
       probe.lit(' ');
-      out.format = StampFormat::FabricManager;
-      out.time = to_utc(k, context);
-      out.payload_offset = probe.i;
-      return out;
+      return accepted(StampFormat::FabricManager, k, context, probe.i);
     }
     // "[2020-12-14T09:43:55.500] " (slurmd, slurmctld)
     probe = c;
@@ -335,10 +338,7 @@ LineStamp parse_line_stamp(std::string_view line, const TimeContext& context, bo
     probe.lit('[');
     if (iso(probe, k) && probe.lit(']')) {
       probe.lit(' ');
-      out.format = StampFormat::SlurmIso;
-      out.time = to_utc(k, context);
-      out.payload_offset = probe.i;
-      return out;
+      return accepted(StampFormat::SlurmIso, k, context, probe.i);
     }
     // "[rank3]:[E1130 10:07:08.408271257 ProcessGroupNCCL.cpp:607] " (kept in the payload)
     probe = c;
@@ -364,12 +364,8 @@ LineStamp parse_line_stamp(std::string_view line, const TimeContext& context, bo
         while (is_word(probe.peek())) ++probe.i;
         if (probe.i > level) {
           probe.spaces();
-          if (probe.lit(": ") && iso(probe, k) && (probe.done() || probe.lit(' '))) {
-            out.format = StampFormat::DmesgIso;
-            out.time = to_utc(k, context);
-            out.payload_offset = probe.i;
-            return out;
-          }
+          if (probe.lit(": ") && iso(probe, k) && (probe.done() || probe.lit(' ')))
+            return accepted(StampFormat::DmesgIso, k, context, probe.i);
         }
       }
     }
@@ -380,10 +376,11 @@ LineStamp parse_line_stamp(std::string_view line, const TimeContext& context, bo
   {
     Cursor probe = c;
     if (iso(probe, k) && (probe.done() || probe.lit(' '))) {
-      out.format = StampFormat::Iso;
-      out.time = to_utc(k, context);
-      if (system_log && host_ident(probe)) nested_uptime(probe, out);
-      out.payload_offset = probe.i;
+      out = accepted(StampFormat::Iso, k, context, probe.i);
+      if (system_log && host_ident(probe)) {
+        nested_uptime(probe, out);
+        out.payload_offset = probe.i;
+      }
       return out;
     }
     k = Clock{};

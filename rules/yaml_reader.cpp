@@ -1,18 +1,15 @@
 #include "rules/yaml_reader.h"
 
 #include <algorithm>
-#include <fstream>
-#include <sstream>
+
+#include "core/whole_file.h"
 
 namespace attrib::rules::detail {
 
 std::string read_text_file(const std::filesystem::path& path, const std::string& display_name) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(kRuleIo, {display_name, 0}, "", "cannot open file");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) fail(kRuleIo, {display_name, 0}, "", "cannot read file");
-  return buffer.str();
+  auto text = read_whole_file(path);
+  if (!text) fail(kRuleIo, {display_name, 0}, "", "cannot open or read file");
+  return std::move(*text);
 }
 
 YamlFile read_yaml_file(const std::filesystem::path& path, const std::string& display_name) {

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "rules/bundle.h"
+#include "rules/evidence/bundle.h"
 #include "rules/rule_definitions.h"
 
 namespace attrib::api {

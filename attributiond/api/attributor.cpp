@@ -1,21 +1,14 @@
 #include "attributiond/api/attributor.h"
 
-#include <atomic>
-#include <filesystem>
-
-#include <unistd.h>
-
 #include <spdlog/spdlog.h>
 
 #include "attributiond/api/attribute_request.h"
 #include "common/evidence_archive.h"
-#include "rules/bundle.h"
-#include "rules/bundle_export.h"
+#include "rules/evidence/bundle.h"
+#include "rules/evidence/bundle_export.h"
 
 namespace attrib::api {
 namespace {
-
-namespace fs = std::filesystem;
 
 // What the archive's row holds of the attempt: the fields a hook's report would carry.
 v1::JobEnded row_request(const AttributeRequest& request, const ApiCaller& caller, TimeUs now) {
@@ -42,20 +35,11 @@ v1::JobEnded row_request(const AttributeRequest& request, const ApiCaller& calle
   return row;
 }
 
-// A scratch directory of its own for each request (requests are judged concurrently).
-fs::path scratch_dir() {
-  static std::atomic<uint64_t> next{0};
-  return fs::temp_directory_path() /
-         ("attrib-api-" + std::to_string(::getpid()) + "-" + std::to_string(next.fetch_add(1)));
-}
-
-Result<Verdict> judge(const rules::BundleFiles& files, const std::shared_ptr<const rules::RulePack>& pack) {
-  const fs::path dir = scratch_dir();
-  auto bundle = rules::open_bundle_files(dir, files);
-  auto verdict = bundle ? rules::replay_bundle(*bundle, pack) : Result<Verdict>(bundle.error());
-  std::error_code ignored;
-  fs::remove_all(dir, ignored);
-  return verdict;
+// The request's bundle judged in memory, by the path attrib-replay takes for a directory.
+Result<Verdict> judge(rules::BundleFiles files, const std::shared_ptr<const rules::RulePack>& pack) {
+  auto bundle = rules::open_bundle(std::move(files));
+  if (!bundle) return bundle.error();
+  return rules::replay_bundle(*bundle, pack);
 }
 
 const char* result_label(const Error& error) {
@@ -116,14 +100,15 @@ Result<store::ExternalArchived> Attributor::attribute(std::string_view body, con
   // No coverage handed in: the reader derives it from the lines, and names job nodes that
   // sent none unavailable, as it does for any bundle without coverage.json.
   if (!request->coverage) files->erase(rules::kCoverageFile);
-  auto verdict = judge(*files, pack_);
-  if (!verdict) return verdict.error();
-
   store::ArchivedEvidence evidence;
   for (const auto& [path, content] : *files) evidence.raw_bytes += content.size();
   evidence.blob = common::pack_evidence(*files);
   evidence.lines = raw.lines.size();
   evidence.complete = !evidence.blob.empty();
+  // Packed first: the bundle takes the files' contents over.
+  auto verdict = judge(std::move(*files), pack_);
+  if (!verdict) return verdict.error();
+
   auto archived = store_.archive_external(row_request(*request, caller, now), request->job.scheduler, *verdict,
                                           rules::events_of_verdict(*verdict),
                                           evidence.blob.empty() ? nullptr : &evidence, now, only_owner);

@@ -134,6 +134,106 @@ json offenders_json(const fleet::OffenderReport& report) {
   return json{{"offenders", offenders}, {"systemic", systemic}};
 }
 
+// The shared filters of /api/verdicts and /api/counts; false with a 400 already set.
+bool filter_of(const httplib::Request& request, httplib::Response& response, store::VerdictFilter& filter) {
+  filter.domain = request.get_param_value("domain");
+  filter.node = request.get_param_value("node");
+  filter.user = request.get_param_value("user");
+  filter.state = request.get_param_value("state");
+  if (!time_param(request, "since", filter.since_us) || !time_param(request, "until", filter.until_us)) {
+    send_error(response, 400, "bad_time", "since and until are seconds since the epoch");
+    return false;
+  }
+  return true;
+}
+
+// /api/verdicts' page size and where its page starts; false with a 400 already set.
+bool page_of(const httplib::Request& request, httplib::Response& response, store::VerdictFilter& filter) {
+  if (std::string limit = request.get_param_value("limit"); !limit.empty()) {
+    if (limit.size() > 4 || limit.find_first_not_of("0123456789") != std::string::npos || std::stoi(limit) == 0) {
+      send_error(response, 400, "bad_limit", "limit is 1..9999 (a page holds at most 1000)");
+      return false;
+    }
+    filter.limit = std::stoi(limit);
+  }
+  // The next (older) page: the previous answer's `next`, as before_us, before_cluster, before_job.
+  if (std::string before = request.get_param_value("before_us"); !before.empty()) {
+    if (before.size() > 18 || before.find_first_not_of("0123456789") != std::string::npos) {
+      send_error(response, 400, "bad_before", "before_us is microseconds since the epoch");
+      return false;
+    }
+    filter.before = store::PageKey{std::stoll(before), request.get_param_value("before_cluster"),
+                                   request.get_param_value("before_job")};
+  }
+  return true;
+}
+
+json verdict_page_json(const store::VerdictPage& page) {
+  json rows = json::array();
+  for (const auto& row : page.rows) rows.push_back(summary_json(row));
+  json next = nullptr;
+  if (page.next)
+    next = json{{"time_us", page.next->time_us}, {"cluster", page.next->cluster}, {"job_id", page.next->job_id}};
+  return json{{"verdicts", rows}, {"truncated", page.truncated}, {"next", next}};
+}
+
+json mined_templates_json(const std::vector<store::MinedTemplateRow>& rows) {
+  json templates = json::array();
+  for (const auto& row : rows)
+    templates.push_back(json{{"rank", row.rank},
+                             {"template", row.text},
+                             {"attempts", row.attempts},
+                             {"nodes", row.nodes},
+                             {"lines", row.lines},
+                             {"before_end", row.before_end},
+                             {"successful_attempts", row.successful},
+                             {"attempt_ids", row.attempt_ids},
+                             {"example", row.example},
+                             {"rule_skeleton", row.skeleton}});
+  return templates;
+}
+
+// Every response: nothing but this origin's own files may run or load (no inline script,
+// no CDN), no framing, and no Referer.
+void add_security_headers(const httplib::Request&, httplib::Response& response) {
+  response.set_header("Content-Security-Policy",
+                      "default-src 'self'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'");
+  response.set_header("X-Content-Type-Options", "nosniff");
+  response.set_header("Referrer-Policy", "no-referrer");
+  response.set_header("Cache-Control", "no-store");
+}
+
+enum class Method { kGet, kPost, kPut, kPatch, kDelete, kOptions };
+
+struct Route {
+  Method method;
+  const char* pattern;
+  void (DashboardServer::*handler)(const httplib::Request&, httplib::Response&);
+};
+
+void add_route(httplib::Server& server, Method method, const std::string& pattern, httplib::Server::Handler handler) {
+  switch (method) {
+    case Method::kGet:
+      server.Get(pattern, std::move(handler));
+      break;
+    case Method::kPost:
+      server.Post(pattern, std::move(handler));
+      break;
+    case Method::kPut:
+      server.Put(pattern, std::move(handler));
+      break;
+    case Method::kPatch:
+      server.Patch(pattern, std::move(handler));
+      break;
+    case Method::kDelete:
+      server.Delete(pattern, std::move(handler));
+      break;
+    case Method::kOptions:
+      server.Options(pattern, std::move(handler));
+      break;
+  }
+}
+
 }  // namespace
 
 Result<std::unique_ptr<DashboardServer>> DashboardServer::start(const DashboardOptions& options) {
@@ -159,243 +259,209 @@ DashboardServer::DashboardServer(DashboardOptions options, std::unique_ptr<store
 DashboardServer::~DashboardServer() = default;
 
 void DashboardServer::routes(httplib::Server& server) {
-  const auto& authenticator = *options_.authenticator;
-
-  // Every response: nothing but this origin's own files may run or load (no inline script,
-  // no CDN), no framing, and no Referer.
-  server.set_post_routing_handler([](const httplib::Request&, httplib::Response& response) {
-    response.set_header("Content-Security-Policy",
-                        "default-src 'self'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'");
-    response.set_header("X-Content-Type-Options", "nosniff");
-    response.set_header("Referrer-Policy", "no-referrer");
-    response.set_header("Cache-Control", "no-store");
-  });
-
-  // The viewer of a request, or nullopt with the 401 already set.
-  auto viewer_of = [this, &authenticator](const httplib::Request& request, httplib::Response& response,
-                                          bool html) -> std::optional<store::Viewer> {
-    if (!authenticator.enabled()) return store::Viewer{true, 0};
-    std::string token = cookie_value(request, kCookie);
-    auto caller = token.empty() ? std::nullopt : sessions_.find(token, wall_clock_us());
-    if (!caller) {
-      const std::string why = "You are not logged in, or your session has expired.";
-      if (html) {
-        response.status = 401;
-        response.set_content(login_page(why), "text/html; charset=utf-8");
-      } else {
-        send_error(response, 401, "login_required", why + " Run `attrib-show --dashboard` and open its link.");
-      }
-      return std::nullopt;
-    }
-    return store::Viewer{authenticator.is_admin(*caller), caller->uid};
+  server.set_post_routing_handler(add_security_headers);
+  // httplib tries a method's routes in this order: POST /login comes before the refusals.
+  const Route table[] = {
+      {Method::kGet, "/", &DashboardServer::serve_page},
+      {Method::kGet, "/(app\\.js|login\\.js|style\\.css)", &DashboardServer::serve_asset},
+      {Method::kGet, "/favicon.ico", &DashboardServer::serve_no_icon},
+      {Method::kGet, "/login", &DashboardServer::serve_login_page},
+      {Method::kPost, "/login", &DashboardServer::log_in},
+      {Method::kGet, "/logout", &DashboardServer::log_out},
+      {Method::kGet, "/api/session", &DashboardServer::api_session},
+      {Method::kGet, "/api/verdicts", &DashboardServer::api_verdicts},
+      {Method::kGet, "/api/counts", &DashboardServer::api_counts},
+      {Method::kGet, "/api/offenders", &DashboardServer::api_offenders},
+      {Method::kGet, "/api/unexplained", &DashboardServer::api_unexplained},
+      {Method::kGet, "/api/jobs/([^/]+)/([^/]+)", &DashboardServer::api_job},
+      // Read-only: every other method on every path is refused (POST /login is the one exception).
+      {Method::kPost, ".*", &DashboardServer::refuse_write},
+      {Method::kPut, ".*", &DashboardServer::refuse_write},
+      {Method::kPatch, ".*", &DashboardServer::refuse_write},
+      {Method::kDelete, ".*", &DashboardServer::refuse_write},
+      {Method::kOptions, ".*", &DashboardServer::refuse_write},
   };
+  for (const Route& route : table)
+    add_route(server, route.method, route.pattern,
+              [this, handler = route.handler](const httplib::Request& request, httplib::Response& response) {
+                (this->*handler)(request, response);
+              });
+}
 
-  server.Get("/", [viewer_of](const httplib::Request& request, httplib::Response& response) {
-    if (!viewer_of(request, response, true)) return;
-    response.set_content(std::string(find_asset("index.html")->body), content_type("index.html"));
-  });
-  server.Get("/(app\\.js|login\\.js|style\\.css)", [](const httplib::Request& request, httplib::Response& response) {
-    const WebAsset* asset = find_asset(request.matches[1].str());
-    response.set_content(std::string(asset->body), content_type(asset->name));
-  });
+std::optional<store::Viewer> DashboardServer::viewer_of(const httplib::Request& request, httplib::Response& response,
+                                                        bool html) {
+  if (!authenticator().enabled()) return store::Viewer{true, 0};
+  std::string token = cookie_value(request, kCookie);
+  auto caller = token.empty() ? std::nullopt : sessions_.find(token, wall_clock_us());
+  if (!caller) {
+    const std::string why = "You are not logged in, or your session has expired.";
+    if (html) {
+      response.status = 401;
+      response.set_content(login_page(why), "text/html; charset=utf-8");
+    } else {
+      send_error(response, 401, "login_required", why + " Run `attrib-show --dashboard` and open its link.");
+    }
+    return std::nullopt;
+  }
+  return store::Viewer{authenticator().is_admin(*caller), caller->uid};
+}
 
-  // Browsers ask for it on their own; no icon, and no 404 in their console.
-  server.Get("/favicon.ico", [](const httplib::Request&, httplib::Response& response) { response.status = 204; });
+void DashboardServer::serve_page(const httplib::Request& request, httplib::Response& response) {
+  if (!viewer_of(request, response, true)) return;
+  response.set_content(std::string(find_asset("index.html")->body), content_type("index.html"));
+}
 
-  // The login page: login.js posts the credential from the link's fragment. A credential
-  // in the query (an older attrib-show) is refused unread: it has been in logs already.
-  server.Get("/login", [&authenticator](const httplib::Request& request, httplib::Response& response) {
-    if (!authenticator.enabled()) {  // nothing to log in to
-      response.set_redirect("/", 303);
-      return;
-    }
-    if (request.has_param("cred")) {
-      response.status = 400;
-      response.set_content(login_page("A credential in the address is not accepted (addresses end up in logs): "
-                                      "run attrib-show --dashboard again and open the link it prints now."),
-                           "text/html; charset=utf-8");
-      return;
-    }
-    response.set_content(login_page("Open the link from attrib-show --dashboard to log in."),
-                         "text/html; charset=utf-8");
-  });
-  // The credential arrives in a JSON body from this origin's own page. JSON and the
-  // origin checks stop login CSRF: another site's form cannot send JSON, and its script
-  // cannot without a CORS preflight, which is refused (OPTIONS answers 405).
-  server.Post("/login", [this, &authenticator](const httplib::Request& request, httplib::Response& response) {
-    if (!authenticator.enabled()) return send_error(response, 404, "no_login", "this dashboard has no login");
-    if (request.get_header_value("Content-Type").rfind("application/json", 0) != 0)
-      return send_error(response, 415, "json_required", "post the credential as {\"cred\": \"...\"}");
-    const std::string site = request.get_header_value("Sec-Fetch-Site");
-    const std::string origin = request.get_header_value("Origin");
-    if ((!site.empty() && site != "same-origin") ||
-        (!origin.empty() && origin != "http://" + request.get_header_value("Host")))
-      return send_error(response, 403, "cross_site", "a login is accepted only from the dashboard's own page");
-    json body = json::parse(request.body, nullptr, false);
-    if (!body.is_object() || !body.contains("cred") || !body["cred"].is_string())
-      return send_error(response, 400, "bad_request", "post the credential as {\"cred\": \"...\"}");
-    auto caller = authenticator.verify_dashboard_login(body["cred"].get<std::string>());
-    if (!caller) {
-      spdlog::warn("dashboard login from {} rejected: {}", request.remote_addr, caller.error().message);
-      return send_error(response, caller.error().code == kAuthMunged ? 503 : 401, "login_rejected",
-                        caller.error().message);
-    }
-    auto token = sessions_.open(*caller, wall_clock_us());
-    if (!token) return send_error(response, 500, token.error().code, token.error().message);
-    spdlog::info("dashboard login: uid {} ({}){} from {}", caller->uid, user_name(caller->uid),
-                 authenticator.is_admin(*caller) ? " as admin" : "", request.remote_addr);
-    response.set_header("Set-Cookie",
-                        std::string(kCookie) + "=" + *token +
-                            "; Path=/; HttpOnly; SameSite=Strict; Max-Age=" + std::to_string(options_.session_ttl_s));
-    send_json(response, 200, json{{"uid", caller->uid}, {"admin", authenticator.is_admin(*caller)}});
-  });
-  server.Get("/logout", [this](const httplib::Request& request, httplib::Response& response) {
-    sessions_.close(cookie_value(request, kCookie));
-    response.set_header("Set-Cookie", std::string(kCookie) + "=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0");
+void DashboardServer::serve_asset(const httplib::Request& request, httplib::Response& response) {
+  const WebAsset* asset = find_asset(request.matches[1].str());
+  response.set_content(std::string(asset->body), content_type(asset->name));
+}
+
+// Browsers ask for it on their own; no icon, and no 404 in their console.
+void DashboardServer::serve_no_icon(const httplib::Request&, httplib::Response& response) { response.status = 204; }
+
+// The login page: login.js posts the credential from the link's fragment. A credential
+// in the query (an older attrib-show) is refused unread: it has been in logs already.
+void DashboardServer::serve_login_page(const httplib::Request& request, httplib::Response& response) {
+  if (!authenticator().enabled()) {  // nothing to log in to
     response.set_redirect("/", 303);
-  });
+    return;
+  }
+  if (request.has_param("cred")) {
+    response.status = 400;
+    response.set_content(login_page("A credential in the address is not accepted (addresses end up in logs): "
+                                    "run attrib-show --dashboard again and open the link it prints now."),
+                         "text/html; charset=utf-8");
+    return;
+  }
+  response.set_content(login_page("Open the link from attrib-show --dashboard to log in."), "text/html; charset=utf-8");
+}
 
-  server.Get("/api/session", [viewer_of, &authenticator](const httplib::Request& request, httplib::Response& response) {
-    auto viewer = viewer_of(request, response, false);
-    if (!viewer) return;
-    send_json(response, 200,
-              json{{"auth", authenticator.enabled() ? "munge" : "none"},
-                   {"uid", viewer->uid},
-                   {"user", authenticator.enabled() ? user_name(viewer->uid) : ""},
-                   {"admin", viewer->admin}});
-  });
+// The credential arrives in a JSON body from this origin's own page. JSON and the
+// origin checks stop login CSRF: another site's form cannot send JSON, and its script
+// cannot without a CORS preflight, which is refused (OPTIONS answers 405).
+void DashboardServer::log_in(const httplib::Request& request, httplib::Response& response) {
+  if (!authenticator().enabled()) return send_error(response, 404, "no_login", "this dashboard has no login");
+  if (request.get_header_value("Content-Type").rfind("application/json", 0) != 0)
+    return send_error(response, 415, "json_required", "post the credential as {\"cred\": \"...\"}");
+  const std::string site = request.get_header_value("Sec-Fetch-Site");
+  const std::string origin = request.get_header_value("Origin");
+  if ((!site.empty() && site != "same-origin") ||
+      (!origin.empty() && origin != "http://" + request.get_header_value("Host")))
+    return send_error(response, 403, "cross_site", "a login is accepted only from the dashboard's own page");
+  json body = json::parse(request.body, nullptr, false);
+  if (!body.is_object() || !body.contains("cred") || !body["cred"].is_string())
+    return send_error(response, 400, "bad_request", "post the credential as {\"cred\": \"...\"}");
+  auto caller = authenticator().verify_dashboard_login(body["cred"].get<std::string>());
+  if (!caller) {
+    spdlog::warn("dashboard login from {} rejected: {}", request.remote_addr, caller.error().message);
+    return send_error(response, caller.error().code == kAuthMunged ? 503 : 401, "login_rejected",
+                      caller.error().message);
+  }
+  auto token = sessions_.open(*caller, wall_clock_us());
+  if (!token) return send_error(response, 500, token.error().code, token.error().message);
+  spdlog::info("dashboard login: uid {} ({}){} from {}", caller->uid, user_name(caller->uid),
+               authenticator().is_admin(*caller) ? " as admin" : "", request.remote_addr);
+  response.set_header("Set-Cookie",
+                      std::string(kCookie) + "=" + *token +
+                          "; Path=/; HttpOnly; SameSite=Strict; Max-Age=" + std::to_string(options_.session_ttl_s));
+  send_json(response, 200, json{{"uid", caller->uid}, {"admin", authenticator().is_admin(*caller)}});
+}
 
-  // The shared filters of /api/verdicts and /api/counts; false with a 400 already set.
-  auto filter_of = [](const httplib::Request& request, httplib::Response& response, store::VerdictFilter& filter) {
-    filter.domain = request.get_param_value("domain");
-    filter.node = request.get_param_value("node");
-    filter.user = request.get_param_value("user");
-    filter.state = request.get_param_value("state");
-    if (!time_param(request, "since", filter.since_us) || !time_param(request, "until", filter.until_us)) {
-      send_error(response, 400, "bad_time", "since and until are seconds since the epoch");
-      return false;
-    }
-    return true;
-  };
+void DashboardServer::log_out(const httplib::Request& request, httplib::Response& response) {
+  sessions_.close(cookie_value(request, kCookie));
+  response.set_header("Set-Cookie", std::string(kCookie) + "=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0");
+  response.set_redirect("/", 303);
+}
 
-  server.Get("/api/verdicts", [this, viewer_of, filter_of](const httplib::Request& request,
-                                                           httplib::Response& response) {
-    auto viewer = viewer_of(request, response, false);
-    if (!viewer) return;
-    store::VerdictFilter filter;
-    if (!filter_of(request, response, filter)) return;
-    if (std::string limit = request.get_param_value("limit"); !limit.empty()) {
-      if (limit.size() > 4 || limit.find_first_not_of("0123456789") != std::string::npos || std::stoi(limit) == 0)
-        return send_error(response, 400, "bad_limit", "limit is 1..9999 (a page holds at most 1000)");
-      filter.limit = std::stoi(limit);
-    }
-    // The next (older) page: the previous answer's `next`, as before_us, before_cluster, before_job.
-    if (std::string before = request.get_param_value("before_us"); !before.empty()) {
-      if (before.size() > 18 || before.find_first_not_of("0123456789") != std::string::npos)
-        return send_error(response, 400, "bad_before", "before_us is microseconds since the epoch");
-      filter.before = store::PageKey{std::stoll(before), request.get_param_value("before_cluster"),
-                                     request.get_param_value("before_job")};
-    }
-    auto page = queries_->verdicts(filter, *viewer);
-    if (!page) return send_error(response, 500, page.error().code, page.error().message);
-    json rows = json::array();
-    for (const auto& row : page->rows) rows.push_back(summary_json(row));
-    json next = nullptr;
-    if (page->next)
-      next = json{{"time_us", page->next->time_us}, {"cluster", page->next->cluster}, {"job_id", page->next->job_id}};
-    send_json(response, 200, json{{"verdicts", rows}, {"truncated", page->truncated}, {"next", next}});
-  });
+void DashboardServer::api_session(const httplib::Request& request, httplib::Response& response) {
+  auto viewer = viewer_of(request, response, false);
+  if (!viewer) return;
+  send_json(response, 200,
+            json{{"auth", authenticator().enabled() ? "munge" : "none"},
+                 {"uid", viewer->uid},
+                 {"user", authenticator().enabled() ? user_name(viewer->uid) : ""},
+                 {"admin", viewer->admin}});
+}
 
-  server.Get("/api/counts", [this, viewer_of, filter_of](const httplib::Request& request, httplib::Response& response) {
-    auto viewer = viewer_of(request, response, false);
-    if (!viewer) return;
-    store::VerdictFilter filter;
-    if (!filter_of(request, response, filter)) return;
-    std::string bucket = request.has_param("bucket") ? request.get_param_value("bucket") : "day";
-    if (bucket != "hour" && bucket != "day") return send_error(response, 400, "bad_bucket", "bucket is hour or day");
-    int64_t bucket_s = bucket == "hour" ? 3600 : 86400;
-    TimeUs now = wall_clock_us();
-    if (!filter.until_us) filter.until_us = now;
-    if (!filter.since_us) filter.since_us = *filter.until_us - (bucket == "hour" ? 48 : 14) * bucket_s * 1000000;
-    auto counts = queries_->counts(filter, bucket_s, *viewer);
-    if (!counts) return send_error(response, 400, counts.error().code, counts.error().message);
-    json buckets = json::array();
-    for (const auto& b : *counts) buckets.push_back(json{{"start_us", b.start_us}, {"domains", b.domains}});
-    send_json(response, 200, json{{"bucket_s", bucket_s}, {"buckets", buckets}});
-  });
+void DashboardServer::api_verdicts(const httplib::Request& request, httplib::Response& response) {
+  auto viewer = viewer_of(request, response, false);
+  if (!viewer) return;
+  store::VerdictFilter filter;
+  if (!filter_of(request, response, filter) || !page_of(request, response, filter)) return;
+  auto page = queries_->verdicts(filter, *viewer);
+  if (!page) return send_error(response, 500, page.error().code, page.error().message);
+  send_json(response, 200, verdict_page_json(*page));
+}
 
-  server.Get("/api/offenders", [this, viewer_of](const httplib::Request& request, httplib::Response& response) {
-    auto viewer = viewer_of(request, response, false);
-    if (!viewer) return;
-    // Node reputation is about the fleet, built from every user's jobs: admins only.
-    if (!viewer->admin)
-      return send_error(response, 403, "admins_only", "repeat offenders are shown to administrators only");
-    auto lock = queries_->lock();
-    auto report = fleet::repeat_offenders(queries_->database(), options_.fleet, wall_clock_us());
-    lock.unlock();
-    if (!report) return send_error(response, 500, report.error().code, report.error().message);
-    json body = offenders_json(*report);
-    body["policy"] = json{{"threshold", options_.fleet.offender_threshold},
-                          {"window_s", options_.fleet.offender_window_s},
-                          {"domains", options_.fleet.offender_domains}};
-    send_json(response, 200, body);
-  });
+void DashboardServer::api_counts(const httplib::Request& request, httplib::Response& response) {
+  auto viewer = viewer_of(request, response, false);
+  if (!viewer) return;
+  store::VerdictFilter filter;
+  if (!filter_of(request, response, filter)) return;
+  std::string bucket = request.has_param("bucket") ? request.get_param_value("bucket") : "day";
+  if (bucket != "hour" && bucket != "day") return send_error(response, 400, "bad_bucket", "bucket is hour or day");
+  int64_t bucket_s = bucket == "hour" ? 3600 : 86400;
+  TimeUs now = wall_clock_us();
+  if (!filter.until_us) filter.until_us = now;
+  if (!filter.since_us) filter.since_us = *filter.until_us - (bucket == "hour" ? 48 : 14) * bucket_s * 1000000;
+  auto counts = queries_->counts(filter, bucket_s, *viewer);
+  if (!counts) return send_error(response, 400, counts.error().code, counts.error().message);
+  json buckets = json::array();
+  for (const auto& b : *counts) buckets.push_back(json{{"start_us", b.start_us}, {"domains", b.domains}});
+  send_json(response, 200, json{{"bucket_s", bucket_s}, {"buckets", buckets}});
+}
 
-  // What no rule explains, as `attrib-rules mine --save` last found it. The lines come from
-  // every user's jobs: admins only.
-  server.Get("/api/unexplained", [this, viewer_of](const httplib::Request& request, httplib::Response& response) {
-    auto viewer = viewer_of(request, response, false);
-    if (!viewer) return;
-    if (!viewer->admin)
-      return send_error(response, 403, "admins_only", "unexplained messages are shown to administrators only");
-    auto lock = queries_->lock();
-    auto rows = store::mined_templates(queries_->database());
-    lock.unlock();
-    if (!rows) return send_error(response, 500, rows.error().code, rows.error().message);
-    json templates = json::array();
-    for (const auto& row : *rows)
-      templates.push_back(json{{"rank", row.rank},
-                               {"template", row.text},
-                               {"attempts", row.attempts},
-                               {"nodes", row.nodes},
-                               {"lines", row.lines},
-                               {"before_end", row.before_end},
-                               {"successful_attempts", row.successful},
-                               {"attempt_ids", row.attempt_ids},
-                               {"example", row.example},
-                               {"rule_skeleton", row.skeleton}});
-    send_json(response, 200,
-              json{{"mined_us", rows->empty() ? json(nullptr) : json(rows->front().mined)},
-                   {"cluster", options_.cluster},
-                   {"templates", templates}});
-  });
+void DashboardServer::api_offenders(const httplib::Request& request, httplib::Response& response) {
+  auto viewer = viewer_of(request, response, false);
+  if (!viewer) return;
+  // Node reputation is about the fleet, built from every user's jobs: admins only.
+  if (!viewer->admin)
+    return send_error(response, 403, "admins_only", "repeat offenders are shown to administrators only");
+  auto lock = queries_->lock();
+  auto report = fleet::repeat_offenders(queries_->database(), options_.fleet, wall_clock_us());
+  lock.unlock();
+  if (!report) return send_error(response, 500, report.error().code, report.error().message);
+  json body = offenders_json(*report);
+  body["policy"] = json{{"threshold", options_.fleet.offender_threshold},
+                        {"window_s", options_.fleet.offender_window_s},
+                        {"domains", options_.fleet.offender_domains}};
+  send_json(response, 200, body);
+}
 
-  server.Get(
-      "/api/jobs/([^/]+)/([^/]+)", [this, viewer_of](const httplib::Request& request, httplib::Response& response) {
-        auto viewer = viewer_of(request, response, false);
-        if (!viewer) return;
-        auto detail = queries_->job(request.matches[1].str(), request.matches[2].str(), *viewer);
-        if (!detail) {
-          if (detail.error().code == kDashForbidden)
-            return send_error(response, 403, "forbidden", detail.error().message);
-          return send_error(response, 500, detail.error().code, detail.error().message);
-        }
-        if (!detail->has_value())
-          return send_error(response, 404, "not_found", "no archived verdict for job " + request.matches[2].str());
-        json verdict = json::parse((*detail)->verdict_json, nullptr, false);
-        send_json(response, 200, json{{"job", summary_json((*detail)->summary)}, {"verdict", verdict}});
-      });
+// What no rule explains, as `attrib-rules mine --save` last found it. The lines come from
+// every user's jobs: admins only.
+void DashboardServer::api_unexplained(const httplib::Request& request, httplib::Response& response) {
+  auto viewer = viewer_of(request, response, false);
+  if (!viewer) return;
+  if (!viewer->admin)
+    return send_error(response, 403, "admins_only", "unexplained messages are shown to administrators only");
+  auto lock = queries_->lock();
+  auto rows = store::mined_templates(queries_->database());
+  lock.unlock();
+  if (!rows) return send_error(response, 500, rows.error().code, rows.error().message);
+  send_json(response, 200,
+            json{{"mined_us", rows->empty() ? json(nullptr) : json(rows->front().mined)},
+                 {"cluster", options_.cluster},
+                 {"templates", mined_templates_json(*rows)}});
+}
 
-  // Read-only: every other method on every path is refused (POST /login is the one exception).
-  auto refuse = [](const httplib::Request&, httplib::Response& response) {
-    response.set_header("Allow", "GET, HEAD");
-    send_error(response, 405, "method_not_allowed", "the dashboard is read-only");
-  };
-  server.Post(".*", refuse);
-  server.Put(".*", refuse);
-  server.Patch(".*", refuse);
-  server.Delete(".*", refuse);
-  server.Options(".*", refuse);
+void DashboardServer::api_job(const httplib::Request& request, httplib::Response& response) {
+  auto viewer = viewer_of(request, response, false);
+  if (!viewer) return;
+  auto detail = queries_->job(request.matches[1].str(), request.matches[2].str(), *viewer);
+  if (!detail) {
+    if (detail.error().code == kDashForbidden) return send_error(response, 403, "forbidden", detail.error().message);
+    return send_error(response, 500, detail.error().code, detail.error().message);
+  }
+  if (!detail->has_value())
+    return send_error(response, 404, "not_found", "no archived verdict for job " + request.matches[2].str());
+  json verdict = json::parse((*detail)->verdict_json, nullptr, false);
+  send_json(response, 200, json{{"job", summary_json((*detail)->summary)}, {"verdict", verdict}});
+}
+
+void DashboardServer::refuse_write(const httplib::Request&, httplib::Response& response) {
+  response.set_header("Allow", "GET, HEAD");
+  send_error(response, 405, "method_not_allowed", "the dashboard is read-only");
 }
 
 }  // namespace attrib::dashboard

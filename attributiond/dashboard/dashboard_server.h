@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -30,6 +31,8 @@
 
 namespace httplib {
 class Server;
+struct Request;
+struct Response;
 }
 
 namespace attrib::dashboard {
@@ -58,6 +61,26 @@ class DashboardServer {
   // Defined in the .cpp, where httplib::Server is complete.
   DashboardServer(DashboardOptions options, std::unique_ptr<store::DashboardQueries> queries);
   void routes(httplib::Server& server);
+
+  // One handler per route; routes() holds the table of which method and path each serves.
+  void serve_page(const httplib::Request& request, httplib::Response& response);
+  void serve_asset(const httplib::Request& request, httplib::Response& response);
+  void serve_no_icon(const httplib::Request& request, httplib::Response& response);
+  void serve_login_page(const httplib::Request& request, httplib::Response& response);
+  void log_in(const httplib::Request& request, httplib::Response& response);
+  void log_out(const httplib::Request& request, httplib::Response& response);
+  void api_session(const httplib::Request& request, httplib::Response& response);
+  void api_verdicts(const httplib::Request& request, httplib::Response& response);
+  void api_counts(const httplib::Request& request, httplib::Response& response);
+  void api_offenders(const httplib::Request& request, httplib::Response& response);
+  void api_unexplained(const httplib::Request& request, httplib::Response& response);
+  void api_job(const httplib::Request& request, httplib::Response& response);
+  void refuse_write(const httplib::Request& request, httplib::Response& response);
+
+  // The viewer of a request, or nullopt with the 401 already set (html: the login page,
+  // else a JSON error).
+  std::optional<store::Viewer> viewer_of(const httplib::Request& request, httplib::Response& response, bool html);
+  const common::Authenticator& authenticator() const { return *options_.authenticator; }
 
   DashboardOptions options_;
   std::unique_ptr<store::DashboardQueries> queries_;

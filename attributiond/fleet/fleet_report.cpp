@@ -1,6 +1,7 @@
 #include "attributiond/fleet/fleet_report.h"
 
 #include "common/auth.h"
+#include "core/json_text.h"
 
 namespace attrib::fleet {
 namespace {
@@ -9,7 +10,15 @@ namespace {
 // stays short; narrow --since for older ones.
 constexpr size_t kMaxNodeVerdicts = 5000;
 
-nlohmann::json time_or_null(TimeUs t) { return t > 0 ? nlohmann::json(format_time(t)) : nlohmann::json(nullptr); }
+// The fields a node's history and a verdict listing share (store::BlameRow and
+// store::VerdictRow), one shape for both.
+template <typename Row>
+nlohmann::json verdict_row_json(const Row& r) {
+  return {{"cluster", r.cluster}, {"job_id", r.job_id}, {"time", time_or_null(r.time_us)},
+          {"user", r.user},       {"uid", r.uid},       {"state", r.state},
+          {"domain", r.domain},   {"rule", r.rule},     {"action", r.action},
+          {"gpu", r.gpu},         {"trusted", r.trusted}};
+}
 
 std::vector<std::string> split_commas(const std::string& text) {
   std::vector<std::string> out;
@@ -77,18 +86,9 @@ Result<nlohmann::json> node_history_report(store::Database& db, const std::strin
   out["verdicts"] = nlohmann::json::array();
   out["truncated"] = truncated;
   for (const store::BlameRow& r : *history) {
-    out["verdicts"].push_back({{"cluster", r.cluster},
-                               {"job_id", r.job_id},
-                               {"time", time_or_null(r.time_us)},
-                               {"user", r.user},
-                               {"uid", r.uid},
-                               {"state", r.state},
-                               {"domain", r.domain},
-                               {"rule", r.rule},
-                               {"action", r.action},
-                               {"gpu", r.gpu},
-                               {"trusted", r.trusted},
-                               {"counts", counts_for_reputation(r.domain, r.trusted, policy)}});
+    nlohmann::json row = verdict_row_json(r);
+    row["counts"] = counts_for_reputation(r.domain, r.trusted, policy);
+    out["verdicts"].push_back(std::move(row));
   }
   out["remediation"] = nlohmann::json::array();
   for (const store::RemediationRecord& a : *actions) {
@@ -124,20 +124,12 @@ Result<nlohmann::json> verdict_list_report(store::Database& db, const store::Ver
   }
   out["verdicts"] = nlohmann::json::array();
   out["truncated"] = page->next.has_value();
-  for (const store::VerdictRow& r : page->rows)
-    out["verdicts"].push_back({{"cluster", r.cluster},
-                               {"job_id", r.job_id},
-                               {"time", time_or_null(r.time_us)},
-                               {"user", r.user},
-                               {"uid", r.uid},
-                               {"state", r.state},
-                               {"domain", r.domain},
-                               {"rule", r.rule},
-                               {"action", r.action},
-                               {"node", r.node},
-                               {"gpu", r.gpu},
-                               {"affected_nodes", split_commas(r.affected_nodes)},
-                               {"trusted", r.trusted}});
+  for (const store::VerdictRow& r : page->rows) {
+    nlohmann::json row = verdict_row_json(r);
+    row["node"] = r.node;
+    row["affected_nodes"] = split_commas(r.affected_nodes);
+    out["verdicts"].push_back(std::move(row));
+  }
   if (next != nullptr) *next = page->next;
   return out;
 }

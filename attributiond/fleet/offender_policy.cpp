@@ -54,18 +54,23 @@ std::vector<SystemicEvent> find_systemic(const std::vector<const BlameRow*>& row
   return events;
 }
 
+// The (node, gpu) whose verdicts `rows` are, oldest first.
+Offender offender_of(const std::pair<std::string, std::string>& node_gpu, const std::vector<const BlameRow*>& rows) {
+  Offender offender;
+  offender.node = node_gpu.first;
+  offender.gpu = node_gpu.second;
+  offender.verdicts = static_cast<int>(rows.size());
+  offender.first_us = rows.front()->time_us;
+  offender.last_us = rows.back()->time_us;
+  for (const BlameRow* row : rows) offender.job_ids.push_back(row->job_id);
+  return offender;
+}
+
 void add_offenders(const std::map<std::pair<std::string, std::string>, std::vector<const BlameRow*>>& groups,
                    int threshold, std::vector<Offender>& out) {
   for (const auto& [key, rows] : groups) {
     if (static_cast<int>(rows.size()) < std::max(threshold, 1)) continue;
-    Offender offender;
-    offender.node = key.first;
-    offender.gpu = key.second;
-    offender.verdicts = static_cast<int>(rows.size());
-    offender.first_us = rows.front()->time_us;
-    offender.last_us = rows.back()->time_us;
-    for (const BlameRow* row : rows) offender.job_ids.push_back(row->job_id);
-    out.push_back(std::move(offender));
+    out.push_back(offender_of(key, rows));
   }
 }
 
@@ -103,13 +108,7 @@ void add_app_class_gpu_offenders(const std::vector<BlameRow>& rows, const FleetP
                                      return o.node == key.first && o.gpu == key.second;
                                    });
     if (known) continue;  // already an offender on hardware verdicts
-    Offender offender;
-    offender.node = key.first;
-    offender.gpu = key.second;
-    offender.verdicts = static_cast<int>(group.size());
-    offender.first_us = group.front()->time_us;
-    offender.last_us = group.back()->time_us;
-    for (const BlameRow* row : group) offender.job_ids.push_back(row->job_id);
+    Offender offender = offender_of(key, group);
     offender.basis = "app_class_xid";
     offender.advisory = hardware_gpus.count(key) == 0;
     out.push_back(std::move(offender));

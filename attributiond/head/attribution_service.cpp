@@ -11,7 +11,7 @@
 #include "common/proto_text.h"
 #include "core/clock.h"
 #include "core/failpoint.h"
-#include "rules/bundle_export.h"
+#include "rules/evidence/bundle_export.h"
 #include "slurm/slurmdbd_client.h"
 
 namespace attrib::head {

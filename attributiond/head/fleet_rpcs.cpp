@@ -136,9 +136,6 @@ grpc::Status AttributionService::GetArchiveStats(grpc::ServerContext* context, c
   }
   auto stats = store::archive_stats(store_);
   if (!stats) return common::to_grpc_status(stats.error());
-  const auto time_or_null = [](const std::optional<TimeUs>& t) -> nlohmann::json {
-    return t ? nlohmann::json(format_time(*t)) : nlohmann::json(nullptr);
-  };
   nlohmann::json out = {
       {"file_bytes", stats->file_bytes},
       {"used_bytes", stats->used_bytes},

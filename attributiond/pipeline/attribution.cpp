@@ -8,13 +8,14 @@
 #include <spdlog/spdlog.h>
 
 #include "attributiond/ops/log_context.h"
+#include "attributiond/pipeline/job_comment.h"
 #include "attributiond/pipeline/node_history.h"
 #include "common/evidence_archive.h"
 #include "core/clock.h"
 #include "core/comment.h"
 #include "core/failpoint.h"
 #include "core/json_text.h"
-#include "rules/bundle_export.h"
+#include "rules/evidence/bundle_export.h"
 #include "slurm/slurmdbd_client.h"
 
 namespace attrib::pipeline {
@@ -146,54 +147,6 @@ Outcome retry_after_failure(const AttributionContext& context, const store::Queu
 }
 
 namespace {
-
-// Whether `segment` is one attrib wrote for the job id: the comment of a verdict the
-// archive holds for one of its runs. A segment a user typed into their Comment
-// (--comment "attrib: ... attempt=9") is not, whatever it claims.
-Result<bool> archived_segment(store::JobStore& store, const store::JobKey& key, const std::string& segment) {
-  auto newest = store.lookup(key.cluster, key.job_id);
-  if (!newest) return newest.error();
-  if (!*newest) return false;
-  for (int64_t run = (*newest)->runs - 1; run >= 0; --run) {
-    auto record = store.lookup(key.cluster, key.job_id, run);
-    if (!record) return record.error();
-    if (*record && (*record)->verdict_json &&
-        json_string_or(nlohmann::json::parse(*(*record)->verdict_json), "comment") == segment)
-      return true;
-  }
-  return false;
-}
-
-// The job's comment field with the verdict's segment in it, keeping the text already there
-// (the user's); nullopt when nothing is to be written. `scoped`: the record this run
-// scoped the job with, which serves as the text already there when it is the id's only
-// row (the row the write changes): one slurmdbd read less per job.
-Result<std::optional<std::string>> comment_to_write(slurm::Accounting& accounting, store::JobStore& store,
-                                                    const store::JobKey& key, const std::string& segment,
-                                                    std::optional<TimeUs> attempt_submit,
-                                                    const std::optional<slurm::JobRecordFacts>& scoped) {
-  Result<slurm::JobRecordFacts> before = scoped && scoped->sole_row ? Result<slurm::JobRecordFacts>(*scoped)
-                                                                    : accounting.read_job(key.cluster, key.job_id);
-  if (!before) return before.error();
-  // slurmdbd writes the id's newest row. When a later job reuses the id, that row is not
-  // this job's: its Comment is left alone (the verdict is in the archive).
-  if (attempt_submit && before->job_submit && *attempt_submit < *before->job_submit) {
-    spdlog::info("job {}: a later job reuses the id; its Comment is not written", key.job_id);
-    return std::optional<std::string>();
-  }
-  // One Comment serves every attempt of a requeued job: an earlier attempt judged late
-  // does not replace a later one's verdict, when attrib wrote that one.
-  if (comment_attempt(before->comment) > comment_attempt(segment)) {
-    auto ours = archived_segment(store, key, comment_segment(before->comment));
-    if (!ours) return ours.error();
-    if (*ours) return std::optional<std::string>();
-    spdlog::warn("job {}: the comment holds an attrib segment attrib never wrote, replaced: {}", key.job_id,
-                 sanitize_for_comment(comment_segment(before->comment)));
-  }
-  std::string merged = merge_comment(before->comment, segment);
-  if (merged == before->comment) return std::optional<std::string>();  // written by an earlier attempt
-  return std::optional<std::string>(std::move(merged));
-}
 
 // Once a job's comment is in Slurm (or none is written): each sink takes the verdict and
 // the attempt's phases are logged. nullopt when that went well, else the outcome of the
@@ -552,6 +505,7 @@ Outcome attribute_once(const AttributionContext& context, slurm::Accounting& acc
                                        output_paths_of(job.request, facts.nodes.empty() ? "" : facts.nodes.front()),
                                        keep_raw ? &evidence : nullptr, &times->collected);
     times->judged = wall_clock_us();
+    verdict.run = job.key.run;  // the sinks' copy names its run as the archive's does
     const std::optional<store::ArchivedEvidence> archived_evidence =
         keep_raw ? pack_attempt_evidence(facts, std::move(evidence)) : std::nullopt;
     failpoint("attempt.judged");  // the verdict made, not archived

@@ -18,7 +18,7 @@
 #include "attributiond/store/job_store.h"
 #include "collectors/collector.h"
 #include "common/config.h"
-#include "rules/bundle_export.h"
+#include "rules/evidence/bundle_export.h"
 #include "rules/engine.h"
 #include "slurm/accounting.h"
 

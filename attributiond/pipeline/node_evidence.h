@@ -10,7 +10,7 @@
 #include "attrib/v1/attrib.pb.h"
 #include "collectors/collector.h"
 #include "rules/engine.h"
-#include "rules/raw_lines.h"
+#include "rules/evidence/raw_lines.h"
 
 namespace attrib::pipeline {
 

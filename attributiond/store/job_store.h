@@ -1,9 +1,27 @@
-// The head daemon's durable state in one SQLite file: the job queue (every accepted
-// JobEnded is written here before the RPC returns) and the verdict archive.
+// The head daemon's durable state: the job queue (every accepted JobEnded is written here
+// before the RPC returns) and the verdict archive. A job's run moves queued -> archived
+// (verdict, events and coverage stored) -> done (comment written to slurmdbd and read
+// back); one that keeps failing is dead-lettered instead.
 //
-// A job row moves queued -> archived (verdict, events and coverage stored) -> done
-// (comment written to slurmdbd and read back). Every step is idempotent, so a daemon
-// killed at any point resumes from the row's state and attributes each job once.
+// The contract a storage engine implements: JobStore's public methods below, grouped as
+// the queue, the archive and lookup, with these guarantees. Today's engine keeps it all in
+// one SQLite file (job_store.cpp opens it, job_queue.cpp is the queue, verdict_archive.cpp
+// the archive and lookup, schema_migrations.cpp the schema history); a PostgreSQL engine
+// is to give the same methods the same guarantees.
+// - The queue is durable before enqueue returns: a report the caller then answers, or
+//   whose spool file it removes, survives a crash and a power cut. enqueue_all is atomic:
+//   all of its reports are queued, or none.
+// - archive keeps a run's first verdict: archiving the run again changes nothing, and an
+//   attempt archived as one run is not archived as another (the second run is dropped,
+//   QUEUE_E_SAME_ATTEMPT). A verdict is stored whole (verdict, events, coverage, history
+//   row, raw evidence) or not at all; only revise replaces it, keeping the old as a version.
+//   archive and the done marks may be lost to a power cut (not to a crash): the run is then
+//   judged, or its comment written, again, and nothing is lost.
+// - Every step is idempotent and keyed by the run (JobKey): a step that finds its run no
+//   longer in the state it expects changes nothing, so a daemon killed at any point resumes
+//   from the runs' states and attributes each attempt once.
+// - Writes are serialised; failed_jobs, evidence, versions and with_read_db read on a
+//   connection of their own and never wait for a writer.
 #pragma once
 
 #include <cstdint>
@@ -101,10 +119,17 @@ struct VerdictVersion {
   std::string verdict_json;
 };
 
+// Who opens the archive. The daemon creates it and migrates its schema; a tool
+// (attrib-reattribute, attrib-rules mine) opens only an archive the daemon has made
+// current and never changes its schema behind the daemon's back (DB_E_SCHEMA otherwise).
+enum class StoreAccess { Daemon, Tool };
+
 class JobStore {
  public:
-  static Result<std::unique_ptr<JobStore>> open(const std::string& path);
+  // Creates (the daemon) or checks (a tool) the file's schema, then opens it.
+  static Result<std::unique_ptr<JobStore>> open(const std::string& path, StoreAccess access = StoreAccess::Daemon);
 
+  // ---- the queue (job_queue.cpp): reports in, due runs out, each run's way to done ----
   // Durably queues the job. Returns false for another report of the id's newest run's
   // attempt (another hook kind, or the same report again): a waiting run gains the fields
   // its first report lacked (e.g. SPANK options from a second hook). A report of a hook
@@ -127,6 +152,35 @@ class JobStore {
   Result<bool> record_failure(const JobKey& key, TimeUs now, const std::string& error, const RetryPolicy& policy);
   // Dead-lettered jobs, newest first (read on the read-only connection).
   Result<std::vector<FailedJob>> failed_jobs(size_t limit);
+  // Another run of key's job id that was judged on the same attempt (the accounting row
+  // submitted at attempt_submit): key's run is then that attempt reported twice.
+  Result<std::optional<int64_t>> same_attempt(const JobKey& key, TimeUs attempt_submit);
+  // Whether a run of key's job id reported before key's (a lower run) is still to be judged
+  // (queued without a verdict, not dead-lettered). A report whose attempt slurmdbd's rows
+  // do not show yet waits for it: two reports read onto one row are then judged in the
+  // order they came, and the later one meets the earlier's verdict (same_attempt) instead
+  // of racing it to the archive.
+  Result<bool> earlier_run_waiting(const JobKey& key);
+  // Whether the archive has the attempt of job_id whose accounting row was submitted at
+  // attempt_submit and ended at attempt_end: a run judged on that row, or a run not judged
+  // yet (queued, or recorded without a verdict such as an opt-out) that was reported after
+  // that end. The sweep leaves such attempts alone.
+  Result<bool> knows_attempt(const std::string& cluster, const std::string& job_id, TimeUs attempt_submit,
+                             TimeUs attempt_end);
+  // Removes a run that same_attempt found to be a second report of an attributed attempt:
+  // the attempt keeps its one run, and the job id its newest verdict.
+  Status drop_second_report(const JobKey& key);
+  // archived -> done: the run's comment is written (and read back).
+  Status mark_done(const JobKey& key, TimeUs now);
+  // Several runs at once, in one transaction (one fsync for a batch of comments written
+  // together): all are done, or none.
+  Status mark_all_done(const std::vector<JobKey>& keys, TimeUs now);
+  // Finishes a job without a verdict, keeping why (e.g. the user opted out).
+  Status mark_not_attributed(const JobKey& key, const std::string& why, TimeUs now);
+  // Runs not yet done and not dead-lettered.
+  Result<int64_t> pending_count();
+
+  // ---- the archive (verdict_archive.cpp): each run's verdict, the first one kept ----
   // Stores the verdict, its events and coverage, and the submit time of the accounting row
   // it was judged on (unknown when judged from the hook's facts alone); a run archived
   // once keeps its first verdict.
@@ -147,27 +201,6 @@ class JobStore {
   Result<std::optional<ExternalArchived>> find_external(const std::string& cluster, const std::string& job_id,
                                                         const std::string& scheduler, int attempt,
                                                         std::optional<uint32_t> only_owner);
-  // The raw evidence archived with a run (read on the read-only connection); none when
-  // the run kept none (archived before it was kept, or head.raw_evidence_max_kib 0).
-  Result<std::optional<ArchivedEvidence>> evidence(const JobKey& key);
-  // Another run of key's job id that was judged on the same attempt (the accounting row
-  // submitted at attempt_submit): key's run is then that attempt reported twice.
-  Result<std::optional<int64_t>> same_attempt(const JobKey& key, TimeUs attempt_submit);
-  // Whether a run of key's job id reported before key's (a lower run) is still to be judged
-  // (queued without a verdict, not dead-lettered). A report whose attempt slurmdbd's rows
-  // do not show yet waits for it: two reports read onto one row are then judged in the
-  // order they came, and the later one meets the earlier's verdict (same_attempt) instead
-  // of racing it to the archive.
-  Result<bool> earlier_run_waiting(const JobKey& key);
-  // Whether the archive has the attempt of job_id whose accounting row was submitted at
-  // attempt_submit and ended at attempt_end: a run judged on that row, or a run not judged
-  // yet (queued, or recorded without a verdict such as an opt-out) that was reported after
-  // that end. The sweep leaves such attempts alone.
-  Result<bool> knows_attempt(const std::string& cluster, const std::string& job_id, TimeUs attempt_submit,
-                             TimeUs attempt_end);
-  // Removes a run that same_attempt found to be a second report of an attributed attempt:
-  // the attempt keeps its one run, and the job id its newest verdict.
-  Status drop_second_report(const JobKey& key);
   // Re-attribution: replaces a finished run's verdict (events, coverage, history) with
   // `verdict`, keeping the one it replaces as a version (the first revision also keeps the
   // original as version 0), and queues the run for its comment to be rewritten. Returns
@@ -175,18 +208,21 @@ class JobStore {
   // written): its first verdict is still on its way.
   Result<bool> revise(const JobKey& key, const Verdict& verdict, const std::vector<Event>& events,
                       const std::string& why, TimeUs now);
-  // Every verdict the run has had, oldest first; empty for a run never revised.
-  Result<std::vector<VerdictVersion>> versions(const JobKey& key);
-  Status mark_done(const JobKey& key, TimeUs now);
-  // Several runs at once, in one transaction (one fsync for a batch of comments written
-  // together): all are done, or none.
-  Status mark_all_done(const std::vector<JobKey>& keys, TimeUs now);
-  // Finishes a job without a verdict, keeping why (e.g. the user opted out).
-  Status mark_not_attributed(const JobKey& key, const std::string& why, TimeUs now);
+
+  // ---- lookup (verdict_archive.cpp): what the store holds for one run ----
   // One run of the job id; without run, its newest.
   Result<std::optional<JobRecord>> lookup(const std::string& cluster, const std::string& job_id,
                                           std::optional<int64_t> run = std::nullopt);
-  Result<int64_t> pending_count();
+  // The raw evidence archived with a run (read on the read-only connection); none when
+  // the run kept none (archived before it was kept, or head.raw_evidence_max_kib 0).
+  Result<std::optional<ArchivedEvidence>> evidence(const JobKey& key);
+  // Every verdict the run has had, oldest first; empty for a run never revised.
+  Result<std::vector<VerdictVersion>> versions(const JobKey& key);
+
+  // ---- the SQLite engine's escape hatch: not part of the contract above ----
+  // The named queries (fleet_queries.h, archive_queries.h, retention.h) reach the file
+  // through these. A second engine has to replace the two, and every query written against
+  // store::Database (dashboard_queries.h too), with its own.
 
   // Runs fn(db::Database&) on the store's connection under its lock: what writes (the
   // remediation records) and what decides on the history the workers just wrote.
@@ -206,6 +242,7 @@ class JobStore {
   }
 
  private:
+  // The SQLite engine's own: its connections and the steps its public methods share.
   JobStore(store::Database db, store::Database read_db) : db_(std::move(db)), read_db_(std::move(read_db)) {}
   Result<std::optional<ExternalArchived>> find_external_locked(const std::string& cluster, const std::string& job_id,
                                                                const std::string& scheduler, int attempt,

@@ -178,13 +178,16 @@ Status Database::exec(std::string_view sql) {
   return ok_status();
 }
 
+Result<int64_t> Database::schema_version() {
+  auto version = prepare("PRAGMA user_version");  // finalised on return: DROP TABLE fails while it is active
+  if (!version.ok() || !version.step()) return Error{kDbMigrate, "cannot read user_version: " + last_error()};
+  return version.int_at(0);
+}
+
 Status Database::migrate(const std::vector<std::string>& migrations) {
-  int64_t version = 0;
-  {  // finalised before migrating: DROP TABLE fails while any statement is still active
-    auto version_stmt = prepare("PRAGMA user_version");
-    if (!version_stmt.ok() || !version_stmt.step()) return Error{kDbMigrate, "cannot read user_version"};
-    version = version_stmt.int_at(0);
-  }
+  auto current = schema_version();
+  if (!current) return current.error();
+  const int64_t version = *current;
   if (version > static_cast<int64_t>(migrations.size()))
     return Error{kDbMigrate, "database schema version " + std::to_string(version) +
                                  " is newer than this attributiond (" + std::to_string(migrations.size()) + ")"};

@@ -86,6 +86,8 @@ class Database {
   Status exec(std::string_view sql);  // for schema and transaction statements only
   // Applies migrations[i] for every i >= PRAGMA user_version, each in its own transaction.
   Status migrate(const std::vector<std::string>& migrations);
+  // PRAGMA user_version: how many migrations the file has had.
+  Result<int64_t> schema_version();
   std::string last_error() const;
   // The connection itself, for what this wrapper does not cover (the WAL hook,
   // store/wal_checkpointer.h).

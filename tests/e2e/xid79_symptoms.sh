@@ -34,14 +34,15 @@ expect_eq "$(verdict "$job" '[.symptoms[] | select(.event.kind == "slurm.step_fa
 "$ATTRIB_SHOW" --server "$DAEMON_ADDR" "$job" | tee "$run_dir/show.txt"
 expect_contains "$(cat "$run_dir/show.txt")" "Domain:       GPU_HARDWARE" "attrib-show text"
 # The raw evidence the head archived (every line read in the window, as collected),
-# exported by an admin and replayed offline: the very verdict, byte for byte.
+# exported by an admin and replayed offline: the very verdict, byte for byte, but for the
+# `run` only the archive knows (without_run).
 "$ATTRIB_SHOW" --server "$DAEMON_ADDR" --export-bundle "$run_dir/bundle" "$job" >"$run_dir/export.txt" 2>&1 ||
   fail "export: $(cat "$run_dir/export.txt")"
 expect_contains "$(cat "$run_dir/export.txt")" "with its raw evidence" "attrib-show --export-bundle"
 [ -f "$run_dir/bundle/n2/kernel.jsonl" ] || fail "no n2/kernel.jsonl in the exported bundle: $(ls -R "$run_dir/bundle")"
 "$ATTRIB_BUILD_DIR/tools/attrib-replay" --json --pack "${ATTRIB_RULES_PACK_DIR:-$ATTRIB_SOURCE_DIR/rules/pack}" \
   "$run_dir/bundle" > "$run_dir/replayed.json" || fail "attrib-replay of the exported bundle failed"
-"$ATTRIB_SHOW" --server "$DAEMON_ADDR" --json "$job" > "$run_dir/archived.json"
+"$ATTRIB_SHOW" --server "$DAEMON_ADDR" --json "$job" | without_run > "$run_dir/archived.json"
 cmp -s "$run_dir/replayed.json" "$run_dir/archived.json" ||
   fail "the replayed raw evidence gives another verdict: $(diff <(jq -S . "$run_dir/archived.json") <(jq -S . "$run_dir/replayed.json") | head -c 1500)"
 # The archive's figures as an admin reads them: this job's raw evidence is counted.

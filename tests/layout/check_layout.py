@@ -19,6 +19,8 @@ ALLOWED = {
     "core": [],
     "slurm": ["core"],
     "rules": ["core"],
+    # Evidence bundles and the tools that judge the engine on them, on top of the engine.
+    "rules/evidence": ["core", "rules"],
     "collectors": ["core", "slurm"],
     "common": ["core", "proto"],
     "spank": ["core"],
@@ -28,33 +30,36 @@ ALLOWED = {
     "attributiond/fleet": ["core", "common", "slurm", "attributiond/store"],
     # The webhook POSTs with the collectors' HTTP client.
     "attributiond/sinks": ["core", "common", "collectors", "attributiond/store"],
-    "attributiond/pipeline": ["core", "common", "slurm", "rules", "collectors", "proto", "attributiond/store",
+    "attributiond/pipeline": ["core", "common", "slurm", "rules", "rules/evidence", "collectors", "proto",
+                              "attributiond/store",
                               "attributiond/fleet", "attributiond/ops", "attributiond/sinks"],
     "attributiond/dashboard": ["core", "common", "attributiond/store", "attributiond/fleet", "attributiond/ops"],
     # The attribution API judges with the rules engine, archives, and hands verdicts to the sinks.
-    "attributiond/api": ["core", "common", "rules", "proto", "attributiond/store", "attributiond/sinks",
+    "attributiond/api": ["core", "common", "rules", "rules/evidence", "proto", "attributiond/store", "attributiond/sinks",
                          "attributiond/ops"],
     "attributiond/node": ["core", "common", "rules", "collectors", "proto", "attributiond/pipeline",
                           "attributiond/ops"],
-    "attributiond/head": ["core", "common", "slurm", "rules", "collectors", "proto", "attributiond/store",
+    "attributiond/head": ["core", "common", "slurm", "rules", "rules/evidence", "collectors", "proto", "attributiond/store",
                           "attributiond/fleet", "attributiond/pipeline", "attributiond/dashboard",
                           "attributiond/ops", "attributiond/sinks", "attributiond/api"],
     "attributiond": ["core", "common", "rules", "collectors", "attributiond/head", "attributiond/node",
                      "attributiond/ops"],
-    "tools/attrib-show": ["core", "common", "rules", "proto"],
-    "tools/attrib-replay": ["core", "rules"],
+    "tools/attrib-show": ["core", "common", "rules", "rules/evidence", "proto"],
+    "tools/attrib-replay": ["core", "common", "rules", "rules/evidence"],  # common: only the command-line parse
     # POSTs with the collectors' HTTP client, or calls Attribute over gRPC.
-    "tools/attrib-submit": ["core", "common", "rules", "proto", "collectors"],
+    "tools/attrib-submit": ["core", "common", "rules", "rules/evidence", "proto", "collectors"],
     # mine reads the head's archive.
-    "tools/attrib-rules": ["core", "common", "rules", "proto", "attributiond/store"],
+    "tools/attrib-rules": ["core", "common", "rules", "rules/evidence", "proto", "attributiond/store"],
     # Reads and revises the head's archive directly (an admin on the head host).
-    "tools/attrib-reattribute": ["core", "common", "rules", "proto", "attributiond/store"],
+    "tools/attrib-reattribute": ["core", "common", "rules", "rules/evidence", "proto", "attributiond/store"],
     # Asks slurmctld, slurmdbd, munged, the head and its agents as they ask each other; sends
     # a test POST with the webhook sink's own headers.
     "tools/attrib-doctor": ["core", "common", "slurm", "rules", "proto", "collectors", "attributiond/sinks"],
 }
 
-NAMESPACE = {"core": "attrib", "tools/attrib-show": "attrib::show", "tools/attrib-reattribute": "attrib::reattribute",
+# rules/evidence/ shares the engine's namespace: one attrib::rules API for bundles and rules.
+NAMESPACE = {"core": "attrib", "rules/evidence": "attrib::rules", "tools/attrib-show": "attrib::show",
+             "tools/attrib-reattribute": "attrib::reattribute",
              "tools/attrib-rules": "attrib::rules_tool", "tools/attrib-doctor": "attrib::doctor"}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)

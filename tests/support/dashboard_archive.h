@@ -10,7 +10,7 @@
 
 #include "attributiond/store/job_store.h"
 #include "rules/engine.h"
-#include "rules/golden.h"
+#include "rules/evidence/golden.h"
 
 namespace attrib::test {
 

@@ -19,6 +19,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/whole_file.h"
+
 extern char** environ;
 
 namespace attrib::test {
@@ -79,12 +81,7 @@ class PrivateMunged {
   bool started() const { return pid_ > 0 && std::filesystem::exists(socket_); }
   const std::string& socket() const { return socket_; }
   const std::filesystem::path& dir() const { return base_; }
-  std::string output() const {
-    std::ifstream in(base_ / "munged.out");
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-  }
+  std::string output() const { return read_whole_file(base_ / "munged.out").value_or(""); }
 
  private:
   std::filesystem::path base_;

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
+#include "common/command_line.h"
 #include "common/config.h"
 #include "core/clock.h"
 #include "core/json_text.h"
@@ -60,7 +61,7 @@ int main(int argc, char** argv) {
   app.add_option("--job", options.job, "walk this job through every stage and say where it stopped");
   app.add_flag("--json", options.json, "print the findings as JSON (for monitoring)");
   app.add_flag("--send-test", options.send_test, "POST one test message to the verdict webhook");
-  CLI11_PARSE(app, argc, argv);
+  if (auto done = attrib::common::parse_command_line(app, argc, argv)) return *done;
   // The findings are the output; the libraries' own progress lines would only bury them
   // (their warnings and errors still go to stderr).
   spdlog::set_level(spdlog::level::warn);

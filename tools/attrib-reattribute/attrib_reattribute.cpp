@@ -5,8 +5,6 @@
 // Reads and writes the head's archive directly (head.database), as an admin on the head
 // host: the daemon may run meanwhile (SQLite WAL), and a revised run is picked up by its
 // workers within a second for the comment; with the daemon down, when it starts.
-#include <unistd.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -14,6 +12,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/command_line.h"
 #include "common/config.h"
 #include "common/time_spec.h"
 #include "core/clock.h"
@@ -43,7 +42,7 @@ int main(int argc, char** argv) {
   app.add_flag("--apply", apply,
                "store the changed verdicts as new versions (history keeps every version with its pack's hash) and "
                "queue their comments to be rewritten by the head");
-  CLI11_PARSE(app, argc, argv);
+  if (auto done = attrib::common::parse_command_line(app, argc, argv)) return *done;
 
   if (database.empty()) {
     auto config = attrib::common::load_config(config_path);
@@ -79,15 +78,12 @@ int main(int argc, char** argv) {
                  pack.error().message.c_str());
     return 2;
   }
-  auto store = attrib::store::JobStore::open(database);
+  auto store = attrib::store::JobStore::open(database, attrib::store::StoreAccess::Tool);
   if (!store) {
     std::fprintf(stderr, "attrib-reattribute: %s\n", store.error().message.c_str());
     return 2;
   }
-  const auto scratch = std::filesystem::temp_directory_path() / ("attrib-reattribute-" + std::to_string(::getpid()));
-  auto report = attrib::reattribute::rejudge(**store, selection, *pack, scratch);
-  std::error_code ignored;
-  std::filesystem::remove_all(scratch, ignored);
+  auto report = attrib::reattribute::rejudge(**store, selection, *pack);
   if (!report) {
     std::fprintf(stderr, "attrib-reattribute: %s\n", report.error().message.c_str());
     return 2;

@@ -6,8 +6,8 @@
 #include "attributiond/store/archive_queries.h"
 #include "common/evidence_archive.h"
 #include "core/json_text.h"
-#include "rules/bundle.h"
-#include "rules/bundle_export.h"
+#include "rules/evidence/bundle.h"
+#include "rules/evidence/bundle_export.h"
 #include "rules/engine.h"
 
 namespace attrib::reattribute {
@@ -35,20 +35,17 @@ bool differs(const Verdict& a, const Verdict& b) {
          a.recommended_action != b.recommended_action;
 }
 
-// The run's raw evidence replayed under `pack`.
-Result<Verdict> replay(const store::ArchivedEvidence& evidence, const std::shared_ptr<const rules::RulePack>& pack,
-                       const std::filesystem::path& dir) {
+// The run's raw evidence replayed under `pack`, in memory.
+Result<Verdict> replay(const store::ArchivedEvidence& evidence, const std::shared_ptr<const rules::RulePack>& pack) {
   auto files = common::unpack_evidence(evidence.blob);
   if (!files) return files.error();
-  std::error_code ignored;
-  auto bundle = rules::open_bundle_files(dir, *files);
-  auto verdict = bundle ? rules::replay_bundle(*bundle, pack) : Result<Verdict>(bundle.error());
-  std::filesystem::remove_all(dir, ignored);
-  return verdict;
+  auto bundle = rules::open_archived_bundle(std::move(*files));
+  if (!bundle) return bundle.error();
+  return rules::replay_bundle(*bundle, pack);
 }
 
 void judge(store::JobStore& store, const store::ArchivedRun& c, const std::shared_ptr<const rules::RulePack>& pack,
-           const std::filesystem::path& scratch, Rejudged& out) {
+           Rejudged& out) {
   auto old = verdict_from_json(nlohmann::json::parse(c.verdict_json, nullptr, false));
   if (!old) {
     out.outcome = Outcome::Failed;
@@ -81,7 +78,7 @@ void judge(store::JobStore& store, const store::ArchivedRun& c, const std::share
     out.detail = "its raw evidence is incomplete (" + (*evidence)->note + "): a replay would not see what the head saw";
     return;
   }
-  auto verdict = replay(**evidence, pack, scratch / (c.key.job_id + "-" + std::to_string(c.key.run)));
+  auto verdict = replay(**evidence, pack);
   if (!verdict) {
     out.outcome = Outcome::Failed;
     out.detail = verdict.error().message;
@@ -117,7 +114,7 @@ std::string to_string(Outcome outcome) {
 }
 
 Result<Report> rejudge(store::JobStore& store, const Selection& selection,
-                       const std::shared_ptr<const rules::RulePack>& pack, const std::filesystem::path& scratch) {
+                       const std::shared_ptr<const rules::RulePack>& pack) {
   auto selected = candidates(store, selection);
   if (!selected) return selected.error();
   Report report;
@@ -126,7 +123,7 @@ Result<Report> rejudge(store::JobStore& store, const Selection& selection,
   for (const store::ArchivedRun& c : *selected) {
     Rejudged out;
     out.key = c.key;
-    judge(store, c, pack, scratch, out);
+    judge(store, c, pack, out);
     ++report.counts[out.outcome];
     if (out.outcome == Outcome::Changed) ++report.transitions[out.old_domain + " -> " + out.new_domain];
     report.runs.push_back(std::move(out));

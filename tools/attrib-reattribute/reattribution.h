@@ -8,7 +8,6 @@
 // and one not finished yet are reported and never touched.
 #pragma once
 
-#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -52,10 +51,9 @@ struct Report {
   std::map<std::string, int> transitions;  // "OLD -> NEW" domains of the changed runs
 };
 
-// Re-judges the selected runs; `scratch` is a directory for the bundles replayed (each
-// removed after its replay).
+// Re-judges the selected runs, each replayed from its raw evidence in memory.
 Result<Report> rejudge(store::JobStore& store, const Selection& selection,
-                       const std::shared_ptr<const rules::RulePack>& pack, const std::filesystem::path& scratch);
+                       const std::shared_ptr<const rules::RulePack>& pack);
 
 // Stores every Changed run's verdict as a new version; a run that finished changing in
 // the meantime (not finished any more) is marked NotFinished. Returns how many were stored.

@@ -6,8 +6,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/command_line.h"
 #include "core/verdict_text.h"
-#include "rules/bundle.h"
+#include "rules/evidence/bundle.h"
 #include "rules/pack_location.h"
 
 int main(int argc, char** argv) {
@@ -27,12 +28,7 @@ int main(int argc, char** argv) {
   app.add_option("--window-grace", options.window_grace_s,
                  "seconds of evidence after the job end (head.window_grace_s)")
       ->capture_default_str();
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return e.get_exit_code() == 0 ? 0 : 2;
-  }
+  if (auto done = attrib::common::parse_command_line(app, argc, argv)) return *done == 0 ? 0 : 2;
 
   attrib::rules::LoadOptions load;
   load.pack_dir = pack_dir;

@@ -14,12 +14,13 @@
 
 #include <CLI/CLI.hpp>
 
-#include "rules/corpus_eval.h"
-#include "rules/emitter_catalog.h"
+#include "rules/evidence/corpus_eval.h"
+#include "rules/evidence/emitter_catalog.h"
 #include "rules/engine.h"
-#include "rules/golden.h"
+#include "rules/evidence/golden.h"
 #include "rules/pack_location.h"
 #include "rules/pack_patterns.h"
+#include "common/command_line.h"
 #include "common/config.h"
 #include "common/time_spec.h"
 #include "core/clock.h"
@@ -325,12 +326,7 @@ int main(int argc, char** argv) {
   mine->add_flag("--json", mine_options.json, "print the templates as JSON (schema attrib.mined_templates.v1)");
   mine->add_flag("--save", mine_options.save,
                  "also store the templates in the archive, for the dashboard's Unexplained panel (replacing the last)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return e.get_exit_code() == 0 ? 0 : 2;
-  }
+  if (auto done = attrib::common::parse_command_line(app, argc, argv)) return *done == 0 ? 0 : 2;
 
   auto pack = load(pack_dir, site_dirs);
   if (!pack) {

@@ -1,7 +1,5 @@
 #include "tools/attrib-rules/mine.h"
 
-#include <unistd.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -16,10 +14,10 @@
 #include "core/clock.h"
 #include "core/json_text.h"
 #include "core/terminal_text.h"
-#include "rules/bundle.h"
-#include "rules/bundle_export.h"
+#include "rules/evidence/bundle.h"
+#include "rules/evidence/bundle_export.h"
 #include "rules/engine.h"
-#include "rules/template_miner.h"
+#include "rules/evidence/template_miner.h"
 
 namespace attrib::rules_tool {
 namespace {
@@ -45,15 +43,15 @@ bool attrib_record(const LogLine& line) {
 // rule matched, and the lines of the verdict's unexplained events. A baseline run feeds
 // its unmatched lines as baseline.
 Status mine_run(store::JobStore& store, const store::ArchivedRun& run,
-                const std::shared_ptr<const rules::RulePack>& pack, const fs::path& scratch, bool baseline,
-                rules::TemplateMiner& miner, bool* had_evidence) {
+                const std::shared_ptr<const rules::RulePack>& pack, bool baseline, rules::TemplateMiner& miner,
+                bool* had_evidence) {
   *had_evidence = false;
   auto evidence = store.evidence(run.key);
   if (!evidence) return evidence.error();
   if (!evidence->has_value()) return ok_status();
   auto files = common::unpack_evidence((*evidence)->blob);
   if (!files) return files.error();
-  auto bundle = rules::open_bundle_files(scratch, *files);
+  auto bundle = rules::open_archived_bundle(std::move(*files));
   if (!bundle) return bundle.error();
   std::vector<LogLine> lines;
   rules::Extractor extractor(pack);
@@ -90,13 +88,19 @@ std::string percent(uint64_t part, uint64_t whole) {
 
 }  // namespace
 
-int run_mine(const std::shared_ptr<const rules::RulePack>& pack, const MineOptions& options) {
-  auto opened = store::JobStore::open(options.database);
-  if (!opened) {
-    std::fprintf(stderr, "attrib-rules mine: %s\n", opened.error().message.c_str());
-    return 2;
-  }
-  store::JobStore& store = **opened;
+namespace {
+
+// The attempts mined (UNATTRIBUTED or low confidence) and the baseline (successful
+// attempts, newest first) whose lines rank background noise down.
+struct RunsToMine {
+  std::vector<store::ArchivedRun> targets;
+  std::vector<store::ArchivedRun> baseline;
+};
+
+// The rule skeletons proposed, by the rank of their template (nullopt: none fits it).
+using Skeletons = std::vector<std::optional<std::string>>;
+
+Result<RunsToMine> select_runs(store::JobStore& store, const MineOptions& options) {
   store::RunFilter targets;
   targets.since = options.since;
   targets.domains = {"UNATTRIBUTED"};
@@ -111,20 +115,21 @@ int run_mine(const std::shared_ptr<const rules::RulePack>& pack, const MineOptio
       options.baseline == 0
           ? Result<std::vector<store::ArchivedRun>>(std::vector<store::ArchivedRun>{})
           : store.with_read_db([&](store::Database& db) { return store::archived_runs(db, successes); });
-  if (!target_runs || !baseline_runs) {
-    std::fprintf(stderr, "attrib-rules mine: %s\n",
-                 (!target_runs ? target_runs.error() : baseline_runs.error()).message.c_str());
-    return 2;
-  }
+  if (!target_runs) return target_runs.error();
+  if (!baseline_runs) return baseline_runs.error();
+  return RunsToMine{std::move(*target_runs), std::move(*baseline_runs)};
+}
 
-  const fs::path scratch = fs::temp_directory_path() / ("attrib-mine-" + std::to_string(::getpid()));
-  rules::TemplateMiner miner;
+// Feeds every run's unexplained lines to the miner; a run that cannot be read is reported
+// and left out.
+Mined mine_runs(store::JobStore& store, const RunsToMine& runs, const std::shared_ptr<const rules::RulePack>& pack,
+                rules::TemplateMiner& miner) {
   Mined mined;
-  for (const auto* list : {&*target_runs, &*baseline_runs}) {
-    const bool baseline = list == &*baseline_runs;
+  for (const auto* list : {&runs.targets, &runs.baseline}) {
+    const bool baseline = list == &runs.baseline;
     for (const store::ArchivedRun& run : *list) {
       bool had_evidence = false;
-      if (auto s = mine_run(store, run, pack, scratch, baseline, miner, &had_evidence); !s) {
+      if (auto s = mine_run(store, run, pack, baseline, miner, &had_evidence); !s) {
         std::fprintf(stderr, "attrib-rules mine: job %s run %lld: %s\n", run.key.job_id.c_str(),
                      static_cast<long long>(run.key.run), s.error().message.c_str());
         continue;
@@ -137,103 +142,152 @@ int run_mine(const std::shared_ptr<const rules::RulePack>& pack, const MineOptio
       }
     }
   }
-  std::error_code ignored;
-  fs::remove_all(scratch, ignored);
+  return mined;
+}
+
+Skeletons propose_skeletons(const std::vector<rules::LineTemplate>& ranked, size_t propose) {
+  Skeletons skeletons;
+  for (size_t i = 0; i < ranked.size() && i < propose; ++i)
+    skeletons.push_back(rules::rule_skeleton(ranked[i], "site.mined_" + std::to_string(i + 1)));
+  return skeletons;
+}
+
+// --out: where the skeleton of the template ranked i + 1 is written.
+fs::path skeleton_path(const std::string& out_dir, size_t i) {
+  return fs::path(out_dir) / ("mined-" + std::to_string(i + 1) + ".yaml");
+}
+
+void write_skeletons(const std::string& out_dir, const Skeletons& skeletons) {
+  fs::create_directories(out_dir);
+  for (size_t i = 0; i < skeletons.size(); ++i)
+    if (skeletons[i]) std::ofstream(skeleton_path(out_dir, i)) << *skeletons[i];
+}
+
+store::MinedTemplateRow template_row(const rules::LineTemplate& t, size_t i, TimeUs now, const Skeletons& skeletons) {
+  store::MinedTemplateRow row{static_cast<int64_t>(i + 1),
+                              now,
+                              t.text(),
+                              static_cast<int64_t>(t.attempts.size()),
+                              static_cast<int64_t>(t.nodes.size()),
+                              static_cast<int64_t>(t.occurrences),
+                              static_cast<int64_t>(t.before_end),
+                              static_cast<int64_t>(t.baseline_attempts.size()),
+                              {},
+                              t.examples.empty() ? "" : t.examples.front().line,
+                              i < skeletons.size() && skeletons[i] ? *skeletons[i] : ""};
+  for (const std::string& id : t.attempts) {
+    if (row.attempt_ids.size() == 50) break;
+    row.attempt_ids.push_back(id);
+  }
+  return row;
+}
+
+// --save: the templates into the archive, replacing the last, for the dashboard's
+// Unexplained panel.
+Status save_templates(store::JobStore& store, const std::vector<rules::LineTemplate>& ranked,
+                      const Skeletons& skeletons) {
+  std::vector<store::MinedTemplateRow> rows;
+  const TimeUs now = wall_clock_us();
+  for (size_t i = 0; i < ranked.size(); ++i) rows.push_back(template_row(ranked[i], i, now, skeletons));
+  return store.with_db([&](store::Database& db) { return store::save_mined_templates(db, rows); });
+}
+
+nlohmann::json template_json(const rules::LineTemplate& t, size_t i, const Skeletons& skeletons) {
+  nlohmann::json examples = nlohmann::json::array();
+  for (const auto& e : t.examples) examples.push_back({{"line", e.line}, {"attempt", e.attempt}, {"node", e.node}});
+  nlohmann::json row = {{"rank", i + 1},
+                        {"template", t.text()},
+                        {"attempts", t.attempts.size()},
+                        {"attempt_ids", t.attempts},
+                        {"nodes", t.nodes},
+                        {"sources", t.sources},
+                        {"lines", t.occurrences},
+                        {"before_end", t.before_end},
+                        {"successful_attempts", t.baseline_attempts.size()},
+                        {"examples", examples}};
+  if (i < skeletons.size() && skeletons[i]) row["rule_skeleton"] = *skeletons[i];
+  return row;
+}
+
+// --json: schema attrib.mined_templates.v1.
+std::string report_json(const std::vector<rules::LineTemplate>& ranked, const Skeletons& skeletons,
+                        const Mined& mined, size_t lines) {
+  nlohmann::json templates = nlohmann::json::array();
+  for (size_t i = 0; i < ranked.size(); ++i) templates.push_back(template_json(ranked[i], i, skeletons));
+  return json_text({{"schema", "attrib.mined_templates.v1"},
+                    {"attempts", mined.runs},
+                    {"attempts_without_evidence", mined.runs_without_evidence},
+                    {"baseline_attempts", mined.baseline_runs},
+                    {"lines", lines},
+                    {"templates", templates}});
+}
+
+// One template ranked i + 1 as text: its counts and text, then an example line.
+std::string template_text(const rules::LineTemplate& t, size_t i) {
+  char row[160];
+  std::snprintf(row, sizeof row, "%3zu. %zu attempts, %zu nodes, %llu lines (%s before the end), %zu successful: ",
+                i + 1, t.attempts.size(), t.nodes.size(), static_cast<unsigned long long>(t.occurrences),
+                percent(t.before_end, t.occurrences).c_str(), t.baseline_attempts.size());
+  std::string out = row + t.text() + "\n";
+  if (!t.examples.empty())
+    out += "     e.g. job " + t.examples.front().attempt + " on " + t.examples.front().node + ": " +
+           t.examples.front().line + "\n";
+  return out;
+}
+
+// The report as text: what was mined, the templates, then each skeleton (with --out, where
+// it was written).
+std::string report_text(const std::vector<rules::LineTemplate>& ranked, const Skeletons& skeletons,
+                        const Mined& mined, size_t lines, const std::string& out_dir) {
+  std::string out = "Mined " + std::to_string(lines) + " lines no rule explains, from " +
+                    std::to_string(mined.runs - mined.runs_without_evidence) +
+                    " UNATTRIBUTED or low-confidence attempts with raw evidence (" +
+                    std::to_string(mined.runs_without_evidence) +
+                    " without); baseline: " + std::to_string(mined.baseline_runs) + " successful attempts.\n";
+  for (size_t i = 0; i < ranked.size(); ++i) out += template_text(ranked[i], i);
+  for (size_t i = 0; i < skeletons.size(); ++i) {
+    if (!skeletons[i]) continue;
+    if (!out_dir.empty()) {
+      out += "Proposed rule for template " + std::to_string(i + 1) + ": " + skeleton_path(out_dir, i).string() + "\n";
+      continue;
+    }
+    out += "\n# ---- proposed rule for template " + std::to_string(i + 1) + " ----\n" + *skeletons[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_mine(const std::shared_ptr<const rules::RulePack>& pack, const MineOptions& options) {
+  auto opened = store::JobStore::open(options.database, store::StoreAccess::Tool);
+  if (!opened) {
+    std::fprintf(stderr, "attrib-rules mine: %s\n", opened.error().message.c_str());
+    return 2;
+  }
+  store::JobStore& store = **opened;
+  auto runs = select_runs(store, options);
+  if (!runs) {
+    std::fprintf(stderr, "attrib-rules mine: %s\n", runs.error().message.c_str());
+    return 2;
+  }
+  rules::TemplateMiner miner;
+  const Mined mined = mine_runs(store, *runs, pack, miner);
 
   std::vector<rules::LineTemplate> ranked = miner.ranked();
   if (ranked.size() > options.top) ranked.resize(options.top);
-  std::vector<std::optional<std::string>> skeletons;
-  for (size_t i = 0; i < ranked.size() && i < options.propose; ++i)
-    skeletons.push_back(rules::rule_skeleton(ranked[i], "site.mined_" + std::to_string(i + 1)));
-  if (!options.out_dir.empty()) {
-    fs::create_directories(options.out_dir);
-    for (size_t i = 0; i < skeletons.size(); ++i)
-      if (skeletons[i])
-        std::ofstream(fs::path(options.out_dir) / ("mined-" + std::to_string(i + 1) + ".yaml")) << *skeletons[i];
-  }
-
+  const Skeletons skeletons = propose_skeletons(ranked, options.propose);
+  if (!options.out_dir.empty()) write_skeletons(options.out_dir, skeletons);
   if (options.save) {
-    std::vector<store::MinedTemplateRow> rows;
-    const TimeUs now = wall_clock_us();
-    for (size_t i = 0; i < ranked.size(); ++i) {
-      const auto& t = ranked[i];
-      store::MinedTemplateRow row{static_cast<int64_t>(i + 1),
-                                  now,
-                                  t.text(),
-                                  static_cast<int64_t>(t.attempts.size()),
-                                  static_cast<int64_t>(t.nodes.size()),
-                                  static_cast<int64_t>(t.occurrences),
-                                  static_cast<int64_t>(t.before_end),
-                                  static_cast<int64_t>(t.baseline_attempts.size()),
-                                  {},
-                                  t.examples.empty() ? "" : t.examples.front().line,
-                                  i < skeletons.size() && skeletons[i] ? *skeletons[i] : ""};
-      for (const std::string& id : t.attempts) {
-        if (row.attempt_ids.size() == 50) break;
-        row.attempt_ids.push_back(id);
-      }
-      rows.push_back(std::move(row));
-    }
-    if (auto s = store.with_db([&](store::Database& db) { return store::save_mined_templates(db, rows); }); !s) {
+    if (auto s = save_templates(store, ranked, skeletons); !s) {
       std::fprintf(stderr, "attrib-rules mine: saving the templates: %s\n", s.error().message.c_str());
       return 2;
     }
   }
   if (options.json) {
-    nlohmann::json templates = nlohmann::json::array();
-    for (size_t i = 0; i < ranked.size(); ++i) {
-      const auto& t = ranked[i];
-      nlohmann::json examples = nlohmann::json::array();
-      for (const auto& e : t.examples) examples.push_back({{"line", e.line}, {"attempt", e.attempt}, {"node", e.node}});
-      nlohmann::json row = {{"rank", i + 1},
-                            {"template", t.text()},
-                            {"attempts", t.attempts.size()},
-                            {"attempt_ids", t.attempts},
-                            {"nodes", t.nodes},
-                            {"sources", t.sources},
-                            {"lines", t.occurrences},
-                            {"before_end", t.before_end},
-                            {"successful_attempts", t.baseline_attempts.size()},
-                            {"examples", examples}};
-      if (i < skeletons.size() && skeletons[i]) row["rule_skeleton"] = *skeletons[i];
-      templates.push_back(std::move(row));
-    }
-    std::cout << json_text({{"schema", "attrib.mined_templates.v1"},
-                            {"attempts", mined.runs},
-                            {"attempts_without_evidence", mined.runs_without_evidence},
-                            {"baseline_attempts", mined.baseline_runs},
-                            {"lines", miner.lines()},
-                            {"templates", templates}})
-              << "\n";
+    std::cout << report_json(ranked, skeletons, mined, miner.lines()) << "\n";
     return 0;
   }
-  std::string out = "Mined " + std::to_string(miner.lines()) + " lines no rule explains, from " +
-                    std::to_string(mined.runs - mined.runs_without_evidence) +
-                    " UNATTRIBUTED or low-confidence attempts with raw evidence (" +
-                    std::to_string(mined.runs_without_evidence) +
-                    " without); baseline: " + std::to_string(mined.baseline_runs) + " successful attempts.\n";
-  for (size_t i = 0; i < ranked.size(); ++i) {
-    const auto& t = ranked[i];
-    char row[160];
-    std::snprintf(row, sizeof row,
-                  "%3zu. %zu attempts, %zu nodes, %llu lines (%s before the end), %zu successful: ", i + 1,
-                  t.attempts.size(), t.nodes.size(), static_cast<unsigned long long>(t.occurrences),
-                  percent(t.before_end, t.occurrences).c_str(), t.baseline_attempts.size());
-    out += row + t.text() + "\n";
-    if (!t.examples.empty())
-      out += "     e.g. job " + t.examples.front().attempt + " on " + t.examples.front().node + ": " +
-             t.examples.front().line + "\n";
-  }
-  for (size_t i = 0; i < skeletons.size(); ++i) {
-    if (!skeletons[i]) continue;
-    if (!options.out_dir.empty()) {
-      out += "Proposed rule for template " + std::to_string(i + 1) + ": " +
-             (fs::path(options.out_dir) / ("mined-" + std::to_string(i + 1) + ".yaml")).string() + "\n";
-      continue;
-    }
-    out += "\n# ---- proposed rule for template " + std::to_string(i + 1) + " ----\n" + *skeletons[i];
-  }
-  std::cout << terminal_safe(out);
+  std::cout << terminal_safe(report_text(ranked, skeletons, mined, miner.lines(), options.out_dir));
   return 0;
 }
 

@@ -24,12 +24,14 @@
 #include "attrib/v1/attrib.grpc.pb.h"
 #include "collectors/http_client.h"
 #include "common/auth.h"
+#include "common/command_line.h"
 #include "common/config.h"
 #include "common/grpc_limits.h"
 #include "core/json_text.h"
 #include "core/verdict.h"
 #include "core/verdict_text.h"
-#include "rules/bundle.h"
+#include "core/whole_file.h"
+#include "rules/evidence/bundle.h"
 
 namespace {
 
@@ -43,8 +45,7 @@ attrib::Result<std::string> request_of(const std::filesystem::path& dir, const s
   if (!bundle) return bundle.error();
   json job;
   try {
-    std::ifstream in(dir / "job.json", std::ios::binary);
-    job = json::parse(in);
+    job = json::parse(attrib::read_whole_file(dir / "job.json").value_or(""));
   } catch (const json::exception& e) {
     return attrib::Error{attrib::kBundleJob, "job.json: not JSON: " + std::string(e.what())};
   }
@@ -62,7 +63,8 @@ attrib::Result<std::string> request_of(const std::filesystem::path& dir, const s
   if (bundle->recorded_coverage) {
     json rows = json::array();
     for (const attrib::Coverage& c : *bundle->recorded_coverage)
-      rows.push_back({{"node", c.node}, {"source", c.source}, {"status", attrib::to_string(c.status)}, {"detail", c.detail}});
+      rows.push_back(
+          {{"node", c.node}, {"source", c.source}, {"status", attrib::to_string(c.status)}, {"detail", c.detail}});
     request["coverage"] = rows;
   }
   return attrib::json_text(request);
@@ -161,7 +163,7 @@ int main(int argc, char** argv) {
   auto* munge_option = app.add_option("--munge-socket", munge_socket, "munged's socket (default: libmunge's)");
   app.add_flag("--print-request", print_request, "print the request document (for curl) and send nothing");
   app.add_flag("--json", as_json, "print verdict v1 JSON");
-  CLI11_PARSE(app, argc, argv);
+  if (auto done = attrib::common::parse_command_line(app, argc, argv)) return *done;
 
   auto body = request_of(dir, scheduler);
   if (!body) {

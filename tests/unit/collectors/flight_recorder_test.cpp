@@ -2,8 +2,6 @@
 // (tests/data/flight_recorder, made by make_dumps.py there: PyTorch 2.14.1 from Debian,
 // four ranks on Gloo, rank 2 never joining the fourth all_reduce), then through the
 // rules engine: the verdict names rank 2 as the rank the others waited on.
-#include "collectors/flight_recorder_collector.h"
-
 #include <unistd.h>
 
 #include <filesystem>
@@ -12,8 +10,10 @@
 
 #include <gtest/gtest.h>
 
+#include "collectors/flight_recorder_collector.h"
 #include "collectors/flight_recorder_dump.h"
 #include "collectors/pickle_reader.h"
+#include "core/whole_file.h"
 #include "tests/support/rule_test_support.h"
 
 namespace attrib::collectors {
@@ -23,17 +23,10 @@ namespace fs = std::filesystem;
 
 const fs::path kDumps = ATTRIB_FR_DUMPS;
 
-std::string bytes_of(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 TEST(PickleReader, ReadsARealDumpAsTheSameDataAsItsJsonForm) {
-  auto pickled = read_pickle(bytes_of(kDumps / "pickle" / "nccl_trace_rank_0"));
+  auto pickled = read_pickle(attrib::read_whole_file(kDumps / "pickle" / "nccl_trace_rank_0").value_or(""));
   ASSERT_TRUE(pickled.ok()) << pickled.error().message;
-  const auto json = nlohmann::json::parse(bytes_of(kDumps / "json" / "nccl_trace_rank_0"));
+  const auto json = nlohmann::json::parse(attrib::read_whole_file(kDumps / "json" / "nccl_trace_rank_0").value_or(""));
   ASSERT_EQ((*pickled)["entries"].size(), 4u);
   ASSERT_EQ(json["entries"].size(), 4u);
   for (size_t i = 0; i < 4; ++i) {
@@ -47,7 +40,9 @@ TEST(PickleReader, ReadsARealDumpAsTheSameDataAsItsJsonForm) {
 
 // A pickle that would run a command when Python loaded it: GLOBAL os.system, then REDUCE.
 TEST(PickleReader, RefusesWhatNamesOrCallsCode) {
-  const std::string code = "\x80\x02" "cos\nsystem\nq\x00X\x04\x00\x00\x00echo\x85R.";
+  const std::string code =
+      "\x80\x02"
+      "cos\nsystem\nq\x00X\x04\x00\x00\x00echo\x85R.";
   auto read = read_pickle(code);
   ASSERT_FALSE(read.ok());
   EXPECT_EQ(read.error().code, "COLLECT_E_DUMP");
@@ -56,7 +51,7 @@ TEST(PickleReader, RefusesWhatNamesOrCallsCode) {
 }
 
 TEST(PickleReader, ATruncatedDumpIsAnErrorNotACrash) {
-  const std::string whole = bytes_of(kDumps / "pickle" / "nccl_trace_rank_1");
+  const std::string whole = attrib::read_whole_file(kDumps / "pickle" / "nccl_trace_rank_1").value_or("");
   for (size_t cut : {size_t{0}, size_t{1}, size_t{2}, whole.size() / 3, whole.size() / 2, whole.size() - 1}) {
     auto read = read_pickle(std::string_view(whole).substr(0, cut));
     EXPECT_FALSE(read.ok()) << "cut at " << cut;
@@ -83,14 +78,14 @@ TEST(PickleReader, OneListReferredToOverAndOverIsRefusedNotExpanded) {
 
 TEST(FlightRecorderDump, EachRanksLastCollectivePerGroup) {
   for (const char* form : {"pickle", "json"}) {
-    auto hung = read_flight_recorder_dump(bytes_of(kDumps / form / "nccl_trace_rank_2"));
+    auto hung = read_flight_recorder_dump(attrib::read_whole_file(kDumps / form / "nccl_trace_rank_2").value_or(""));
     ASSERT_TRUE(hung.ok()) << form << ": " << hung.error().message;
     ASSERT_EQ(hung->size(), 1u);
     EXPECT_EQ(flight_recorder_line(2, (*hung)[0]),
               "attrib-flight-recorder: rank=2 pg=0 last_seq=3 last_op=gloo:all_reduce last_state=scheduled entries=3 "
               "ranks=0,1,2,3")
         << form;
-    auto waiting = read_flight_recorder_dump(bytes_of(kDumps / form / "nccl_trace_rank_0"));
+    auto waiting = read_flight_recorder_dump(attrib::read_whole_file(kDumps / form / "nccl_trace_rank_0").value_or(""));
     ASSERT_TRUE(waiting.ok());
     EXPECT_EQ((*waiting)[0].last_seq, 4) << form;
   }
@@ -113,8 +108,8 @@ class FlightRecorder : public ::testing::Test {
   void place(const std::string& node, int rank, const char* form = "pickle") {
     const fs::path dir = root_ / node / "77" / "user";
     fs::create_directories(dir);
-    fs::copy_file(kDumps / form / ("nccl_trace_rank_" + std::to_string(rank)), dir / ("nccl_trace_rank_" + std::to_string(rank)),
-                  fs::copy_options::overwrite_existing);
+    fs::copy_file(kDumps / form / ("nccl_trace_rank_" + std::to_string(rank)),
+                  dir / ("nccl_trace_rank_" + std::to_string(rank)), fs::copy_options::overwrite_existing);
   }
   std::vector<Coverage> collect(const std::string& node, std::vector<LogLine>& lines) {
     auto collector = FlightRecorderCollector::create(YAML::Load("directory: " + (root_ / "{node}").string()));
@@ -136,7 +131,7 @@ TEST_F(FlightRecorder, HandsOverOneUntrustedLinePerRankAndGroup) {
   EXPECT_FALSE(lines[0].trusted);
   EXPECT_EQ(lines[0].text.rfind("attrib-flight-recorder: rank=2 pg=0 last_seq=3 ", 0), 0u) << lines[0].text;
   EXPECT_EQ(lines[1].text.rfind("attrib-flight-recorder: rank=3 pg=0 last_seq=4 ", 0), 0u) << lines[1].text;
-  const auto dump = nlohmann::json::parse(bytes_of(kDumps / "json" / "nccl_trace_rank_2"));
+  const auto dump = nlohmann::json::parse(attrib::read_whole_file(kDumps / "json" / "nccl_trace_rank_2").value_or(""));
   EXPECT_EQ(lines[0].time, std::optional<TimeUs>(dump["entries"][2]["time_created_ns"].get<int64_t>() / 1000))
       << "its last collective's time_created_ns";
   ASSERT_EQ(coverage.size(), 1u);
@@ -147,7 +142,7 @@ TEST_F(FlightRecorder, HandsOverOneUntrustedLinePerRankAndGroup) {
 TEST_F(FlightRecorder, AnUnreadableDumpIsPartialCoverageNamingIt) {
   place("n1", 0);
   const fs::path broken = root_ / "n1" / "77" / "user" / "nccl_trace_rank_1";
-  const std::string whole = bytes_of(kDumps / "pickle" / "nccl_trace_rank_1");
+  const std::string whole = attrib::read_whole_file(kDumps / "pickle" / "nccl_trace_rank_1").value_or("");
   std::ofstream(broken, std::ios::binary) << whole.substr(0, whole.size() / 2);
   std::vector<LogLine> lines;
   const auto coverage = collect("n1", lines);

@@ -27,6 +27,7 @@
 #include "attributiond/head/head_daemon.h"
 #include "attributiond/node/node_collect_service.h"
 #include "attributiond/pipeline/agent_fanout.h"
+#include "tests/support/memory_accounting.h"
 #include "tests/support/private_munged.h"
 #include "tests/support/run_as.h"
 #include "tests/support/test_paths.h"
@@ -41,15 +42,6 @@ using namespace std::chrono_literals;
 namespace {
 
 constexpr uid_t kNobody = 65534;
-
-// Accounting that never finalises: the queue and the archive are what these tests watch.
-class NoAccounting : public slurm::Accounting {
- public:
-  Result<slurm::JobRecordFacts> read_job(const std::string&, const std::string&) override {
-    return Error{kSlurmdbNotFound, "no such job"};
-  }
-  Status write_comment(const std::string&, const std::string&, const std::string&) override { return ok_status(); }
-};
 
 uid_t uid_of(const char* name) {
   passwd* entry = getpwnam(name);
@@ -108,7 +100,7 @@ class AuthTest : public ::testing::Test {
     ASSERT_TRUE(pack) << pack.error().message;
     daemon_ = std::make_unique<head::HeadDaemon>(config_, std::move(*store), *pack,
                                                  std::vector<std::unique_ptr<collectors::Collector>>{},
-                                                 [] { return std::make_unique<NoAccounting>(); });
+                                                 [] { return std::make_unique<test::MemoryAccounting>(); });
     auto started = daemon_->start();
     ASSERT_TRUE(started) << started.error().message;
     // Under MUNGE the daemon itself opens its socket to ordinary users (attrib-show as
@@ -294,7 +286,7 @@ TEST_F(AuthTest, UnknownSlurmUserStopsTheDaemonAtStart) {
   ASSERT_TRUE(store);
   auto pack = rules::load_rule_pack({config_.rules_pack_dir, {}});
   ASSERT_TRUE(pack);
-  head::HeadDaemon daemon(config_, std::move(*store), *pack, {}, [] { return std::make_unique<NoAccounting>(); });
+  head::HeadDaemon daemon(config_, std::move(*store), *pack, {}, [] { return std::make_unique<test::MemoryAccounting>(); });
   auto started = daemon.start();
   ASSERT_FALSE(started);
   EXPECT_EQ(started.error().code, kAuthConfig);

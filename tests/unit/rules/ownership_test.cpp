@@ -9,7 +9,7 @@
 
 #include <gtest/gtest.h>
 
-#include "rules/bundle_export.h"
+#include "rules/evidence/bundle_export.h"
 #include "tests/support/rule_test_support.h"
 
 namespace attrib {

@@ -14,8 +14,8 @@
 #include "attributiond/store/retention.h"
 #include "common/evidence_archive.h"
 #include "core/json_text.h"
-#include "rules/bundle.h"
-#include "rules/bundle_export.h"
+#include "rules/evidence/bundle.h"
+#include "rules/evidence/bundle_export.h"
 #include "rules/engine.h"
 #include "tests/support/rule_test_support.h"
 #include "tests/support/test_paths.h"
@@ -119,7 +119,7 @@ class ReattributionTest : public ::testing::Test {
   }
 
   reattribute::Report Rejudge(const reattribute::Selection& selection = {}) {
-    auto report = reattribute::rejudge(*store_, selection, candidate_, dir_ / "scratch");
+    auto report = reattribute::rejudge(*store_, selection, candidate_);
     EXPECT_TRUE(report) << report.error().message;
     return report ? *report : reattribute::Report{};
   }

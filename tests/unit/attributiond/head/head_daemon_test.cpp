@@ -24,9 +24,10 @@
 #include "common/spool.h"
 #include "core/clock.h"
 #include "core/json_text.h"
-#include "rules/bundle.h"
-#include "rules/bundle_export.h"
+#include "rules/evidence/bundle.h"
+#include "rules/evidence/bundle_export.h"
 #include "tests/support/head_test_config.h"
+#include "tests/support/memory_accounting.h"
 #include "tests/support/rule_test_support.h"
 #include "tests/support/test_paths.h"
 
@@ -38,48 +39,10 @@ namespace {
 
 constexpr TimeUs kSecond = 1000000;
 
-// slurmdbd stand-in: the record turns final only after `lag_reads` reads, like the real
-// accounting record that lags the hook by seconds.
-struct AccountingState {
-  std::mutex mutex;
-  std::map<std::string, slurm::JobRecordFacts> records;
-  std::map<std::string, int> reads;
-  int lag_reads = 0;
-  int comment_writes = 0;
-  std::map<std::string, int> comment_writes_by_job;
-  std::vector<size_t> comment_batches;    // the size of each write_comments call
-  std::set<std::string> drop_next_write;  // answered success, not kept (once)
-};
-
-class MemoryAccounting : public slurm::Accounting {
- public:
-  explicit MemoryAccounting(std::shared_ptr<AccountingState> state) : state_(std::move(state)) {}
-  Result<slurm::JobRecordFacts> read_job(const std::string&, const std::string& job_id) override {
-    std::lock_guard lock(state_->mutex);
-    auto it = state_->records.find(job_id);
-    if (it == state_->records.end()) return Error{kSlurmdbNotFound, "no such job"};
-    slurm::JobRecordFacts record = it->second;
-    record.final = ++state_->reads[job_id] > state_->lag_reads;
-    return record;
-  }
-  Status write_comment(const std::string&, const std::string& job_id, const std::string& comment) override {
-    std::lock_guard lock(state_->mutex);
-    if (!state_->drop_next_write.erase(job_id)) state_->records[job_id].comment = comment;
-    ++state_->comment_writes;
-    ++state_->comment_writes_by_job[job_id];
-    return ok_status();
-  }
-  std::vector<Status> write_comments(const std::vector<slurm::CommentWrite>& writes) override {
-    {
-      std::lock_guard lock(state_->mutex);
-      state_->comment_batches.push_back(writes.size());
-    }
-    return Accounting::write_comments(writes);  // each written and read back
-  }
-
- private:
-  std::shared_ptr<AccountingState> state_;
-};
+// slurmdbd stand-in (tests/support/memory_accounting.h): the record turns final only after
+// `lag_reads` reads, like the real accounting record that lags the hook by seconds.
+using test::MemoryAccounting;
+using AccountingState = MemoryAccounting::State;
 
 }  // namespace
 
@@ -182,6 +145,8 @@ class HeadDaemonTest : public ::testing::Test {
       ADD_FAILURE() << replayed.error().message;
       return *files;
     }
+    // The same evidence gives the same verdict; only the archive knows its run.
+    replayed->run = nlohmann::json::parse(answer.verdict_json()).at("run").get<int64_t>();
     EXPECT_EQ(json_text(to_json(*replayed)), answer.verdict_json());
     return *files;
   }

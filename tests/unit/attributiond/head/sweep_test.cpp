@@ -8,27 +8,14 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/memory_accounting.h"
+
 namespace fs = std::filesystem;
 
 namespace attrib::head {
 namespace {
 
 constexpr TimeUs kS = 1000000;
-
-class ListingAccounting : public slurm::Accounting {
- public:
-  std::vector<slurm::JobRecordFacts> ended;
-  Result<slurm::JobRecordFacts> read_job(const std::string&, const std::string&) override {
-    return Error{kSlurmdbNotFound, "not used"};
-  }
-  Status write_comment(const std::string&, const std::string&, const std::string&) override { return ok_status(); }
-  Result<std::vector<slurm::JobRecordFacts>> ended_attempts(const std::string&, TimeUs since, TimeUs until) override {
-    std::vector<slurm::JobRecordFacts> out;
-    for (const auto& attempt : ended)
-      if (*attempt.facts.end >= since && *attempt.facts.end < until) out.push_back(attempt);
-    return out;
-  }
-};
 
 slurm::JobRecordFacts attempt(const std::string& job_id, TimeUs submit, TimeUs start, TimeUs end) {
   slurm::JobRecordFacts a;
@@ -66,8 +53,8 @@ class SweepTest : public ::testing::Test {
 };
 
 TEST_F(SweepTest, AnAttemptNoHookReportedIsQueuedOnceAsTheHookWouldHave) {
-  ListingAccounting accounting;
-  accounting.ended = {attempt("40", 100 * kS, 110 * kS, 200 * kS)};
+  test::MemoryAccounting accounting;  // slurmdbd listing the ended attempts
+  accounting.state().ended = {attempt("40", 100 * kS, 110 * kS, 200 * kS)};
   auto queued = sweep_once(*store_, accounting, "lab", 0, 1000 * kS, 1100 * kS);
   ASSERT_TRUE(queued) << queued.error().message;
   EXPECT_EQ(queued->queued, 1);
@@ -85,9 +72,9 @@ TEST_F(SweepTest, AnAttemptNoHookReportedIsQueuedOnceAsTheHookWouldHave) {
 }
 
 TEST_F(SweepTest, AttemptsTheArchiveKnowsAreLeftAlone) {
-  ListingAccounting accounting;
+  test::MemoryAccounting accounting;  // slurmdbd listing the ended attempts
   // 41: judged on its row; 42: its hook's report is queued, not judged yet.
-  accounting.ended = {attempt("41", 100 * kS, 110 * kS, 200 * kS), attempt("42", 300 * kS, 310 * kS, 400 * kS)};
+  accounting.state().ended = {attempt("41", 100 * kS, 110 * kS, 200 * kS), attempt("42", 300 * kS, 310 * kS, 400 * kS)};
   v1::JobEnded hooked;
   hooked.set_job_id("41");
   ASSERT_TRUE(*store_->enqueue(hooked, "lab", 201 * kS));
@@ -102,7 +89,7 @@ TEST_F(SweepTest, AttemptsTheArchiveKnowsAreLeftAlone) {
   EXPECT_EQ(count->known, 2);
 
   // A requeued 41's next attempt, which no hook reported: a run of its own.
-  accounting.ended.push_back(attempt("41", 200 * kS, 500 * kS, 600 * kS));
+  accounting.state().ended.push_back(attempt("41", 200 * kS, 500 * kS, 600 * kS));
   EXPECT_EQ(sweep_once(*store_, accounting, "lab", 0, 1000 * kS, 1100 * kS)->queued, 1);
   EXPECT_EQ((*store_->lookup("lab", "41"))->runs, 2);
 }
@@ -113,11 +100,11 @@ TEST_F(SweepTest, AttemptsTheArchiveKnowsAreLeftAlone) {
 // the batch host until then: the worker waits for the whole row and takes the job's nodes
 // from it. The final row listed later is the same attempt.
 TEST_F(SweepTest, AnAttemptWhoseRowIsNotFinalYetIsQueuedOnceWithoutItsPartialNodes) {
-  ListingAccounting accounting;
+  test::MemoryAccounting accounting;  // slurmdbd listing the ended attempts
   slurm::JobRecordFacts unfilled = attempt("43", 100 * kS, 110 * kS, 200 * kS);
   unfilled.final = false;
   unfilled.facts.nodes = {"n1"};  // the batch host only
-  accounting.ended = {unfilled};
+  accounting.state().ended = {unfilled};
   auto queued = sweep_once(*store_, accounting, "lab", 0, 1000 * kS, 201 * kS);
   ASSERT_TRUE(queued) << queued.error().message;
   EXPECT_EQ(queued->queued, 1);
@@ -125,7 +112,7 @@ TEST_F(SweepTest, AnAttemptWhoseRowIsNotFinalYetIsQueuedOnceWithoutItsPartialNod
   ASSERT_TRUE(due && due->has_value());
   EXPECT_EQ((*due)->request.node_list(), "");
   EXPECT_EQ((*due)->request.start_time_us(), 110 * kS);
-  accounting.ended = {attempt("43", 100 * kS, 110 * kS, 200 * kS)};  // final now
+  accounting.state().ended = {attempt("43", 100 * kS, 110 * kS, 200 * kS)};  // final now
   auto again = sweep_once(*store_, accounting, "lab", 0, 1000 * kS, 230 * kS);
   ASSERT_TRUE(again);
   EXPECT_EQ(again->queued, 0);

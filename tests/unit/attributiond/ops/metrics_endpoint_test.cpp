@@ -22,8 +22,10 @@
 #include "common/auth.h"
 #include "common/spool.h"
 #include "core/clock.h"
+#include "core/whole_file.h"
 #include "tests/support/child_process.h"
 #include "tests/support/head_test_config.h"
+#include "tests/support/memory_accounting.h"
 #include "tests/support/test_paths.h"
 
 namespace fs = std::filesystem;
@@ -33,37 +35,6 @@ using namespace std::chrono_literals;
 namespace {
 
 constexpr TimeUs kSecond = 1000000;
-
-// slurmdbd stand-in: every job's record is final at once.
-class FinalAccounting : public slurm::Accounting {
- public:
-  FinalAccounting(std::shared_ptr<std::mutex> mutex, std::shared_ptr<std::map<std::string, slurm::JobRecordFacts>> jobs)
-      : mutex_(std::move(mutex)), jobs_(std::move(jobs)) {}
-  Result<slurm::JobRecordFacts> read_job(const std::string&, const std::string& job_id) override {
-    std::lock_guard lock(*mutex_);
-    auto it = jobs_->find(job_id);
-    if (it == jobs_->end()) return Error{kSlurmdbNotFound, "no such job"};
-    slurm::JobRecordFacts record = it->second;
-    record.final = true;
-    return record;
-  }
-  Status write_comment(const std::string&, const std::string& job_id, const std::string& comment) override {
-    std::lock_guard lock(*mutex_);
-    (*jobs_)[job_id].comment = comment;
-    return ok_status();
-  }
-
- private:
-  std::shared_ptr<std::mutex> mutex_;
-  std::shared_ptr<std::map<std::string, slurm::JobRecordFacts>> jobs_;
-};
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 }  // namespace
 
@@ -90,10 +61,10 @@ class MetricsEndpointTest : public ::testing::Test {
     ASSERT_TRUE(journald) << journald.error().message;
     std::vector<std::unique_ptr<collectors::Collector>> list;
     list.push_back(std::move(*journald));
-    auto mutex = mutex_;
-    auto jobs = jobs_;
-    daemon_ = std::make_unique<head::HeadDaemon>(config_, std::move(*store), *pack, std::move(list), [mutex, jobs] {
-      return std::make_unique<FinalAccounting>(mutex, jobs);
+    // slurmdbd stand-in: every job's record is final at once.
+    auto accounting = accounting_;
+    daemon_ = std::make_unique<head::HeadDaemon>(config_, std::move(*store), *pack, std::move(list), [accounting] {
+      return std::make_unique<test::MemoryAccounting>(accounting);
     });
     auto started = daemon_->start();
     ASSERT_TRUE(started) << started.error().message;
@@ -113,8 +84,8 @@ class MetricsEndpointTest : public ::testing::Test {
     record.facts.nodes = {"n1"};
     record.submit = record.facts.start;
     {
-      std::lock_guard lock(*mutex_);
-      (*jobs_)[job_id] = record;
+      std::lock_guard lock(accounting_->mutex);
+      accounting_->records[job_id] = record;
     }
     v1::JobEnded job;
     job.set_job_id(job_id);
@@ -150,9 +121,7 @@ class MetricsEndpointTest : public ::testing::Test {
 
   fs::path dir_;
   common::Config config_;
-  std::shared_ptr<std::mutex> mutex_ = std::make_shared<std::mutex>();
-  std::shared_ptr<std::map<std::string, slurm::JobRecordFacts>> jobs_ =
-      std::make_shared<std::map<std::string, slurm::JobRecordFacts>>();
+  std::shared_ptr<test::MemoryAccounting::State> accounting_ = std::make_shared<test::MemoryAccounting::State>();
   std::unique_ptr<head::HeadDaemon> daemon_;
   std::unique_ptr<v1::Attribution::Stub> stub_;
   std::unique_ptr<attrib::test::ChildProcess> prometheus_;
@@ -264,12 +233,14 @@ TEST_F(MetricsEndpointTest, RealPrometheusScrapesTheEndpoint) {
   };
   std::string attributed;
   for (auto deadline = std::chrono::steady_clock::now() + 30s; std::chrono::steady_clock::now() < deadline;) {
-    ASSERT_TRUE(prometheus_->running()) << "prometheus exited:\n" << ReadFile(dir_ / "prometheus.log");
+    ASSERT_TRUE(prometheus_->running()) << "prometheus exited:\n"
+                                        << attrib::read_whole_file(dir_ / "prometheus.log").value_or("");
     attributed = query("attrib_jobs_attributed_total");
     if (!attributed.empty()) break;
     std::this_thread::sleep_for(250ms);
   }
-  ASSERT_EQ(attributed, "2") << "no scrape arrived; prometheus log:\n" << ReadFile(dir_ / "prometheus.log");
+  ASSERT_EQ(attributed, "2") << "no scrape arrived; prometheus log:\n"
+                             << attrib::read_whole_file(dir_ / "prometheus.log").value_or("");
   EXPECT_EQ(query("up{job=\"attrib\"}"), "1");
   EXPECT_EQ(query("attrib_verdicts_total{domain=\"UNATTRIBUTED\",rule=\"none\"}"), "2");
   EXPECT_EQ(query("attrib_jobs_accepted_total{hook=\"epilog_slurmctld\",via=\"rpc\"}"), "2");
@@ -339,7 +310,8 @@ TEST(MetricsDocs, OperationsGuideListsEveryMetric) {
       head_registry, [] { return 0.0; }, [] { return 0.0; }, [] { return 0.0; });
   ops::register_info(head_registry, "head", "", "");
   ops::NodeMetrics node_metrics(node_registry);
-  std::string doc = ReadFile(fs::path(attrib::test::source_dir()) / "docs" / "operations.md");
+  std::string doc =
+      attrib::read_whole_file(fs::path(attrib::test::source_dir()) / "docs" / "operations.md").value_or("");
   ASSERT_FALSE(doc.empty());
   for (const auto* registry : {&head_registry, &node_registry})
     for (const auto& name : registry->names())

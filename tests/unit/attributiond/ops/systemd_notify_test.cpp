@@ -25,6 +25,7 @@
 
 #include "tests/support/child_process.h"
 #include "tests/support/test_paths.h"
+#include "core/whole_file.h"
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
@@ -99,13 +100,6 @@ int Count(const std::vector<std::string>& messages, const std::string& exact) {
   return n;
 }
 
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 class SystemdTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -140,7 +134,7 @@ class SystemdTest : public ::testing::Test {
       else if (!daemon->running())
         break;
     }
-    EXPECT_TRUE(Has(messages, "READY=1")) << ReadFile(dir_ / "daemon.log");
+    EXPECT_TRUE(Has(messages, "READY=1")) << attrib::read_whole_file(dir_ / "daemon.log").value_or("");
     if (metrics_text != nullptr && Has(messages, "READY=1")) {
       // READY=1 promises the endpoints listen: no retry loop here on purpose.
       httplib::Client client("127.0.0.1", metrics_port);
@@ -226,7 +220,7 @@ TEST_F(SystemdTest, UnitFilesPassSystemdAnalyzeVerify) {
   if (analyze.empty()) GTEST_SKIP() << "systemd-analyze not installed; unit files not verified";
   fs::path units = fs::path(attrib::test::source_dir()) / "packaging" / "systemd";
   for (const char* unit : {"attributiond-head.service", "attributiond-node.service"}) {
-    std::string text = ReadFile(units / unit);
+    std::string text = attrib::read_whole_file(units / unit).value_or("");
     ASSERT_NE(text.find("ExecStart=/usr/bin/attributiond --role "), std::string::npos) << unit;
     ASSERT_NE(text.find("Type=notify\n"), std::string::npos) << unit;
     ASSERT_NE(text.find("WatchdogSec="), std::string::npos) << unit;
@@ -237,7 +231,7 @@ TEST_F(SystemdTest, UnitFilesPassSystemdAnalyzeVerify) {
     std::string command =
         analyze + " verify --man=no " + (dir_ / unit).string() + " > " + (dir_ / "verify.log").string() + " 2>&1";
     int rc = std::system(command.c_str());
-    std::string output = ReadFile(dir_ / "verify.log");
+    std::string output = attrib::read_whole_file(dir_ / "verify.log").value_or("");
     EXPECT_EQ(rc, 0) << unit << ":\n" << output;
     EXPECT_EQ(output, "") << unit << ": warnings (an unknown key is only a warning)";
   }

@@ -7,6 +7,7 @@
 
 #include "attributiond/pipeline/attribution.h"
 #include "rules/engine.h"
+#include "tests/support/memory_accounting.h"
 #include "tests/support/test_paths.h"
 
 namespace attrib::pipeline {
@@ -16,33 +17,6 @@ namespace fs = std::filesystem;
 constexpr TimeUs kSecond = 1000000;
 constexpr TimeUs kMinute = 60 * kSecond;
 constexpr TimeUs kStart = 1'796'032'800 * kSecond;  // 2026-11-30T10:00:00Z: when the hook reported the job
-
-// slurmdbd as the head sees it: unreachable until `reachable_from`, then it has `record`
-// (or none). Every read is counted.
-class ScriptedAccounting : public slurm::Accounting {
- public:
-  TimeUs reachable_from = 0;
-  std::optional<slurm::JobRecordFacts> record;
-  // Until then the row is as slurmctld left it before the job ended (RUNNING, not final):
-  // slurmctld resends the job's end only some time after slurmdbd is back.
-  TimeUs final_from = 0;
-  const TimeUs* now = nullptr;
-  int reads = 0;
-  Result<slurm::JobRecordFacts> read_job(const std::string&, const std::string& job_id) override {
-    ++reads;
-    if (*now < reachable_from) return Error{kSlurmdbConnection, "cannot connect to slurmdbd: Connection refused"};
-    if (!record) return Error{kSlurmdbNotFound, "slurmdbd has no record of job " + job_id + " on cluster lab"};
-    if (*now < final_from) {
-      slurm::JobRecordFacts running = *record;
-      running.final = false;
-      running.facts.state = "RUNNING";
-      running.facts.end.reset();
-      return running;
-    }
-    return *record;
-  }
-  Status write_comment(const std::string&, const std::string&, const std::string&) override { return ok_status(); }
-};
 
 class ScopeTest : public ::testing::Test {
  protected:
@@ -57,7 +31,10 @@ class ScopeTest : public ::testing::Test {
     ASSERT_TRUE(pack) << pack.error().message;
     pack_ = *pack;
     config_.write_comment = false;
-    accounting_.now = &now_;
+    // slurmdbd as the head sees it: unreachable until reachable_from, then it has job 7's
+    // record (or none), as final as each test makes it. Every read is counted.
+    accounting_.state().now = &now_;
+    accounting_.state().lag_reads.reset();
     v1::JobEnded hook = HookReport(kStart);  // what the hook knew: it saw the job fail
     hook.set_state("FAILED");
     hook.set_exit_code(1);
@@ -114,20 +91,24 @@ class ScopeTest : public ::testing::Test {
   common::HeadConfig config_;
   std::string cluster_ = "lab";
   std::vector<std::unique_ptr<collectors::Collector>> collectors_;
-  ScriptedAccounting accounting_;
+  // Job 7's row in slurmdbd, and how often it was read.
+  void Record(const slurm::JobRecordFacts& record) { accounting_.state().records["7"] = record; }
+  int Reads() { return accounting_.state().reads["7"]; }
+
+  test::MemoryAccounting accounting_;
   TimeUs now_ = kStart;
 };
 
 TEST_F(ScopeTest, AnAccountingOutageIsWaitedOutAndTheFinalRecordIsUsed) {
-  accounting_.reachable_from = kStart + 15 * kMinute;  // slurmdbd down for 15 minutes
-  accounting_.record = FinalRecord();
+  accounting_.state().reachable_from = kStart + 15 * kMinute;  // slurmdbd down for 15 minutes
+  Record(FinalRecord());
 
   store::JobRecord during = RunUntil(kStart + 15 * kMinute - kSecond);
   EXPECT_EQ(during.status, "queued") << "an outage is waited out, not guessed around";
   EXPECT_EQ(during.last_error.rfind("waiting for slurmdbd: cannot connect", 0), 0u) << during.last_error;
   // Polled at growing intervals (retry_backoff_s .. retry_max_backoff_s), not every poll interval.
-  EXPECT_LE(accounting_.reads, 40) << accounting_.reads;
-  EXPECT_GE(accounting_.reads, 5) << accounting_.reads;
+  EXPECT_LE(Reads(), 40) << Reads();
+  EXPECT_GE(Reads(), 5) << Reads();
 
   store::JobRecord after = RunUntil(kStart + 30 * kMinute);
   EXPECT_EQ(after.status, "done") << after.last_error;
@@ -141,9 +122,9 @@ TEST_F(ScopeTest, AnAccountingOutageIsWaitedOutAndTheFinalRecordIsUsed) {
 // job's row still RUNNING, past the wait, and the job was judged RUNNING with exit 0.
 TEST_F(ScopeTest, AfterAnOutageLongerThanTheScopeWaitTheRecordStillGetsItsWait) {
   config_.scope_max_wait_s = 60;
-  accounting_.reachable_from = kStart + 15 * kMinute;
-  accounting_.final_from = kStart + 15 * kMinute + 30 * kSecond;  // slurmctld catches up after 30 s
-  accounting_.record = FinalRecord();
+  accounting_.state().reachable_from = kStart + 15 * kMinute;
+  accounting_.state().final_from = kStart + 15 * kMinute + 30 * kSecond;  // slurmctld catches up after 30 s
+  Record(FinalRecord());
   store::JobRecord record = RunUntil(kStart + 30 * kMinute);
   EXPECT_EQ(record.status, "done") << record.last_error;
   ASSERT_TRUE(record.verdict_json);
@@ -152,9 +133,9 @@ TEST_F(ScopeTest, AfterAnOutageLongerThanTheScopeWaitTheRecordStillGetsItsWait) 
 
 TEST_F(ScopeTest, ARecordThatNeverBecomesFinalLeavesHowTheJobEndedToTheHook) {
   config_.scope_max_wait_s = 60;
-  accounting_.reachable_from = kStart + 15 * kMinute;
-  accounting_.final_from = kStart + 3600 * kMinute;  // never within the test
-  accounting_.record = FinalRecord();
+  accounting_.state().reachable_from = kStart + 15 * kMinute;
+  accounting_.state().final_from = kStart + 3600 * kMinute;  // never within the test
+  Record(FinalRecord());
   store::JobRecord record = RunUntil(kStart + 30 * kMinute);
   EXPECT_EQ(record.status, "done") << record.last_error;
   ASSERT_TRUE(record.verdict_json);
@@ -165,7 +146,7 @@ TEST_F(ScopeTest, ARecordThatNeverBecomesFinalLeavesHowTheJobEndedToTheHook) {
 
 TEST_F(ScopeTest, AnOutageLongerThanTheLimitFallsBackToTheHooksFacts) {
   config_.accounting_outage_max_wait_s = 600;
-  accounting_.reachable_from = kStart + 3600 * kMinute;  // never within the test
+  accounting_.state().reachable_from = kStart + 3600 * kMinute;  // never within the test
   store::JobRecord record = RunUntil(kStart + 20 * kMinute);
   EXPECT_EQ(record.status, "done") << record.last_error;
   ASSERT_TRUE(record.verdict_json);
@@ -173,7 +154,7 @@ TEST_F(ScopeTest, AnOutageLongerThanTheLimitFallsBackToTheHooksFacts) {
 }
 
 TEST_F(ScopeTest, AJobSlurmdbdNeverStoredIsGivenUpAfterMaxFailuresWithTheReason) {
-  accounting_.reachable_from = 0;  // slurmdbd up, but it has no record
+  accounting_.state().reachable_from = 0;  // slurmdbd up, but it has no record
   config_.scope_max_wait_s = 60;
   config_.max_failures = 4;
   config_.retry_backoff_s = 5;
@@ -186,14 +167,14 @@ TEST_F(ScopeTest, AJobSlurmdbdNeverStoredIsGivenUpAfterMaxFailuresWithTheReason)
   ASSERT_EQ(failed->size(), 1u);
   EXPECT_EQ((*failed)[0].failures, 4);
   // Polled during scope_max_wait_s (every scope_poll_interval_ms, here 1 s steps), then four counted attempts.
-  EXPECT_LE(accounting_.reads, 60 + 4 + 1);
+  EXPECT_LE(Reads(), 60 + 4 + 1);
 }
 
 TEST_F(ScopeTest, ANonFinalRecordIsUsedAfterTheScopeWaitWithTheHooksEnd) {
   slurm::JobRecordFacts lagging = FinalRecord();
   lagging.final = false;
   lagging.facts.state = "RUNNING";
-  accounting_.record = lagging;
+  Record(lagging);
   config_.scope_max_wait_s = 30;
   store::JobRecord record = RunUntil(kStart + 5 * kMinute);
   EXPECT_EQ(record.status, "done") << record.last_error;
@@ -208,10 +189,10 @@ TEST_F(ScopeTest, ARecordThatShowsTheEndIsUsedAtOnceWhenTheHookNamedTheNodes) {
   slurm::JobRecordFacts ended = FinalRecord();
   ended.final = false;
   ended.ended = true;
-  accounting_.record = ended;
+  Record(ended);
   store::JobRecord record = RunUntil(kStart + 5 * kMinute);
   EXPECT_EQ(record.status, "done") << record.last_error;
-  EXPECT_LE(accounting_.reads, 2) << "not polled until the allocation count appears, only head.hook_settle_ms";
+  EXPECT_LE(Reads(), 2) << "not polled until the allocation count appears, only head.hook_settle_ms";
   EXPECT_EQ(nlohmann::json::parse(*record.verdict_json)["terminal_state"], "NODE_FAIL") << "the record's end";
 }
 
@@ -226,7 +207,7 @@ TEST_F(ScopeTest, ARequeuedAttemptWhoseRowIsNotRecordedYetWaitsForItAndIsNotDrop
   slurm::JobRecordFacts attempt0 = FinalRecord();
   attempt0.facts.state = "REQUEUED";
   attempt0.submit = kStart - 7200 * kSecond;
-  accounting_.record = attempt0;
+  Record(attempt0);
   ASSERT_EQ(RunUntil(kStart + 10 * kSecond).status, "done");
 
   const TimeUs reported = kStart + 10 * kMinute;  // attempt 1 ended; its hook's report
@@ -247,7 +228,7 @@ TEST_F(ScopeTest, ARequeuedAttemptWhoseRowIsNotRecordedYetWaitsForItAndIsNotDrop
   attempt1.facts.start = reported - 5 * kSecond;
   attempt1.facts.end = reported - kSecond;
   attempt1.submit = kStart;  // the requeue
-  accounting_.record = attempt1;
+  Record(attempt1);
   store::JobRecord judged = RunUntil(reported + 50 * kSecond);
   EXPECT_EQ(judged.key.run, 1);
   EXPECT_EQ(judged.status, "done") << judged.last_error;
@@ -267,7 +248,7 @@ TEST_F(ScopeTest, ARequeuedAttemptSlurmdbdNeverShowsIsJudgedFromTheHooksFacts) {
   slurm::JobRecordFacts attempt0 = FinalRecord();
   attempt0.facts.state = "REQUEUED";
   attempt0.submit = kStart - 7200 * kSecond;
-  accounting_.record = attempt0;
+  Record(attempt0);
   ASSERT_EQ(RunUntil(kStart + 10 * kSecond).status, "done");
   const TimeUs reported = kStart + 10 * kMinute;
   v1::JobEnded hook = HookReport(reported);
@@ -289,7 +270,7 @@ TEST_F(ScopeTest, ARequeuedAttemptSlurmdbdNeverShowsIsJudgedFromTheHooksFacts) {
 TEST_F(ScopeTest, AReportWhoseStartIsTheJudgedRowsIsASecondReportOfItAndFolded) {
   slurm::JobRecordFacts attempt0 = FinalRecord();
   attempt0.submit = kStart - 7200 * kSecond;
-  accounting_.record = attempt0;
+  Record(attempt0);
   ASSERT_EQ(RunUntil(kStart + 10 * kSecond).status, "done");
   v1::JobEnded again = HookReport(kStart + kMinute);
   again.set_start_time_us(*attempt0.facts.start);
@@ -308,9 +289,9 @@ TEST_F(ScopeTest, ALateReportWithoutAStartOfAJobThatWasNotRequeuedIsFoldedAtOnce
   slurm::JobRecordFacts attempt0 = FinalRecord();
   attempt0.facts.state = "FAILED";
   attempt0.submit = kStart - 7200 * kSecond;
-  accounting_.record = attempt0;
+  Record(attempt0);
   ASSERT_EQ(RunUntil(kStart + 10 * kSecond).status, "done");
-  const int reads = accounting_.reads;
+  const int reads = Reads();
   const TimeUs reported = kStart + 10 * kMinute;
   v1::JobEnded again = HookReport(reported);
   ASSERT_TRUE(*store_->enqueue(again, "lab", reported));
@@ -320,7 +301,7 @@ TEST_F(ScopeTest, ALateReportWithoutAStartOfAJobThatWasNotRequeuedIsFoldedAtOnce
   store::JobRecord folded = RunUntil(reported + 5 * kSecond);
   EXPECT_EQ(folded.key.run, 0);
   EXPECT_EQ(folded.runs, 1) << "run 1 folded into run 0";
-  EXPECT_LE(accounting_.reads - reads, 2) << "decided on the first read, not waited on";
+  EXPECT_LE(Reads() - reads, 2) << "decided on the first read, not waited on";
 }
 
 // Which rows show the report's attempt: its start, to slurmdbd's whole second; without a

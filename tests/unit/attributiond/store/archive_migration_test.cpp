@@ -23,6 +23,7 @@
 #include "common/evidence_archive.h"
 #include "core/verdict.h"
 #include "tests/support/test_paths.h"
+#include "core/whole_file.h"
 
 namespace fs = std::filesystem;
 using attrib::store::Database;
@@ -33,13 +34,6 @@ namespace {
 
 constexpr attrib::TimeUs kSecond = 1000000;
 constexpr attrib::TimeUs kJobEnd = 1796034000LL * kSecond;  // 2026-11-30T10:20:00Z, job 4242's end
-
-std::string ReadFile(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 int64_t Scalar(Database& db, const std::string& sql) {
   auto stmt = db.prepare(sql);
@@ -85,7 +79,7 @@ class ArchiveMigrationTest : public ArchiveFileTest, public ::testing::WithParam
   void LoadDump() {
     const fs::path dump =
         fs::path(attrib::test::fixtures_dir()) / "archive" / ("schema-v" + std::to_string(GetParam()) + ".sql");
-    const std::string sql = ReadFile(dump);
+    const std::string sql = attrib::read_whole_file(dump).value_or("");
     ASSERT_FALSE(sql.empty()) << "cannot read " << dump;
     auto db = Database::open(path_.string());
     ASSERT_TRUE(db) << db.error().message;
@@ -150,7 +144,7 @@ TEST_P(ArchiveMigrationTest, OpensMigratedWithNothingLost) {
     for (const char* path : {"job.json", "gpu001/app.log", "gpu001/slurm.log", "gpu002/app.log", "gpu017/kernel.log",
                              "gpu017/syslog.log"}) {
       ASSERT_EQ(files->count(path), 1u) << path;
-      EXPECT_EQ(files->at(path), ReadFile(bundle / path)) << path;
+      EXPECT_EQ(files->at(path), attrib::read_whole_file(bundle / path).value_or("")) << path;
     }
     EXPECT_EQ(files->size(), 6u);
   } else {

@@ -4,6 +4,9 @@
 #include <future>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "core/verdict.h"
 
 namespace fs = std::filesystem;
 using attrib::store::JobStore;
@@ -204,6 +207,56 @@ TEST_F(JobStoreTest, UnopenablePathIsAnError) {
   auto store = JobStore::open("/nonexistent-dir/x/attrib.db");
   ASSERT_FALSE(store);
   EXPECT_EQ(store.error().code, "DB_E_OPEN");
+}
+
+TEST_F(JobStoreTest, AToolOpensOnlyACurrentArchiveAndNeverCreatesOrMigratesOne) {
+  using attrib::store::StoreAccess;
+  auto missing = JobStore::open(path_.string(), StoreAccess::Tool);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, "DB_E_OPEN");
+  EXPECT_FALSE(fs::exists(path_)) << "a tool created the archive";
+
+  {  // an archive an older daemon left: three migrations
+    auto db = attrib::store::Database::open(path_.string());
+    ASSERT_TRUE(db) << db.error().message;
+    ASSERT_TRUE(db->exec("CREATE TABLE jobs (x INTEGER); PRAGMA user_version=3;"));
+  }
+  auto old = JobStore::open(path_.string(), StoreAccess::Tool);
+  ASSERT_FALSE(old);
+  EXPECT_EQ(old.error().code, "DB_E_SCHEMA");
+  EXPECT_NE(old.error().message.find("schema version 3"), std::string::npos) << old.error().message;
+  EXPECT_NE(old.error().message.find("start the attributiond"), std::string::npos) << old.error().message;
+  auto db = attrib::store::Database::open_read_only(path_.string());
+  ASSERT_TRUE(db);
+  EXPECT_EQ(*db->schema_version(), 3) << "the tool migrated the archive";
+
+  Cleanup();
+  Open()->enqueue(Job("7"), "lab", 100);  // the daemon makes it current
+  auto tool = JobStore::open(path_.string(), StoreAccess::Tool);
+  ASSERT_TRUE(tool) << tool.error().message;
+  auto record = (*tool)->lookup("lab", "7");
+  ASSERT_TRUE(record && record->has_value());
+}
+
+TEST_F(JobStoreTest, AnArchivedVerdictNamesItsRun) {
+  auto store = Open();
+  attrib::Verdict verdict;
+  verdict.job_id = "7";
+  verdict.cluster = "lab";
+  verdict.domain = "NONE";
+  for (int run = 0; run < 2; ++run) {  // the id reported again after its verdict: run 1
+    store->enqueue(EpilogReport("7", 100 + run), "lab", 100 + run);
+    auto due = store->next_due(1000, {});
+    ASSERT_TRUE(due && due->has_value());
+    ASSERT_EQ((*due)->key.run, run);
+    ASSERT_TRUE(store->archive((*due)->key, verdict, {}, 300));
+    ASSERT_TRUE(store->mark_done((*due)->key, 400));
+    auto record = store->lookup("lab", "7", run);
+    ASSERT_TRUE(record && record->has_value() && (*record)->verdict_json);
+    auto parsed = attrib::verdict_from_json(nlohmann::json::parse(*(*record)->verdict_json));
+    ASSERT_TRUE(parsed) << parsed.error().message;
+    EXPECT_EQ(parsed->run, run);
+  }
 }
 
 TEST_F(JobStoreTest, SecondHookFillsWhatTheFirstLacked) {

@@ -1,4 +1,4 @@
-#include "rules/emitter_catalog.h"
+#include "rules/evidence/emitter_catalog.h"
 
 #include <algorithm>
 #include <fstream>

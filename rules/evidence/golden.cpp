@@ -15,15 +15,15 @@
 //   pending            the pack lacks a rule for this scenario: a failure is reported as
 //                      pending, a pass as an error (remove the marker)
 // Unknown keys are errors: a typo must not silently weaken a fixture.
-#include "rules/golden.h"
+#include "rules/evidence/golden.h"
 
 #include <algorithm>
-#include <fstream>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
-#include "rules/bundle.h"
+#include "core/whole_file.h"
+#include "rules/evidence/bundle.h"
 
 namespace attrib::rules {
 namespace {
@@ -62,11 +62,11 @@ std::vector<fs::path> list_golden_fixtures(const fs::path& root) { return list_b
 
 Result<GoldenResult> check_golden_fixture(const fs::path& dir, std::shared_ptr<const RulePack> pack) {
   const fs::path file = dir / "expected.json";
-  std::ifstream in(file, std::ios::binary);
-  if (!in) return expected_error(file, "cannot read");
+  auto bytes = read_whole_file(file);
+  if (!bytes) return expected_error(file, "cannot read");
   json expected;
   try {
-    expected = json::parse(in);
+    expected = json::parse(*bytes);
   } catch (const json::parse_error& e) {
     return expected_error(file, std::string("not JSON: ") + e.what());
   }

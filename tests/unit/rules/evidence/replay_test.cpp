@@ -2,13 +2,15 @@
 // export of archived evidence that replays to the same verdict, and a storm of a
 // million identical lines.
 #include <algorithm>
+#include <fstream>
 #include <random>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
-#include "rules/bundle.h"
-#include "rules/bundle_export.h"
-#include "rules/golden.h"
+#include "rules/evidence/bundle.h"
+#include "rules/evidence/bundle_export.h"
+#include "rules/evidence/golden.h"
 #include "tests/support/bundle_test_support.h"
 #include "tests/support/rule_test_support.h"
 #include "tests/support/test_paths.h"
@@ -49,6 +51,36 @@ TEST(ReplayDeterminism, FilesAsRunsGiveWhatLineByLineGives) {
     count_events(*coverage, events);
     const Verdict by_line = correlate(*test::shipped_pack(), bundle->job, std::move(events), std::move(*coverage));
     EXPECT_EQ(replay_json(*bundle), to_json(by_line).dump()) << dir;
+  }
+}
+
+// Every file under dir by its path relative to dir, as the attribution API and the archive
+// hold a bundle in memory.
+BundleFiles files_under(const fs::path& dir) {
+  BundleFiles files;
+  for (const auto& entry : fs::recursive_directory_iterator(dir)) {
+    if (!entry.is_regular_file()) continue;
+    std::ifstream in(entry.path(), std::ios::binary);
+    std::ostringstream content;
+    content << in.rdbuf();
+    files[entry.path().lexically_relative(dir).generic_string()] = content.str();
+  }
+  return files;
+}
+
+// A bundle opened from its files in memory gives the verdict JSON its directory gives, for
+// every golden fixture and every real-incident bundle.
+TEST(ReplayDeterminism, FilesInMemoryGiveWhatTheirDirectoryGives) {
+  std::vector<fs::path> bundles = fixtures();
+  for (const auto& entry : fs::directory_iterator(fs::path(attrib::test::source_dir()) / "tests" / "corpus" / "real"))
+    if (fs::exists(entry.path() / "job.json")) bundles.push_back(entry.path());
+  for (const fs::path& dir : bundles) {
+    auto from_dir = open_bundle(dir);
+    ASSERT_TRUE(from_dir.ok()) << dir << ": " << from_dir.error().message;
+    auto in_memory = open_bundle(files_under(dir));
+    ASSERT_TRUE(in_memory.ok()) << dir << ": " << in_memory.error().message;
+    EXPECT_EQ(in_memory->hosts, from_dir->hosts) << dir;
+    EXPECT_EQ(replay_json(*in_memory), replay_json(*from_dir)) << dir;
   }
 }
 

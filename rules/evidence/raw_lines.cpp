@@ -1,5 +1,5 @@
 // Raw lines as compact per-stream records (attrib/rules/raw_lines.h).
-#include "rules/raw_lines.h"
+#include "rules/evidence/raw_lines.h"
 
 namespace attrib::rules {
 namespace {

@@ -1,9 +1,10 @@
 // Evidence bundle reading (rules/bundle.h): job.json, streams, trust,
-// timestamps across files, window filtering, coverage and the errors of bad bundles.
+// timestamps across files, window filtering, coverage and the errors of bad bundles,
+// from a directory and from the same files in memory.
 #include <gtest/gtest.h>
 
 #include "core/utf8.h"
-#include "rules/bundle.h"
+#include "rules/evidence/bundle.h"
 #include "tests/support/bundle_test_support.h"
 #include "tests/support/rule_test_support.h"
 
@@ -30,6 +31,21 @@ const Coverage* row(const std::vector<Coverage>& coverage, const std::string& no
   for (const auto& c : coverage)
     if (c.node == node && c.source == source) return &c;
   return nullptr;
+}
+
+// Everything a LogLine carries, to compare two reads of the same evidence.
+std::vector<std::string> described(const std::vector<LogLine>& lines) {
+  std::vector<std::string> out;
+  for (const LogLine& l : lines)
+    out.push_back(l.node + "|" + l.source + "|" + (l.time ? std::to_string(*l.time) : "-") + "|" +
+                  std::to_string(l.seq) + "|" + (l.trusted ? "trusted" : "untrusted") + "|" + l.text);
+  return out;
+}
+
+std::vector<std::string> described(const std::vector<Coverage>& coverage) {
+  std::vector<std::string> out;
+  for (const Coverage& c : coverage) out.push_back(to_json(c).dump());
+  return out;
 }
 
 TEST(BundleReader, ReadsJobFactsAndSortedStreams) {
@@ -270,6 +286,83 @@ TEST(BundleReader, InvalidUtf8IsRepairedAsTheEngineRepairsIt) {
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0].text, to_valid_utf8(raw));
   EXPECT_EQ(lines[0].text, "cut \xEF\xBF\xBD off, lone \xEF\xBF\xBD, ok \xE2\x82\xAC");
+}
+
+// The attribution API and the tools open a bundle from its files in memory: it reads as
+// the same files in a directory read, line for line, coverage row for row, verdict for
+// verdict (dmesg times from another stream, '\r' line ends, journal JSON, a job node
+// without files, a top-level file that is not evidence).
+TEST(BundleReader, FilesInMemoryReadAsTheSameFilesInADirectory) {
+  const BundleFiles files = {
+      {"job.json", R"({"job_id":"4242","state":"FAILED","exit_code":1,"start":"2026-11-30T10:00:00Z",
+                      "end":"2026-11-30T10:20:00Z","nodes":["gpu001","gpu017","gpu003"]})"},
+      {"expected.json", "{}"},
+      {"gpu001/app.log", "a\r\nb\r\n"},
+      {"gpu017/syslog.log", "Nov 30 10:03:11 gpu017 kernel: [74888.500000] first\n"},
+      {"gpu017/kernel.log", "[74889.644138] later\nno stamp at all\n2026-11-30T08:00:00Z n k: too early\n"},
+      {"gpu017/fabricmanager.jsonl", R"({"MESSAGE":"root","_UID":"0"})" "\n" R"({"MESSAGE":"user","_UID":"1000"})"},
+  };
+  TempDir dir;
+  for (const auto& [name, content] : files) write_text(dir.path() / name, content);
+  auto from_dir = open_bundle(dir.path());
+  ASSERT_TRUE(from_dir.ok()) << from_dir.error().message;
+  auto in_memory = open_bundle(files);
+  ASSERT_TRUE(in_memory.ok()) << in_memory.error().message;
+
+  EXPECT_TRUE(in_memory->dir.empty());
+  EXPECT_EQ(in_memory->hosts, from_dir->hosts);
+  ASSERT_EQ(in_memory->files.size(), from_dir->files.size());
+  for (size_t i = 0; i < in_memory->files.size(); ++i) {
+    EXPECT_EQ(in_memory->files[i].path.string(), from_dir->files[i].path.lexically_relative(dir.path()).string());
+    EXPECT_EQ(in_memory->files[i].journal_json, from_dir->files[i].journal_json);
+    EXPECT_EQ(in_memory->files[i].content, from_dir->files[i].content);
+  }
+  std::vector<Coverage> dir_coverage, memory_coverage;
+  const std::vector<LogLine> dir_lines = read_all(*from_dir, &dir_coverage);
+  EXPECT_EQ(dir_lines.size(), 7u);  // all but the line before the window
+  EXPECT_EQ(described(read_all(*in_memory, &memory_coverage)), described(dir_lines));
+  EXPECT_EQ(described(memory_coverage), described(dir_coverage));
+  ASSERT_NE(row(memory_coverage, "gpu003", "kernel"), nullptr);
+  EXPECT_EQ(row(memory_coverage, "gpu003", "kernel")->status, CoverageStatus::Unavailable);
+
+  auto dir_verdict = replay_bundle(*from_dir, test::shipped_pack());
+  auto memory_verdict = replay_bundle(*in_memory, test::shipped_pack());
+  ASSERT_TRUE(dir_verdict.ok() && memory_verdict.ok());
+  EXPECT_EQ(to_json(*memory_verdict).dump(), to_json(*dir_verdict).dump());
+}
+
+TEST(BundleReader, BadFilesInMemoryAreTheDirectoryErrorsNamingTheRelativePath) {
+  auto no_job = open_bundle(BundleFiles{{"gpu001/kernel.log", "x\n"}});
+  ASSERT_FALSE(no_job.ok());
+  EXPECT_EQ(no_job.error().code, "BUNDLE_E_IO");
+  EXPECT_NE(no_job.error().message.find("job.json"), std::string::npos);
+  struct Bad {
+    BundleFiles files;
+    std::string code;
+    std::string named;  // what the message must say
+  };
+  const std::vector<Bad> bad = {
+      {{{"job.json", "{"}}, "BUNDLE_E_JOB", "job.json: not JSON"},
+      {{{"job.json", kJob}, {"coverage.json", "{}"}}, "BUNDLE_E_JOB", "coverage.json"},
+      {{{"job.json", kJob}, {"gpu001/dmesg.log", "x\n"}}, "BUNDLE_E_SOURCE", "gpu001/dmesg.log: unknown source"},
+      {{{"job.json", kJob}, {"gpu001/kernel.txt", "x\n"}}, "BUNDLE_E_SOURCE", "gpu001/kernel.txt"},
+      {{{"job.json", kJob}, {"gpu001/kernel.log", "x\n"}, {"gpu001/kernel.jsonl", "{}\n"}}, "BUNDLE_E_SOURCE",
+       "appears twice"},
+      {{{"job.json", kJob}, {"gpu001/sub/kernel.log", "x\n"}}, "BUNDLE_E_HOST", "gpu001/sub/kernel.log"},
+  };
+  for (const Bad& b : bad) {
+    auto opened = open_bundle(b.files);
+    ASSERT_FALSE(opened.ok()) << b.named;
+    EXPECT_EQ(opened.error().code, b.code) << opened.error().message;
+    EXPECT_NE(opened.error().message.find(b.named), std::string::npos) << opened.error().message;
+  }
+  auto opened =
+      open_bundle(BundleFiles{{"job.json", kJob}, {"gpu001/kernel.jsonl", R"({"MESSAGE":"ok"})" "\nnot json\n"}});
+  ASSERT_TRUE(opened.ok()) << opened.error().message;
+  auto lines = read_bundle_lines(*opened, [](const LogLine&) {});
+  ASSERT_FALSE(lines.ok());
+  EXPECT_EQ(lines.error().code, "BUNDLE_E_JSON");
+  EXPECT_NE(lines.error().message.find("gpu001/kernel.jsonl:2:"), std::string::npos) << lines.error().message;
 }
 
 }  // namespace

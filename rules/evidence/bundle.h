@@ -1,12 +1,13 @@
 // Evidence bundle v1 (docs/verdict-and-bundle.md, docs/rules.md "Evidence bundles"):
-// a directory with job.json and <host>/<source>.log|.jsonl files, read into the same
-// LogLine stream and coverage report a live collection produces, so that attrib-replay
-// and attributiond decide with exactly the same engine path.
+// a directory with job.json and <host>/<source>.log|.jsonl files, or the same files in
+// memory, read into the same LogLine stream and coverage report a live collection
+// produces, so that attrib-replay and attributiond decide with exactly the same engine path.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,12 +21,18 @@
 
 namespace attrib::rules {
 
+// A bundle in memory: path relative to the bundle directory ("job.json", "n1/kernel.log")
+// -> content, as common::unpack_evidence returns an archived one.
+using BundleFiles = std::map<std::string, std::string>;
+
 // One stream of the bundle: <host>/<source>.log or <host>/<source>.jsonl.
 struct BundleFile {
   std::string host;
   std::string source;  // kernel | syslog | fabricmanager | slurm | app | app.rank<N>
+  // What messages call it: <dir>/<host>/<file> of a directory, <host>/<file> in memory.
   std::filesystem::path path;
   bool journal_json = false;  // .jsonl: journalctl -o json lines
+  std::string content;        // the whole file: a directory's is read when it is opened
 };
 
 // The optional file of a bundle holding the coverage rows as the collection reported them
@@ -34,7 +41,7 @@ struct BundleFile {
 inline constexpr const char* kCoverageFile = "coverage.json";
 
 struct Bundle {
-  std::filesystem::path dir;
+  std::filesystem::path dir;  // empty for a bundle opened from memory
   std::optional<std::vector<Coverage>> recorded_coverage;  // coverage.json, when present
   JobFacts job;
   // The evidence window: job.json "window", else [start - lead, end + grace] when both
@@ -62,17 +69,23 @@ std::vector<std::filesystem::path> list_bundles_with(const std::filesystem::path
 // ("job.json: <field>: message"). The attribution API's `job` object is read with it.
 Status job_from_json(const nlohmann::json& job, Bundle& bundle);
 
-// Reads job.json and lists the streams. Errors (code, "file:line: field: message"):
-// BUNDLE_E_IO (missing or unreadable), BUNDLE_E_JOB (job.json invalid), BUNDLE_E_SOURCE
-// (a file that is no known source), BUNDLE_E_HOST (a host entry that is not a directory).
+// Reads job.json and every stream of a bundle directory. Errors (code, "file:line: field:
+// message"): BUNDLE_E_IO (missing or unreadable), BUNDLE_E_JOB (job.json invalid),
+// BUNDLE_E_SOURCE (a file that is no known source), BUNDLE_E_HOST (a host entry that is not
+// a directory).
 Result<Bundle> open_bundle(const std::filesystem::path& dir, const BundleOptions& options = {});
+// The same for files in memory, never touching the filesystem (the attribution API, a run's
+// archived evidence): a name "<host>/..." is in host directory <host>, top-level names are
+// not evidence. The same errors, naming the relative path; the contents are moved into the
+// bundle, not copied.
+Result<Bundle> open_bundle(BundleFiles files, const BundleOptions& options = {});
 
 // Streams every line of every file (in bundle.files order) to sink as LogLines and
 // returns the coverage report: the recorded rows when the bundle has coverage.json, else
 // one row per stream, plus `unavailable` rows for job nodes with no directory in the
 // bundle (one per source family the other nodes have). Events are not counted here
 // (count_events fills Coverage::events after extraction, as the daemon does).
-// Errors: BUNDLE_E_IO, BUNDLE_E_JSON (a bad .jsonl line, with file:line).
+// Error: BUNDLE_E_JSON (a bad .jsonl line, with file:line).
 // `runs`, when given, takes each <source>.log file whole as one run of lines instead
 // (core/line_run.h; Extractor::feed_lines, as the collectors hand files over): the same
 // lines, seqs and times, each dated once for the coverage count, but scanned at once.

@@ -1,12 +1,12 @@
-#include "rules/corpus_eval.h"
+#include "rules/evidence/corpus_eval.h"
 
 #include <algorithm>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
-#include "rules/bundle.h"
-#include "rules/grep_baseline.h"
+#include "core/whole_file.h"
+#include "rules/evidence/bundle.h"
+#include "rules/evidence/grep_baseline.h"
 #include "rules/rule_definitions.h"
 
 namespace attrib::rules {
@@ -20,10 +20,10 @@ Error incident_error(const fs::path& file, const std::string& message) {
 }
 
 Result<json> read_json(const fs::path& file) {
-  std::ifstream in(file);
-  if (!in) return incident_error(file, "cannot be read");
+  auto text = read_whole_file(file);
+  if (!text) return incident_error(file, "cannot be read");
   try {
-    return json::parse(in);
+    return json::parse(*text);
   } catch (const json::exception& e) {
     return incident_error(file, std::string("not JSON: ") + e.what());
   }

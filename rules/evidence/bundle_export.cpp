@@ -1,5 +1,5 @@
 // Evidence -> bundle v1 (attrib/rules/bundle_export.h).
-#include "rules/bundle_export.h"
+#include "rules/evidence/bundle_export.h"
 
 #include <algorithm>
 #include <cstring>
@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/json_text.h"
-#include "rules/bundle.h"
+#include "rules/evidence/bundle.h"
 #include "rules/rule_definitions.h"
 #include "rules/rule_pack.h"
 
@@ -170,13 +170,10 @@ Status write_bundle_files(const fs::path& dir, const BundleFiles& files) {
   return ok_status();
 }
 
-Result<Bundle> open_bundle_files(const fs::path& dir, const BundleFiles& files) {
-  std::error_code ignored;
-  fs::remove_all(dir, ignored);
-  auto bundle = archived_bundle_files(files);
-  if (!bundle) return bundle.error();
-  if (auto s = write_bundle_files(dir, *bundle); !s) return s.error();
-  return open_bundle(dir);
+Result<Bundle> open_archived_bundle(BundleFiles files) {
+  auto bundle_files = archived_bundle_files(std::move(files));
+  if (!bundle_files) return bundle_files.error();
+  return open_bundle(std::move(*bundle_files));
 }
 
 Status write_bundle(const fs::path& dir, const JobFacts& facts, const std::vector<Event>& events,

@@ -16,13 +16,10 @@
 #include "core/result.h"
 #include "core/types.h"
 #include "core/verdict.h"
-#include "rules/bundle.h"
-#include "rules/raw_lines.h"
+#include "rules/evidence/bundle.h"
+#include "rules/evidence/raw_lines.h"
 
 namespace attrib::rules {
-
-// A bundle in memory: path relative to the bundle directory -> content.
-using BundleFiles = std::map<std::string, std::string>;
 
 // The evidence as collected for one attempt: every line each source returned, and the
 // coverage rows as the collectors reported them.
@@ -51,11 +48,11 @@ Result<BundleFiles> archived_bundle_files(BundleFiles files);
 // Writes the files into dir (created; must not exist or be empty); a name that would
 // leave dir is refused. Error code BUNDLE_E_EXPORT.
 Status write_bundle_files(const std::filesystem::path& dir, const BundleFiles& files);
-// Writes the files into `dir` (emptied first; archived streams as archived_bundle_files
-// turns them back into .jsonl) and opens them as a bundle: how the tools
-// read a run's archived raw evidence back (attrib-reattribute, attrib-rules mine). The
-// caller removes `dir` when done.
-Result<Bundle> open_bundle_files(const std::filesystem::path& dir, const BundleFiles& files);
+// A run's archived raw evidence (common::unpack_evidence's files) opened as a bundle in
+// memory, its archived streams turned back into .jsonl by archived_bundle_files: how the
+// tools judge it again (attrib-reattribute, attrib-rules mine). Errors: those of
+// archived_bundle_files and open_bundle.
+Result<Bundle> open_archived_bundle(BundleFiles files);
 
 // Writes a bundle into dir (created; must not exist or be empty). Events without a node
 // (the synthetic accounting event) are not written: replay derives it from job.json.

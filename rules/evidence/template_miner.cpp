@@ -1,4 +1,4 @@
-#include "rules/template_miner.h"
+#include "rules/evidence/template_miner.h"
 
 #include <algorithm>
 #include <sstream>

@@ -1,7 +1,7 @@
 // The template miner of attrib-rules mine: masking, Drain clustering, ranking, and rule
 // skeletons that the real pack loader accepts once the admin fills in the domain. The
 // "widget controller" lines are a test fixture, not field messages.
-#include "rules/template_miner.h"
+#include "rules/evidence/template_miner.h"
 
 #include <unistd.h>
 

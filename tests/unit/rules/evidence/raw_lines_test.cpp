@@ -1,10 +1,10 @@
 // The archive's compact raw lines (rules/raw_lines.h) and their way back into bundle v1
 // files (rules/bundle_export.h archive_files / archived_bundle_files).
-#include "rules/raw_lines.h"
+#include "rules/evidence/raw_lines.h"
 
 #include <gtest/gtest.h>
 
-#include "rules/bundle_export.h"
+#include "rules/evidence/bundle_export.h"
 
 namespace attrib::rules {
 namespace {

@@ -1,7 +1,7 @@
 // attrib-rules eval's scoring (rules/corpus_eval.h): right, confidently wrong, the grep
 // baseline, the floor, and incident.json errors that name the field. The real corpus
 // itself is scored by the ctest attrib_rules_corpus_floor.
-#include "rules/corpus_eval.h"
+#include "rules/evidence/corpus_eval.h"
 
 #include <unistd.h>
 
@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "rules/grep_baseline.h"
+#include "rules/evidence/grep_baseline.h"
 #include "tests/support/rule_test_support.h"
 
 namespace attrib {

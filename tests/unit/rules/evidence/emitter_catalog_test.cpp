@@ -1,7 +1,7 @@
 // Emitter catalogs (rules/emitter_catalog.h): rows read, errors that name file:line and
 // column, and coverage counted per message and per family against the shipped pack. The
 // shipped catalogs themselves are checked by the ctest attrib_rules_emitter_catalogs.
-#include "rules/emitter_catalog.h"
+#include "rules/evidence/emitter_catalog.h"
 
 #include <unistd.h>
 

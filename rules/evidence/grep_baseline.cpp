@@ -1,4 +1,4 @@
-#include "rules/grep_baseline.h"
+#include "rules/evidence/grep_baseline.h"
 
 #include <re2/re2.h>
 
