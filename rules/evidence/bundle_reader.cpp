@@ -7,7 +7,6 @@
 // files (the reference year, a host's boot time) is computed from all of them with
 // order-free rules (minimum, median), so a shuffled file list gives the same lines.
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <set>
 #include <string_view>
@@ -16,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/utf8.h"
+#include "core/whole_file.h"
 #include "rules/evidence/bundle.h"
 #include "rules/line_time.h"
 #include "rules/rule_definitions.h"
@@ -237,13 +237,9 @@ Error not_a_stream(const std::string& name) {
 
 // A whole file, as the bundle keeps every stream's content.
 Result<std::string> read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return Error{kBundleIo, path.string() + ": cannot read"};
-  std::string content(static_cast<size_t>(std::max<std::streamoff>(0, in.tellg())), '\0');
-  in.seekg(0);
-  if (!in.read(content.data(), static_cast<std::streamsize>(content.size())))
-    return Error{kBundleIo, path.string() + ": read error"};
-  return content;
+  auto content = read_whole_file(path);
+  if (!content) return Error{kBundleIo, path.string() + ": cannot read"};
+  return std::move(*content);
 }
 
 // One host directory's streams, each checked by name before it is read.
@@ -433,7 +429,10 @@ class StreamReader {
  public:
   StreamReader(const Bundle& bundle, const BundleFile& file, const Dating& dating)
       : bundle_(bundle), file_(file), context_(dating.context), trusted_(bundle_source_trusted(file.source)) {
-    if (auto it = dating.boots.find(file.host); it != dating.boots.end()) boot_ = it->second;
+    if (auto it = dating.boots.find(file.host); it != dating.boots.end() && it->second) {
+      boot_ = *it->second;
+      has_boot_ = true;
+    }
   }
 
   // A .log stream can go to the engine whole, as one run, unless it has '\r' line ends
@@ -525,8 +524,8 @@ class StreamReader {
   std::optional<TimeUs> date(const LineStamp& stamp) {
     std::optional<TimeUs> time = stamp.time;
     if (!time && stamp.uptime) {
-      if (boot_)
-        time = *boot_ + *stamp.uptime;
+      if (has_boot_)
+        time = boot_ + *stamp.uptime;
       else
         ++no_boot_;
     }
@@ -557,7 +556,8 @@ class StreamReader {
   const BundleFile& file_;
   const TimeContext& context_;
   bool trusted_;
-  std::optional<TimeUs> boot_;
+  TimeUs boot_ = 0;  // the host's boot time, when has_boot_ (an optional here: gcc 12 warns it maybe unset)
+  bool has_boot_ = false;
   uint64_t lines_ = 0;
   uint64_t outside_ = 0;  // outside the evidence window
   uint64_t no_boot_ = 0;  // bare dmesg stamps on a host without a boot time
