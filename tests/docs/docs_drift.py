@@ -23,8 +23,6 @@ import subprocess
 import sys
 import tempfile
 
-DOC_GLOBS = ["README.md", "docs"]
-
 
 def doc_files(src):
     files = [os.path.join(src, "README.md")]
